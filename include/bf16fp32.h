@@ -1,0 +1,158 @@
+/* bf16fp32: out[M,N] (fp32) = x[M,K] (bf16) . w[N,K]^T (bf16), fp32 accumulation,
+ * on the best backend for each shape. The only public header; no CUDA headers here. */
+#ifndef BF16FP32_H
+#define BF16FP32_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BF16FP32_VERSION "0.1.0"
+
+/* Every status the library returns: X(NAME, message). 0 is success. */
+#define BF16FP32_STATUS_MAP(X)                                                              \
+  X(OK, "success")                                                                          \
+  X(NULL_POINTER, "a required pointer is NULL")                                             \
+  X(BAD_SIZE, "a size (M, N, K or a count) is negative or too large")                       \
+  X(BAD_LEADING_DIM, "a leading dimension is smaller than its row length")                  \
+  X(MISALIGNED, "a pointer is not aligned to its element size")                             \
+  X(WRONG_MEMORY, "a pointer's memory (host or device) does not match the call")            \
+  X(BAD_OPTION, "an option has an invalid value")                                           \
+  X(BAD_ENV, "an environment variable has an invalid value")                                \
+  X(UNKNOWN_BACKEND, "no backend has this name")                                            \
+  X(BACKEND_UNAVAILABLE, "the backend is not usable in this process")                       \
+  X(DECLINED, "the backend does not handle this shape")                                     \
+  X(UNSUPPORTED, "no available backend handles this call")                                  \
+  X(NOT_PREWARMED, "shape met during CUDA graph capture without prewarm and no capture-safe backend") \
+  X(NO_DEVICE, "no usable CUDA device (or the library was built without CUDA)")             \
+  X(OUT_OF_MEMORY, "memory allocation failed")                                              \
+  X(CUDA_ERROR, "a CUDA call failed (recoverable)")                                         \
+  X(CUDA_FATAL, "a sticky CUDA error: the CUDA context is unusable")                        \
+  X(CAPTURE_BROKEN, "the stream's CUDA graph capture was invalidated")                      \
+  X(CUBLAS_ERROR, "a cuBLAS or cuBLASLt call failed")                                       \
+  X(TUNE_FILE, "the tuning file is unreadable, malformed or for another device")            \
+  X(IO_ERROR, "a file could not be read or written")                                        \
+  X(INTERNAL, "internal error")
+
+typedef enum bf16fp32_status {
+#define BF16FP32_STATUS_ENUM(name, msg) BF16FP32_##name,
+  BF16FP32_STATUS_MAP(BF16FP32_STATUS_ENUM)
+#undef BF16FP32_STATUS_ENUM
+  BF16FP32_STATUS_COUNT
+} bf16fp32_status;
+
+/* "OK", "NULL_POINTER", ... and the one-line message; "UNKNOWN_STATUS" for a bad value. */
+const char *bf16fp32_status_name(bf16fp32_status s);
+const char *bf16fp32_status_message(bf16fp32_status s);
+/* Detail of the last failing call made by this thread (call, file:line, vendor text); "" if none. */
+const char *bf16fp32_last_error(void);
+
+/* Where the operands of a call live. Host calls never reach a GPU backend and vice versa. */
+typedef enum bf16fp32_location { BF16FP32_HOST = 0, BF16FP32_DEVICE = 1 } bf16fp32_location;
+
+typedef struct bf16fp32_context bf16fp32_context;
+
+typedef void (*bf16fp32_log_fn)(void *user, int level, const char *line);
+
+typedef struct bf16fp32_options {
+  int device;                /* CUDA device ordinal; -1: the current device at create */
+  int cpu_threads;           /* CPU backends' threads; 0: one per online core */
+  const char *algo;          /* "auto" or a backend name; NULL: auto */
+  int use_pdl;               /* 1: our kernels use programmatic dependent launch */
+  size_t workspace_bytes;    /* cuBLAS workspace per stream; 0: 32 MiB */
+  const char *tune_file;     /* tuning file; NULL: BF16FP32_TUNE_FILE or the per-user cache */
+  int log_level;             /* 0 silent (default), 1 warnings, 2 decisions */
+  bf16fp32_log_fn log_fn;    /* NULL with log_level > 0: lines go to stderr */
+  void *log_user;
+} bf16fp32_options;
+
+/* Fills the defaults. Environment variables (README) are read at create and reset and
+ * override the options: BF16FP32_ALGO, BF16FP32_THREADS, BF16FP32_PDL, BF16FP32_LOG,
+ * BF16FP32_WORKSPACE_MB, BF16FP32_TUNE_FILE. */
+void bf16fp32_options_init(bf16fp32_options *opt);
+
+/* One context per device; opt may be NULL (defaults). On failure *ctx is NULL. */
+bf16fp32_status bf16fp32_create(bf16fp32_context **ctx, const bf16fp32_options *opt);
+void bf16fp32_destroy(bf16fp32_context *ctx);
+/* Frees every backend's state, clears plans, quarantine and counters, re-reads the
+ * environment. Must not run while another thread calls into the same context. */
+bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx);
+
+/* out[m,n] = sum_k x[m*ldx+k] * w[n*ldw+k]; x and w are bf16 bit patterns (uint16).
+ * Row-major, ldx >= k, ldw >= k, ldo >= n; out is fully overwritten and must not alias x or w.
+ * m == 0 or n == 0: nothing is done (pointers may be NULL). k == 0: out is set to zeros.
+ * stream: a cudaStream_t for device calls (NULL = legacy default stream); ignored on host. */
+bf16fp32_status bf16fp32_linear(bf16fp32_context *ctx, bf16fp32_location where, int64_t m,
+                                int64_t n, int64_t k, const uint16_t *x, int64_t ldx,
+                                const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
+                                void *stream);
+
+/* Does every piece of lazy work (handles, workspaces, plans, module load) for the weight
+ * shape (n, k) with contiguous rows (ld = k, out ld = n) at each of the m values, on stream,
+ * so that a later CUDA graph capture on any prewarmed stream creates and allocates nothing. */
+bf16fp32_status bf16fp32_prewarm(bf16fp32_context *ctx, bf16fp32_location where, int64_t n,
+                                 int64_t k, const int64_t *ms, int count, void *stream);
+
+/* Forces one backend for calls of its location ("auto" or NULL: automatic choice). A forced
+ * backend that declines a shape or fails on it falls back like auto. */
+bf16fp32_status bf16fp32_force_backend(bf16fp32_context *ctx, const char *name);
+
+/* The backend auto would try first for a contiguous call (ld = k, out ld = n, 16-byte
+ * aligned pointers) and why, written to why (may be NULL). *name is a static string. */
+bf16fp32_status bf16fp32_select(bf16fp32_context *ctx, bf16fp32_location where, int64_t m,
+                                int64_t n, int64_t k, const char **name, char *why,
+                                size_t why_len);
+
+/* Backends in registry order, including the ones this build or machine cannot use. */
+typedef struct bf16fp32_backend_info {
+  const char *name;
+  bf16fp32_location where;
+  int available;             /* 1 when probed usable in this context */
+  char reason[160];          /* why it is not available; "" when it is */
+  uint64_t calls;            /* calls this backend completed since create/reset */
+  uint64_t failures;         /* calls it failed (each quarantined a shape) */
+} bf16fp32_backend_info;
+
+int bf16fp32_backend_count(void);
+bf16fp32_status bf16fp32_backend_info_get(bf16fp32_context *ctx, int index,
+                                          bf16fp32_backend_info *info);
+
+/* A (backend, shape) pair taken out of service by a recoverable failure. */
+typedef struct bf16fp32_quarantine_entry {
+  const char *backend;
+  bf16fp32_location where;
+  int64_t m, n, k, ldx, ldw, ldo;
+  bf16fp32_status status;    /* what the backend returned */
+} bf16fp32_quarantine_entry;
+
+/* Copies up to cap entries; *count gets the total number quarantined. */
+bf16fp32_status bf16fp32_quarantine_list(bf16fp32_context *ctx, bf16fp32_quarantine_entry *list,
+                                         int cap, int *count);
+
+/* Describes the machine: CUDA device, CPU features, backends (like `bf16fp32 info`). */
+bf16fp32_status bf16fp32_describe(bf16fp32_context *ctx, char *buf, size_t len);
+
+/* ---- Tuning (src/tune.c) ------------------------------------------------------------- */
+
+/* Measures every available backend at `where` on each weight shape (N, K) =
+ * (nk_pairs[2i], nk_pairs[2i+1]), i < pair_count, and each M bucket of ms: every M up to 16
+ * is its own bucket, then powers of two (M 17..32 -> 32, 33..64 -> 64); a bucket is timed at
+ * its largest M. Each backend's output is checked against the fp64 oracle first (a wrong
+ * result never wins), then timed by the benchmark protocol (GPU: graph replay, cold L2).
+ * The fastest and the second, with their times, are merged into the tuning file out_path
+ * (NULL: the context's tuning file, see bf16fp32_options.tune_file) under an exclusive lock
+ * and written atomically, so ranks tuning different shapes into one file lose nothing.
+ * Takes seconds to minutes: not while any stream of the context is capturing. Contexts use
+ * the new entries from their next bf16fp32_create or bf16fp32_reset.
+ * BAD_OPTION: no output file; UNSUPPORTED: no backend gave a valid time; IO_ERROR. */
+bf16fp32_status bf16fp32_tune(bf16fp32_context *ctx, bf16fp32_location where,
+                              const int64_t *nk_pairs /* n0, k0, n1, k1, ... */, int pair_count,
+                              const int64_t *ms, int m_count, const char *out_path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

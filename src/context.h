@@ -1,0 +1,42 @@
+/* The context: configuration, each backend's state and counters, the plan cache, the tuned
+ * table. Calls hold the lock shared; reset holds it exclusively. */
+#ifndef BF16FP32_CONTEXT_H
+#define BF16FP32_CONTEXT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "internal.h"
+#include "plan-cache.h"
+
+typedef struct bf16fp32__tune_table bf16fp32__tune_table;
+
+typedef struct bf16fp32__backend_slot {
+  void *state;                 /* from probe; freed by reset */
+  int available;               /* probe succeeded */
+  char why[160];               /* why not available */
+  atomic_uint_least64_t calls;
+  atomic_uint_least64_t failures;
+} bf16fp32__backend_slot;
+
+struct bf16fp32_context {
+  bf16fp32_options opt;        /* as given at create; strings copied below */
+  char opt_algo[32];
+  char opt_tune_file[1024];
+  bf16fp32__config cfg;        /* options with the environment over them */
+  char family[16];             /* rule family: "sm_90", "cuda" (other GPUs) or "cpu" */
+  pthread_rwlock_t lock;
+  atomic_int forced;           /* registry index of the forced backend, -1 for auto */
+  bf16fp32__backend_slot slot[BF16FP32__MAX_BACKENDS];
+  bf16fp32__plan_cache plans;
+  bf16fp32__tune_table *tune;  /* NULL: no tuned choices */
+};
+
+/* config.c: resolves options plus environment into cfg (and the forced backend index). */
+bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__config *cfg,
+                                         int *forced);
+
+/* rules.c: the built-in rule's backend (registry index) for a shape in a family, or -1. */
+int bf16fp32__rule_choice(const char *family, const bf16fp32__shape *s, char *why, size_t why_len);
+
+#endif

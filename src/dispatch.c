@@ -1,0 +1,197 @@
+/* The dispatcher: the order in which backends are tried for a shape (forced, tuned, rule,
+ * registry), the fallback on failure, and the per-shape quarantine. */
+#include <stdio.h>
+#include <string.h>
+
+#include "context.h"
+#include "dispatch.h"
+
+int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, int backends[2],
+                          char *why, size_t why_len);
+
+/* How a plan's first backend was chosen (bf16fp32__plan.reason). */
+enum { REASON_FORCED, REASON_TUNED, REASON_RULE, REASON_REGISTRY, REASON_NONE };
+
+static int usable(bf16fp32_context *ctx, int b, const bf16fp32__shape *s) {
+  const bf16fp32__registry_entry *e = &bf16fp32__registry[b];
+  return e->where == (bf16fp32_location)s->where && ctx->slot[b].available &&
+         e->ops->supports(ctx->slot[b].state, s);
+}
+
+static void add_unique(bf16fp32__plan *p, int b) {
+  for (int i = 0; i < p->order_len; i++)
+    if (p->order[i] == b) return;
+  p->order[p->order_len++] = (uint8_t)b;
+}
+
+/* Fills p->order: forced (when >= 0), then the tuned winner and runner-up, then the rule, then
+ * the registry. Cached plans are built without the forced backend: forcing changes no plan. */
+static void build_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int forced,
+                        bf16fp32__plan *p, char *why, size_t why_len) {
+  int tuned[2] = {-1, -1};
+  int ntuned = ctx->tune ? bf16fp32__tune_choice(ctx->tune, s, tuned, NULL, 0) : 0;
+  int rule = bf16fp32__rule_choice(ctx->family, s, NULL, 0);
+  p->order_len = 0;
+  p->reason = REASON_NONE;
+  if (forced >= 0 && usable(ctx, forced, s)) {
+    add_unique(p, forced);
+    p->reason = REASON_FORCED;
+    if (why) snprintf(why, why_len, "forced (%s)", bf16fp32__registry[forced].name);
+  }
+  for (int i = 0; i < ntuned; i++) {
+    if (tuned[i] < 0 || !usable(ctx, tuned[i], s)) continue;
+    if (p->order_len == 0) {
+      p->reason = REASON_TUNED;
+      if (why) bf16fp32__tune_choice(ctx->tune, s, tuned, why, why_len);
+    }
+    add_unique(p, tuned[i]);
+  }
+  if (rule >= 0 && usable(ctx, rule, s)) {
+    if (p->order_len == 0) {
+      p->reason = REASON_RULE;
+      if (why) bf16fp32__rule_choice(ctx->family, s, why, why_len);
+    }
+    add_unique(p, rule);
+  }
+  for (int b = 0; b < bf16fp32__registry_count; b++) {
+    if (!usable(ctx, b, s)) continue;
+    if (p->order_len == 0) {
+      p->reason = REASON_REGISTRY;
+      if (why) snprintf(why, why_len, "first backend in registry order that supports the shape");
+    }
+    add_unique(p, b);
+  }
+  if (p->order_len == 0 && why) snprintf(why, why_len, "no available backend supports this shape");
+}
+
+/* The plan for a shape: from the cache, or built and cached (when the cache has room). */
+static void plan_for(bf16fp32_context *ctx, const bf16fp32__shape *s, bf16fp32__plan *p) {
+  int found = bf16fp32__plan_get(&ctx->plans, s, p);
+  if (found && p->reason >= 0) return;
+  uint32_t quarantined = found ? p->quarantined : 0; /* an entry made by a quarantine alone */
+  memset(p, 0, sizeof *p);
+  p->key = *s;
+  build_order(ctx, s, -1, p, NULL, 0);
+  bf16fp32__plan_put(&ctx->plans, p);
+  p->quarantined = quarantined;
+}
+
+/* The backends to try for a shape, in order: the forced one first, then the plan's order,
+ * leaving out the ones quarantined for the shape. */
+static int call_order(bf16fp32_context *ctx, const bf16fp32__shape *s, bf16fp32__plan *p,
+                      int *order) {
+  int len = 0;
+  plan_for(ctx, s, p);
+  int forced = atomic_load(&ctx->forced);
+  if (forced >= 0 && usable(ctx, forced, s) && !(p->quarantined & (1u << forced)))
+    order[len++] = forced;
+  for (int i = 0; i < p->order_len; i++) {
+    int b = p->order[i];
+    if (b != forced && !(p->quarantined & (1u << b))) order[len++] = b;
+  }
+  return len;
+}
+
+static bool falls_back(bf16fp32_status st) {
+  return st != BF16FP32_CUDA_FATAL && st != BF16FP32_CAPTURE_BROKEN;
+}
+
+bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *call) {
+  bf16fp32__plan p;
+  memset(&p, 0, sizeof p);
+  int order[BF16FP32__MAX_BACKENDS + 1];
+  int len = call_order(ctx, &call->shape, &p, order);
+  bf16fp32_status last = BF16FP32_UNSUPPORTED;
+  for (int i = 0; i < len; i++) {
+    int b = order[i];
+    bf16fp32__backend_slot *slot = &ctx->slot[b];
+    bf16fp32_status st = bf16fp32__registry[b].ops->run(slot->state, call);
+    if (st == BF16FP32_OK) {
+      atomic_fetch_add(&slot->calls, 1);
+      return BF16FP32_OK;
+    }
+    if (st == BF16FP32_DECLINED || st == BF16FP32_NOT_PREWARMED) {
+      if (last != BF16FP32_NOT_PREWARMED) last = st;
+      continue;
+    }
+    atomic_fetch_add(&slot->failures, 1);
+    if (!falls_back(st)) return st;
+    bf16fp32__plan_quarantine(&ctx->plans, &call->shape, b, st);
+    bf16fp32__log(&ctx->cfg, 1, "%s failed on m=%lld n=%lld k=%lld (%s: %s); quarantined for this shape",
+                  bf16fp32__registry[b].name, (long long)call->shape.m, (long long)call->shape.n,
+                  (long long)call->shape.k, bf16fp32_status_name(st), bf16fp32_last_error());
+    last = st;
+  }
+  if (last == BF16FP32_NOT_PREWARMED)
+    return bf16fp32__fail(BF16FP32_NOT_PREWARMED,
+                          "m=%lld n=%lld k=%lld met during graph capture: prewarm it on this stream "
+                          "first; no capture-safe backend could run it",
+                          (long long)call->shape.m, (long long)call->shape.n, (long long)call->shape.k);
+  return bf16fp32__fail(BF16FP32_UNSUPPORTED, "m=%lld n=%lld k=%lld: no backend could run it (last: %s)",
+                        (long long)call->shape.m, (long long)call->shape.n, (long long)call->shape.k,
+                        bf16fp32_status_name(last));
+}
+
+bf16fp32_status bf16fp32__explain(bf16fp32_context *ctx, const bf16fp32__shape *s, int *first,
+                                  char *why, size_t why_len) {
+  bf16fp32__plan p, cached;
+  memset(&p, 0, sizeof p);
+  build_order(ctx, s, atomic_load(&ctx->forced), &p, why, why_len);
+  *first = -1;
+  uint32_t quarantined = bf16fp32__plan_get(&ctx->plans, s, &cached) ? cached.quarantined : 0;
+  for (int i = 0; i < p.order_len; i++) {
+    if (quarantined & (1u << p.order[i])) continue;
+    if (i > 0 && why) {
+      size_t used = strlen(why);
+      snprintf(why + used, why_len - used, "; %s is quarantined for this shape",
+               bf16fp32__registry[p.order[0]].name);
+    }
+    *first = p.order[i];
+    return BF16FP32_OK;
+  }
+  return bf16fp32__fail(BF16FP32_UNSUPPORTED, "no available backend supports this shape");
+}
+
+bf16fp32_status bf16fp32__run_one(bf16fp32_context *ctx, int backend, const bf16fp32__call *call) {
+  if (backend < 0 || backend >= bf16fp32__registry_count || !usable(ctx, backend, &call->shape))
+    return bf16fp32__fail(BF16FP32_DECLINED, "backend %d does not run this shape", backend);
+  bf16fp32__backend_slot *slot = &ctx->slot[backend];
+  bf16fp32_status st = bf16fp32__registry[backend].ops->run(slot->state, call);
+  atomic_fetch_add(st == BF16FP32_OK ? &slot->calls : &slot->failures, 1);
+  return st;
+}
+
+bf16fp32_status bf16fp32__prewarm_one(bf16fp32_context *ctx, int backend, const bf16fp32__shape *s,
+                                      void *stream) {
+  if (backend < 0 || backend >= bf16fp32__registry_count || !usable(ctx, backend, s))
+    return bf16fp32__fail(BF16FP32_DECLINED, "backend %d does not run this shape", backend);
+  return bf16fp32__registry[backend].ops->prewarm(ctx->slot[backend].state, s, stream);
+}
+
+bf16fp32_status bf16fp32__prewarm_shape(bf16fp32_context *ctx, const bf16fp32__shape *s,
+                                        void *stream) {
+  /* The first backend auto tries and one fallback, so that a fallback during capture is ready
+   * too; further fallbacks (the fp32 path would allocate (M+N)K fp32 copies) stay cold. */
+  int ready = 0;
+  bf16fp32__plan p;
+  memset(&p, 0, sizeof p);
+  int order[BF16FP32__MAX_BACKENDS + 1];
+  int len = call_order(ctx, s, &p, order);
+  for (int i = 0; i < len && ready < 2; i++) {
+    int b = order[i];
+    bf16fp32_status st = bf16fp32__registry[b].ops->prewarm(ctx->slot[b].state, s, stream);
+    ready += st == BF16FP32_OK;
+    if (st == BF16FP32_OK || st == BF16FP32_DECLINED) continue;
+    if (!falls_back(st)) return st;
+    bf16fp32__plan_quarantine(&ctx->plans, s, b, st);
+    bf16fp32__log(&ctx->cfg, 1, "prewarm of %s failed (%s); quarantined for this shape",
+                  bf16fp32__registry[b].name, bf16fp32_status_name(st));
+  }
+  return BF16FP32_OK;
+}
+
+int bf16fp32__backend_available(bf16fp32_context *ctx, int backend) {
+  return backend >= 0 && backend < bf16fp32__registry_count && ctx->slot[backend].available;
+}
+
+const bf16fp32__config *bf16fp32__context_config(bf16fp32_context *ctx) { return &ctx->cfg; }

@@ -1,0 +1,33 @@
+/* The dispatcher: picks the backend for a call, falls back on failure, quarantines per shape. */
+#ifndef BF16FP32_DISPATCH_H
+#define BF16FP32_DISPATCH_H
+
+#include "internal.h"
+
+/* Runs a validated call (m, n, k >= 1) on the best backend with fallback. */
+bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *call);
+
+/* The backend auto tries first for a shape (registry index in *first) and why. */
+bf16fp32_status bf16fp32__explain(bf16fp32_context *ctx, const bf16fp32__shape *s, int *first,
+                                  char *why, size_t why_len);
+/* Prewarms every backend auto may try for the shape (fallbacks included) on the stream. */
+bf16fp32_status bf16fp32__prewarm_shape(bf16fp32_context *ctx, const bf16fp32__shape *s,
+                                        void *stream);
+
+/* Runs exactly one backend (registry index) on a validated call: no fallback, no quarantine,
+ * counted in its counters. Used by the benchmark and the tuner to time one backend. */
+bf16fp32_status bf16fp32__run_one(bf16fp32_context *ctx, int backend, const bf16fp32__call *call);
+/* Prewarms exactly one backend for a shape on a stream; DECLINED when it does not support it. */
+bf16fp32_status bf16fp32__prewarm_one(bf16fp32_context *ctx, int backend,
+                                      const bf16fp32__shape *s, void *stream);
+/* 1 when the backend (registry index) was probed usable in this context. */
+int bf16fp32__backend_available(bf16fp32_context *ctx, int backend);
+/* The context's configuration (device, threads, ...). */
+const bf16fp32__config *bf16fp32__context_config(bf16fp32_context *ctx);
+
+/* Shape key of a call with these arguments and pointers. */
+bf16fp32__shape bf16fp32__make_shape(bf16fp32_location where, int64_t m, int64_t n, int64_t k,
+                                     int64_t ldx, int64_t ldw, int64_t ldo, const void *x,
+                                     const void *w, const void *out);
+
+#endif

@@ -1,0 +1,76 @@
+/* Argument validation of the public entry points: done once there, so backends trust what
+ * they get. Nothing is written when a check fails. */
+#include <stdio.h>
+
+#include "device.h"
+#include "validate.h"
+
+/* Largest power of two (at most 16) dividing the address. */
+static int32_t alignment_of(const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  int32_t al = 16;
+  while (al > 1 && (a % (uintptr_t)al) != 0) al /= 2;
+  return al;
+}
+
+bf16fp32__shape bf16fp32__make_shape(bf16fp32_location where, int64_t m, int64_t n, int64_t k,
+                                     int64_t ldx, int64_t ldw, int64_t ldo, const void *x,
+                                     const void *w, const void *out) {
+  bf16fp32__shape s;
+  s.m = m, s.n = n, s.k = k, s.ldx = ldx, s.ldw = ldw, s.ldo = ldo;
+  s.where = (int32_t)where;
+  int32_t a = alignment_of(x), b = alignment_of(w), c = alignment_of(out);
+  s.align = a < b ? (a < c ? a : c) : (b < c ? b : c);
+  return s;
+}
+
+/* Elements spanned by rows x ld with the last row only `cols` long must fit comfortably. */
+static int span_fits(int64_t rows, int64_t ld, int64_t cols) {
+  const int64_t limit = (int64_t)1 << 60;
+  return rows == 0 || (rows - 1) <= (limit - cols) / ld; /* ld >= cols >= 1 here */
+}
+
+static bf16fp32_status check_memory(const void *p, const char *name, bf16fp32_location where,
+                                    int have_device) {
+  int kind = 0;
+  if (!have_device) {
+    if (where == BF16FP32_DEVICE)
+      return bf16fp32__fail(BF16FP32_NO_DEVICE, "device call but the context has no CUDA device");
+    return BF16FP32_OK;
+  }
+  bf16fp32_status st = bf16fp32__pointer_kind(p, &kind);
+  if (st != BF16FP32_OK) return st;
+  if (where == BF16FP32_HOST && kind == 1)
+    return bf16fp32__fail(BF16FP32_WRONG_MEMORY, "%s is device memory in a host call", name);
+  if (where == BF16FP32_DEVICE && kind == 0)
+    return bf16fp32__fail(BF16FP32_WRONG_MEMORY, "%s is host memory in a device call", name);
+  return BF16FP32_OK;
+}
+
+bf16fp32_status bf16fp32__validate(bf16fp32_location where, int64_t m, int64_t n, int64_t k,
+                                   const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw,
+                                   const float *out, int64_t ldo, int have_device) {
+  if (where != BF16FP32_HOST && where != BF16FP32_DEVICE)
+    return bf16fp32__fail(BF16FP32_BAD_OPTION, "where=%d is neither HOST nor DEVICE", (int)where);
+  if (m < 0 || n < 0 || k < 0)
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "m=%lld n=%lld k=%lld: sizes must be >= 0", (long long)m,
+                          (long long)n, (long long)k);
+  if (m == 0 || n == 0) return BF16FP32_OK; /* nothing to compute, nothing to check */
+  if (ldo < n) return bf16fp32__fail(BF16FP32_BAD_LEADING_DIM, "ldo=%lld < n=%lld", (long long)ldo, (long long)n);
+  if (!out) return bf16fp32__fail(BF16FP32_NULL_POINTER, "out is NULL");
+  if ((uintptr_t)out % sizeof(float))
+    return bf16fp32__fail(BF16FP32_MISALIGNED, "out is not 4-byte aligned");
+  if (!span_fits(m, ldo, n)) return bf16fp32__fail(BF16FP32_BAD_SIZE, "m x ldo is too large");
+  bf16fp32_status st = check_memory(out, "out", where, have_device);
+  if (st != BF16FP32_OK || k == 0) return st;
+  if (ldx < k) return bf16fp32__fail(BF16FP32_BAD_LEADING_DIM, "ldx=%lld < k=%lld", (long long)ldx, (long long)k);
+  if (ldw < k) return bf16fp32__fail(BF16FP32_BAD_LEADING_DIM, "ldw=%lld < k=%lld", (long long)ldw, (long long)k);
+  if (!x) return bf16fp32__fail(BF16FP32_NULL_POINTER, "x is NULL");
+  if (!w) return bf16fp32__fail(BF16FP32_NULL_POINTER, "w is NULL");
+  if ((uintptr_t)x % 2) return bf16fp32__fail(BF16FP32_MISALIGNED, "x is not 2-byte aligned");
+  if ((uintptr_t)w % 2) return bf16fp32__fail(BF16FP32_MISALIGNED, "w is not 2-byte aligned");
+  if (!span_fits(m, ldx, k) || !span_fits(n, ldw, k))
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "m x ldx or n x ldw is too large");
+  if ((st = check_memory(x, "x", where, have_device)) != BF16FP32_OK) return st;
+  return check_memory(w, "w", where, have_device);
+}

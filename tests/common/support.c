@@ -1,0 +1,179 @@
+/* Test and tool support: random operands, poison, the oracle check, GPU memory helpers. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "support.h"
+
+#ifdef BF16FP32_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+uint64_t sup_rng_next(uint64_t *state) {
+  /* splitmix64: small, fast, and good enough for test data */
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void sup_fill_bf16(uint16_t *p, size_t count, uint64_t seed, float lo, float hi) {
+  uint64_t st = seed;
+  for (size_t i = 0; i < count; i++) {
+    double u = (double)(sup_rng_next(&st) >> 11) * (1.0 / 9007199254740992.0);
+    p[i] = bf16fp32__float_to_bf16((float)(lo + (hi - lo) * u));
+  }
+}
+
+void sup_poison_f32(float *p, size_t count) {
+  uint32_t bits = SUP_POISON_BITS;
+  for (size_t i = 0; i < count; i++) memcpy(&p[i], &bits, sizeof bits);
+}
+
+typedef struct oracle_part {
+  int64_t m0, m1, n, k, ldx, ldw;
+  const uint16_t *x, *w;
+  double *ref, *absdot;
+} oracle_part;
+
+static void *oracle_rows(void *arg) {
+  oracle_part *p = arg;
+  bf16fp32__oracle(p->m1 - p->m0, p->n, p->k, p->x + p->m0 * p->ldx, p->ldx, p->w, p->ldw,
+                   p->ref + p->m0 * p->n, p->absdot + p->m0 * p->n);
+  return NULL;
+}
+
+int sup_oracle(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_t ldx, const uint16_t *w,
+               int64_t ldw, double *ref, double *absdot, int threads) {
+  enum { MAX_THREADS = 64 };
+  pthread_t tid[MAX_THREADS];
+  oracle_part part[MAX_THREADS];
+  if (threads < 1) threads = 1;
+  if (threads > MAX_THREADS) threads = MAX_THREADS;
+  if (threads > m) threads = (int)m;
+  int joinable[MAX_THREADS] = {0}, failed = 0;
+  for (int t = 0; t < threads; t++) {
+    part[t] = (oracle_part){m * t / threads, m * (t + 1) / threads, n, k, ldx, ldw, x, w, ref, absdot};
+    joinable[t] = t < threads - 1 && pthread_create(&tid[t], NULL, oracle_rows, &part[t]) == 0;
+    if (!joinable[t]) oracle_rows(&part[t]); /* the last part, or one whose thread failed */
+  }
+  for (int t = 0; t < threads; t++)
+    if (joinable[t]) failed |= pthread_join(tid[t], NULL) != 0;
+  return failed;
+}
+
+static int is_poison_bits(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  return bits == SUP_POISON_BITS;
+}
+
+sup_check_result sup_compare(int64_t m, int64_t n, int64_t k, const double *ref, const double *absdot,
+                             const float *out, int64_t ldo) {
+  sup_check_result r;
+  memset(&r, 0, sizeof r);
+  r.worst_i = r.worst_j = -1;
+  for (int64_t i = 0; i < m; i++) {
+    for (int64_t j = 0; j < n; j++) {
+      float got = out[i * ldo + j];
+      double want = ref[i * n + j], ad = absdot[i * n + j];
+      if (is_poison_bits(got)) {
+        r.unwritten++;
+        continue;
+      }
+      if (!bf16fp32__within_bound(got, want, ad, k)) r.violations++;
+      if (isfinite(want) && isfinite(got)) {
+        double err = fabs((double)got - want), bound = bf16fp32__error_bound(k, ad);
+        if (r.worst_i < 0 || err / bound > r.worst_ratio) {
+          r.worst_ratio = err / bound;
+          r.worst_err = err, r.worst_bound = bound;
+          r.worst_i = i, r.worst_j = j;
+        }
+      }
+    }
+    for (int64_t j = n; j < ldo; j++)
+      if (!is_poison_bits(out[i * ldo + j])) r.overwritten++;
+  }
+  return r;
+}
+
+sup_check_result sup_check(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_t ldx,
+                           const uint16_t *w, int64_t ldw, const float *out, int64_t ldo) {
+  sup_check_result r;
+  double *ref = malloc(sizeof(double) * (size_t)(m * n));
+  double *absdot = malloc(sizeof(double) * (size_t)(m * n));
+  if (!ref || !absdot) {
+    memset(&r, 0, sizeof r);
+    r.violations = -1; /* could not check: counts as a failure */
+  } else {
+    bf16fp32__oracle(m, n, k, x, ldx, w, ldw, ref, absdot);
+    r = sup_compare(m, n, k, ref, absdot, out, ldo);
+  }
+  free(ref);
+  free(absdot);
+  return r;
+}
+
+int sup_check_ok(const sup_check_result *r) {
+  return r->violations == 0 && r->unwritten == 0 && r->overwritten == 0;
+}
+
+double sup_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#ifdef BF16FP32_HAVE_CUDA
+int sup_gpu_available(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n > 0;
+}
+void *sup_gpu_alloc(size_t bytes) {
+  void *p = NULL;
+  return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
+}
+void sup_gpu_free(void *p) { (void)cudaFree(p); }
+int sup_gpu_upload(void *dst, const void *src, size_t bytes) {
+  return cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess;
+}
+int sup_gpu_download(void *dst, const void *src, size_t bytes) {
+  return cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess;
+}
+int sup_gpu_sync(void) { return cudaDeviceSynchronize() != cudaSuccess; }
+void *sup_gpu_stream_create(void) {
+  cudaStream_t s = NULL;
+  return cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess ? (void *)s : NULL;
+}
+void sup_gpu_stream_destroy(void *stream) { (void)cudaStreamDestroy((cudaStream_t)stream); }
+int sup_gpu_stream_sync(void *stream) { return cudaStreamSynchronize((cudaStream_t)stream) != cudaSuccess; }
+#else
+int sup_gpu_available(void) { return 0; }
+void *sup_gpu_alloc(size_t bytes) {
+  (void)bytes;
+  return NULL;
+}
+void sup_gpu_free(void *p) { (void)p; }
+int sup_gpu_upload(void *dst, const void *src, size_t bytes) {
+  (void)dst, (void)src, (void)bytes;
+  return 1;
+}
+int sup_gpu_download(void *dst, const void *src, size_t bytes) {
+  (void)dst, (void)src, (void)bytes;
+  return 1;
+}
+int sup_gpu_sync(void) { return 1; }
+void *sup_gpu_stream_create(void) { return NULL; }
+void sup_gpu_stream_destroy(void *stream) { (void)stream; }
+int sup_gpu_stream_sync(void *stream) {
+  (void)stream;
+  return 1;
+}
+#endif

@@ -1,0 +1,56 @@
+/* Test and tool support: reproducible random operands, output poisoning, the oracle check,
+ * and thin GPU memory helpers (which report "no GPU" in a build without CUDA). */
+#ifndef BF16FP32_SUPPORT_H
+#define BF16FP32_SUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bf16fp32.h"
+
+/* Fixed bit pattern written into outputs before a run: a signalling NaN no arithmetic makes. */
+#define SUP_POISON_BITS 0x7fbadbadu
+
+uint64_t sup_rng_next(uint64_t *state);
+/* count bf16 values uniform in [lo, hi), rounded to nearest even. */
+void sup_fill_bf16(uint16_t *p, size_t count, uint64_t seed, float lo, float hi);
+void sup_poison_f32(float *p, size_t count);
+
+/* Worst element of out against the fp64 oracle, and the elements left unwritten (still the
+ * poison) or written outside [m, n) (padding columns up to ldo that no longer hold poison). */
+typedef struct sup_check_result {
+  double worst_ratio;   /* max |out - ref| / bound over finite refs */
+  double worst_err, worst_bound;
+  int64_t worst_i, worst_j;
+  int64_t violations;   /* elements beyond their bound or with the wrong NaN/Inf class */
+  int64_t unwritten;    /* elements still poisoned */
+  int64_t overwritten;  /* padding elements that were written */
+} sup_check_result;
+
+/* The oracle over `threads` threads: ref and absdot are m x n, row-major. 0 on success. */
+int sup_oracle(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_t ldx, const uint16_t *w,
+               int64_t ldw, double *ref, double *absdot, int threads);
+/* Compares out (ldo columns) with a precomputed oracle. */
+sup_check_result sup_compare(int64_t m, int64_t n, int64_t k, const double *ref, const double *absdot,
+                             const float *out, int64_t ldo);
+
+/* Oracle and compare in one: out has ldo columns; padding columns are expected to hold the poison. */
+sup_check_result sup_check(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_t ldx,
+                           const uint16_t *w, int64_t ldw, const float *out, int64_t ldo);
+int sup_check_ok(const sup_check_result *r);
+
+/* Monotonic clock in seconds. */
+double sup_now(void);
+
+/* GPU helpers: return 0 on success, non-zero (and print nothing) on failure. */
+int sup_gpu_available(void); /* 1 when a CUDA device can be used */
+void *sup_gpu_alloc(size_t bytes);
+void sup_gpu_free(void *p);
+int sup_gpu_upload(void *dst, const void *src, size_t bytes);
+int sup_gpu_download(void *dst, const void *src, size_t bytes);
+int sup_gpu_sync(void);
+void *sup_gpu_stream_create(void);
+void sup_gpu_stream_destroy(void *stream);
+int sup_gpu_stream_sync(void *stream);
+
+#endif

@@ -1,0 +1,130 @@
+/* Every available backend, forced in turn (host ones always, device ones when a GPU is there),
+ * against the fp64 oracle on one grid of shapes: odd sizes, padded leading dimensions, pointers
+ * offset by one element, M = 1, K = 1, K not a multiple of anything, NaN and Inf. Outputs are
+ * poisoned first, padding columns must stay untouched. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "support.h"
+#include "testing.h"
+
+typedef struct grid_case {
+  int64_t m, n, k;
+  int64_t pad_x, pad_w, pad_o; /* leading dimension = row length + pad */
+  int offset;                  /* operands start this many elements into their buffers */
+  int special;                 /* plant NaN and Inf */
+} grid_case;
+
+static const grid_case grid[] = {
+    {1, 1, 1, 0, 0, 0, 0, 0},        {1, 7, 13, 3, 5, 1, 1, 0},     {3, 5, 33, 0, 0, 0, 0, 0},
+    {17, 31, 65, 1, 2, 3, 1, 0},     {7, 129, 1000, 8, 8, 4, 0, 0}, {33, 65, 257, 5, 0, 7, 1, 0},
+    {5, 64, 256, 0, 0, 0, 0, 0},     {1, 256, 4096, 0, 0, 0, 0, 0}, {13, 384, 7168, 0, 0, 0, 0, 0},
+    {64, 256, 4096, 0, 0, 0, 0, 0},  {2, 96, 520, 8, 16, 4, 0, 0},  {9, 40, 136, 0, 0, 0, 0, 1},
+    {4, 16, 3, 0, 0, 0, 0, 1},       {70, 33, 129, 2, 2, 2, 1, 0},  {1, 2048, 7168, 0, 0, 0, 0, 0},
+};
+
+typedef struct operands {
+  uint16_t *x, *w;
+  float *out;
+  size_t nx, nw, no;
+} operands;
+
+static void make_operands(const grid_case *c, uint64_t seed, operands *o) {
+  int64_t ldx = c->k + c->pad_x, ldw = c->k + c->pad_w, ldo = c->n + c->pad_o;
+  o->nx = (size_t)(c->m * ldx + c->offset), o->nw = (size_t)(c->n * ldw + c->offset);
+  o->no = (size_t)(c->m * ldo + c->offset);
+  o->x = malloc(o->nx * 2), o->w = malloc(o->nw * 2), o->out = malloc(o->no * 4);
+  sup_fill_bf16(o->x, o->nx, seed, -0.5f, 0.5f);
+  sup_fill_bf16(o->w, o->nw, seed + 1, -0.5f, 0.5f);
+  sup_poison_f32(o->out, o->no);
+  if (c->special) {
+    const uint16_t nan = 0x7fc0, inf = 0x7f80, ninf = 0xff80;
+    uint16_t *x = o->x + c->offset, *w = o->w + c->offset;
+    x[0 * ldx + 1] = nan;  /* row 0 of out: all NaN */
+    x[1 * ldx + 2] = inf;  /* row 1: +-Inf, or NaN where w is 0 */
+    w[2 * ldw + 2] = 0;    /* Inf * 0 = NaN in column 2 of row 1 */
+    x[2 * ldx + 0] = 0x3f80;
+    w[3 * ldw + 0] = ninf; /* x = 1 times -Inf: row 2, column 3 is -Inf */
+  }
+}
+
+static void free_operands(operands *o) { free(o->x), free(o->w), free(o->out); }
+
+static uint64_t calls_of(bf16fp32_context *ctx, int b) {
+  bf16fp32_backend_info info;
+  if (b < 0 || bf16fp32_backend_info_get(ctx, b, &info) != BF16FP32_OK) return 0;
+  return info.calls;
+}
+
+/* Runs one case with the backend forced; returns 1 when that backend itself ran it. */
+static int run_case(bf16fp32_context *ctx, int b, const bf16fp32_backend_info *bi,
+                    const grid_case *c, uint64_t seed) {
+  int64_t ldx = c->k + c->pad_x, ldw = c->k + c->pad_w, ldo = c->n + c->pad_o;
+  operands h;
+  make_operands(c, seed, &h);
+  uint16_t *x = h.x + c->offset, *w = h.w + c->offset;
+  float *out = h.out + c->offset;
+  void *dx = NULL, *dw = NULL, *dout = NULL;
+  if (bi->where == BF16FP32_DEVICE) {
+    dx = sup_gpu_alloc(h.nx * 2), dw = sup_gpu_alloc(h.nw * 2), dout = sup_gpu_alloc(h.no * 4);
+    CHECK(dx && dw && dout);
+    CHECK(!sup_gpu_upload(dx, h.x, h.nx * 2) && !sup_gpu_upload(dw, h.w, h.nw * 2) &&
+          !sup_gpu_upload(dout, h.out, h.no * 4));
+    x = (uint16_t *)dx + c->offset, w = (uint16_t *)dw + c->offset, out = (float *)dout + c->offset;
+  }
+  uint64_t before = calls_of(ctx, b);
+  CHECK_OK(bf16fp32_linear(ctx, bi->where, c->m, c->n, c->k, x, ldx, w, ldw, out, ldo, NULL));
+  int ran = calls_of(ctx, b) == before + 1;
+  if (bi->where == BF16FP32_DEVICE) {
+    CHECK(!sup_gpu_sync() && !sup_gpu_download(h.out, dout, h.no * 4));
+    sup_gpu_free(dx), sup_gpu_free(dw), sup_gpu_free(dout);
+  }
+  sup_check_result r = sup_check(c->m, c->n, c->k, h.x + c->offset, ldx, h.w + c->offset, ldw,
+                                 h.out + c->offset, ldo);
+  if (!sup_check_ok(&r))
+    fprintf(stderr, "%s (%s) m=%lld n=%lld k=%lld: %lld violations, %lld unwritten, %lld overwritten, worst %.3g of bound at (%lld,%lld)\n",
+            bi->name, ran ? "ran" : "fell back", (long long)c->m, (long long)c->n, (long long)c->k,
+            (long long)r.violations, (long long)r.unwritten, (long long)r.overwritten, r.worst_ratio,
+            (long long)r.worst_i, (long long)r.worst_j);
+  CHECK(sup_check_ok(&r));
+  /* the region before the operands must be untouched too */
+  for (int i = 0; i < c->offset; i++) {
+    uint32_t bits;
+    memcpy(&bits, &h.out[i], 4);
+    CHECK(bits == SUP_POISON_BITS);
+  }
+  free_operands(&h);
+  return ran;
+}
+
+int main(void) {
+  bf16fp32_context *ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  if (!ctx) return testing_summary("test-backends-oracle");
+  int gpu = sup_gpu_available();
+  for (int b = 0; b < bf16fp32_backend_count(); b++) {
+    bf16fp32_backend_info bi;
+    CHECK_OK(bf16fp32_backend_info_get(ctx, b, &bi));
+    if (!bi.available) {
+      printf("%-10s unavailable: %s\n", bi.name, bi.reason);
+      CHECK(bi.where == BF16FP32_DEVICE && !gpu); /* host backends are always there */
+      continue;
+    }
+    CHECK_OK(bf16fp32_force_backend(ctx, bi.name));
+    int ran = 0, total = (int)(sizeof grid / sizeof grid[0]);
+    for (int i = 0; i < total; i++) ran += run_case(ctx, b, &bi, &grid[i], 1000u + (uint64_t)i);
+    printf("%-10s ran %d of %d cases itself (the rest it declined: the fallback was checked)\n",
+           bi.name, ran, total);
+    CHECK(ran > 0);
+  }
+  /* auto, on the host and on the device */
+  CHECK_OK(bf16fp32_force_backend(ctx, "auto"));
+  for (int where = 0; where <= (gpu ? 1 : 0); where++) {
+    bf16fp32_backend_info autob = {.name = "auto", .where = (bf16fp32_location)where};
+    for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) run_case(ctx, -1, &autob, &grid[i], 7u + i);
+  }
+  bf16fp32_destroy(ctx);
+  return testing_summary("test-backends-oracle");
+}

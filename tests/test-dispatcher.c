@@ -1,0 +1,278 @@
+/* The dispatcher with fake backends, linked in place of the real registry: a backend that
+ * fails on one shape only (only that shape is quarantined), one that declines, one that is
+ * unavailable, one with a fatal error; reset brings them back; environment parsing. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "oracle.h"
+#include "support.h"
+#include "testing.h"
+
+typedef struct fake_state {
+  atomic_int runs;
+} fake_state;
+
+static bf16fp32_status fake_probe(const bf16fp32__config *cfg, void **state, char *why, size_t len) {
+  (void)cfg, (void)why, (void)len;
+  fake_state *s = calloc(1, sizeof *s);
+  *state = s;
+  return s ? BF16FP32_OK : BF16FP32_OUT_OF_MEMORY;
+}
+static bf16fp32_status fake_probe_unavailable(const bf16fp32__config *cfg, void **state, char *why,
+                                              size_t len) {
+  (void)cfg;
+  *state = NULL;
+  snprintf(why, len, "fake hardware is absent");
+  return BF16FP32_BACKEND_UNAVAILABLE;
+}
+static bool fake_supports(const void *state, const bf16fp32__shape *s) {
+  (void)state;
+  return s->where == BF16FP32_HOST;
+}
+/* fatal only claims the shape it breaks on, so select() skips it elsewhere */
+static bool fatal_supports(const void *state, const bf16fp32__shape *s) {
+  (void)state;
+  return s->where == BF16FP32_HOST && s->n == 99;
+}
+static bf16fp32_status fake_prewarm(void *state, const bf16fp32__shape *s, void *stream) {
+  (void)state, (void)s, (void)stream;
+  return BF16FP32_OK;
+}
+static void fake_reset(void *state) { free(state); }
+
+static void compute(const bf16fp32__call *c) {
+  const bf16fp32__shape *s = &c->shape;
+  for (int64_t i = 0; i < s->m; i++)
+    for (int64_t j = 0; j < s->n; j++)
+      c->out[i * s->ldo + j] = (float)bf16fp32__dot_f64(c->x + i * s->ldx, c->w + j * s->ldw, s->k, NULL);
+}
+
+/* flaky: fails (recoverably) on n == 13 only, after writing garbage, as a real failure might. */
+static bf16fp32_status flaky_run(void *state, const bf16fp32__call *c) {
+  atomic_fetch_add(&((fake_state *)state)->runs, 1);
+  if (c->shape.n == 13) {
+    c->out[0] = 12345.0f;
+    return bf16fp32__fail(BF16FP32_CUDA_ERROR, "flaky: planted failure on n=13");
+  }
+  compute(c);
+  return BF16FP32_OK;
+}
+/* picky: declines odd k. */
+static bf16fp32_status picky_run(void *state, const bf16fp32__call *c) {
+  atomic_fetch_add(&((fake_state *)state)->runs, 1);
+  if (c->shape.k % 2) return BF16FP32_DECLINED;
+  compute(c);
+  return BF16FP32_OK;
+}
+/* fatal: a sticky error on n == 99, which must reach the caller with no fallback. */
+static bf16fp32_status fatal_run(void *state, const bf16fp32__call *c) {
+  atomic_fetch_add(&((fake_state *)state)->runs, 1);
+  if (c->shape.n == 99) return bf16fp32__fail(BF16FP32_CUDA_FATAL, "fatal: planted sticky error");
+  return BF16FP32_DECLINED;
+}
+static bf16fp32_status plain_run(void *state, const bf16fp32__call *c) {
+  atomic_fetch_add(&((fake_state *)state)->runs, 1);
+  compute(c);
+  return BF16FP32_OK;
+}
+
+#define FAKE(nm, probe_fn, run_fn) \
+  {nm, BF16FP32_HOST, fake_probe_fn_##probe_fn, fake_supports, fake_prewarm, run_fn, fake_reset}
+#define fake_probe_fn_ok fake_probe
+#define fake_probe_fn_absent fake_probe_unavailable
+
+static const bf16fp32__backend fatal_ops = {"fatal", BF16FP32_HOST, fake_probe, fatal_supports,
+                                            fake_prewarm, fatal_run, fake_reset};
+static const bf16fp32__backend flaky_ops = FAKE("flaky", ok, flaky_run);
+static const bf16fp32__backend absent_ops = FAKE("absent", absent, plain_run);
+static const bf16fp32__backend picky_ops = FAKE("picky", ok, picky_run);
+static const bf16fp32__backend plain_ops = FAKE("plain", ok, plain_run);
+
+/* Replaces src/registry.c at link time. */
+const bf16fp32__registry_entry bf16fp32__registry[] = {
+    {"fatal", BF16FP32_HOST, &fatal_ops, NULL},   {"flaky", BF16FP32_HOST, &flaky_ops, NULL},
+    {"absent", BF16FP32_HOST, &absent_ops, NULL}, {"picky", BF16FP32_HOST, &picky_ops, NULL},
+    {"plain", BF16FP32_HOST, &plain_ops, NULL},   {"unbuilt", BF16FP32_HOST, NULL, "not built here"},
+};
+const int bf16fp32__registry_count = 6;
+enum { FATAL, FLAKY, ABSENT, PICKY, PLAIN, UNBUILT };
+
+static uint64_t calls_of(bf16fp32_context *ctx, int b) {
+  bf16fp32_backend_info info;
+  CHECK_OK(bf16fp32_backend_info_get(ctx, b, &info));
+  return info.calls;
+}
+
+/* Runs one host call of shape (m, n, k) and checks it against the oracle. */
+static bf16fp32_status run_checked(bf16fp32_context *ctx, int64_t m, int64_t n, int64_t k) {
+  uint16_t *x = malloc(sizeof *x * (size_t)(m * k)), *w = malloc(sizeof *w * (size_t)(n * k));
+  float *out = malloc(sizeof *out * (size_t)(m * n));
+  sup_fill_bf16(x, (size_t)(m * k), 1, -0.5f, 0.5f);
+  sup_fill_bf16(w, (size_t)(n * k), 2, -0.5f, 0.5f);
+  sup_poison_f32(out, (size_t)(m * n));
+  bf16fp32_status st = bf16fp32_linear(ctx, BF16FP32_HOST, m, n, k, x, k, w, k, out, n, NULL);
+  if (st == BF16FP32_OK) {
+    sup_check_result r = sup_check(m, n, k, x, k, w, k, out, n);
+    CHECK(sup_check_ok(&r));
+  }
+  free(x), free(w), free(out);
+  return st;
+}
+
+static int log_lines;
+static void count_log(void *user, int level, const char *line) {
+  (void)user, (void)level, (void)line;
+  log_lines++;
+}
+
+static void test_quarantine_one_shape(void) {
+  bf16fp32_context *ctx;
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.log_level = 1;
+  opt.log_fn = count_log;
+  CHECK_OK(bf16fp32_create(&ctx, &opt));
+
+  CHECK_OK(run_checked(ctx, 3, 12, 8)); /* flaky runs it */
+  CHECK(calls_of(ctx, FLAKY) == 1);
+  CHECK_OK(run_checked(ctx, 3, 13, 8)); /* flaky fails, picky takes over, result still right */
+  CHECK(calls_of(ctx, PICKY) == 1);
+  CHECK(log_lines == 1);
+  int count = -1;
+  bf16fp32_quarantine_entry q[4];
+  CHECK_OK(bf16fp32_quarantine_list(ctx, q, 4, &count));
+  CHECK(count == 1);
+  CHECK(strcmp(q[0].backend, "flaky") == 0 && q[0].n == 13 && q[0].m == 3 && q[0].k == 8);
+  CHECK(q[0].status == BF16FP32_CUDA_ERROR);
+
+  CHECK_OK(run_checked(ctx, 3, 13, 8)); /* quarantined: flaky is not even tried */
+  CHECK(calls_of(ctx, PICKY) == 2);
+  bf16fp32_backend_info info;
+  CHECK_OK(bf16fp32_backend_info_get(ctx, FLAKY, &info));
+  CHECK(info.failures == 1);
+  CHECK_OK(run_checked(ctx, 5, 12, 8)); /* other shapes still use flaky */
+  CHECK(calls_of(ctx, FLAKY) == 2);
+
+  const char *name = NULL;
+  char why[256];
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 3, 13, 8, &name, why, sizeof why));
+  CHECK(strcmp(name, "picky") == 0);
+  CHECK(strstr(why, "quarantined") != NULL);
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 3, 12, 8, &name, why, sizeof why));
+  CHECK(strcmp(name, "flaky") == 0);
+
+  /* odd k: picky declines (no quarantine), plain takes it */
+  CHECK_OK(run_checked(ctx, 2, 13, 7));
+  CHECK(calls_of(ctx, PLAIN) == 1);
+  CHECK_OK(bf16fp32_quarantine_list(ctx, NULL, 0, &count));
+  CHECK(count == 2); /* flaky on (2, 13, 7) too: a new shape */
+
+  /* reset: every backend back, quarantine and counters cleared */
+  CHECK_OK(bf16fp32_reset(ctx));
+  CHECK_OK(bf16fp32_quarantine_list(ctx, NULL, 0, &count));
+  CHECK(count == 0);
+  CHECK(calls_of(ctx, PICKY) == 0);
+  CHECK_OK(run_checked(ctx, 3, 12, 8));
+  CHECK(calls_of(ctx, FLAKY) == 1);
+  bf16fp32_destroy(ctx);
+}
+
+static void test_fatal_is_returned(void) {
+  bf16fp32_context *ctx;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  CHECK(run_checked(ctx, 1, 99, 4) == BF16FP32_CUDA_FATAL);
+  CHECK(strstr(bf16fp32_last_error(), "planted sticky") != NULL);
+  CHECK(calls_of(ctx, FLAKY) == 0); /* no fallback after a fatal error */
+  int count = -1;
+  CHECK_OK(bf16fp32_quarantine_list(ctx, NULL, 0, &count));
+  CHECK(count == 0);
+  bf16fp32_destroy(ctx);
+}
+
+static void test_unavailable_and_forcing(void) {
+  bf16fp32_context *ctx;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  bf16fp32_backend_info info;
+  CHECK_OK(bf16fp32_backend_info_get(ctx, ABSENT, &info));
+  CHECK(!info.available && strstr(info.reason, "fake hardware is absent"));
+  CHECK_OK(bf16fp32_backend_info_get(ctx, UNBUILT, &info));
+  CHECK(!info.available && strstr(info.reason, "not built here"));
+  CHECK(bf16fp32_backend_info_get(ctx, 6, &info) == BF16FP32_BAD_SIZE);
+  CHECK(bf16fp32_force_backend(ctx, "absent") == BF16FP32_BACKEND_UNAVAILABLE);
+  CHECK(bf16fp32_force_backend(ctx, "nosuch") == BF16FP32_UNKNOWN_BACKEND);
+
+  CHECK_OK(bf16fp32_force_backend(ctx, "plain"));
+  const char *name = NULL;
+  char why[256];
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 4, 12, 8, &name, why, sizeof why));
+  CHECK(strcmp(name, "plain") == 0 && strstr(why, "forced"));
+  CHECK_OK(run_checked(ctx, 4, 12, 8));
+  CHECK(calls_of(ctx, PLAIN) == 1 && calls_of(ctx, FLAKY) == 0);
+  /* a forced backend that declines falls back like auto */
+  CHECK_OK(bf16fp32_force_backend(ctx, "picky"));
+  CHECK_OK(run_checked(ctx, 4, 12, 9));
+  CHECK(calls_of(ctx, FLAKY) == 1);
+  CHECK_OK(bf16fp32_force_backend(ctx, "auto"));
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 4, 12, 8, &name, why, sizeof why));
+  CHECK(strcmp(name, "flaky") == 0 && strstr(why, "registry order"));
+  /* no device backend in this registry */
+  CHECK(bf16fp32_select(ctx, BF16FP32_DEVICE, 4, 12, 8, &name, why, sizeof why) == BF16FP32_UNSUPPORTED);
+  bf16fp32_destroy(ctx);
+}
+
+static void test_environment(void) {
+  bf16fp32_context *ctx = (bf16fp32_context *)1;
+  setenv("BF16FP32_ALGO", "bogus", 1);
+  CHECK(bf16fp32_create(&ctx, NULL) == BF16FP32_BAD_ENV);
+  CHECK(ctx == NULL);
+  CHECK(strstr(bf16fp32_last_error(), "plain") && strstr(bf16fp32_last_error(), "auto"));
+  setenv("BF16FP32_ALGO", "plain", 1);
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  const char *name = NULL;
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 12, 8, &name, NULL, 0));
+  CHECK(strcmp(name, "plain") == 0);
+
+  static const struct { const char *var, *value; } bad[] = {
+      {"BF16FP32_THREADS", "abc"}, {"BF16FP32_THREADS", "-1"}, {"BF16FP32_THREADS", "4x"},
+      {"BF16FP32_THREADS", ""},    {"BF16FP32_LOG", "3"},      {"BF16FP32_PDL", "yes"},
+      {"BF16FP32_WORKSPACE_MB", "0"}, {"BF16FP32_ALGO", "cpu ref"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    bf16fp32_context *c2 = NULL;
+    setenv(bad[i].var, bad[i].value, 1);
+    CHECK(bf16fp32_create(&c2, NULL) == BF16FP32_BAD_ENV);
+    CHECK(strstr(bf16fp32_last_error(), bad[i].var) != NULL);
+    /* reset with a bad environment fails and leaves the context as it was */
+    CHECK(bf16fp32_reset(ctx) == BF16FP32_BAD_ENV);
+    CHECK_OK(run_checked(ctx, 1, 12, 8));
+    unsetenv(bad[i].var);
+    if (strcmp(bad[i].var, "BF16FP32_ALGO") == 0) setenv("BF16FP32_ALGO", "plain", 1);
+  }
+  /* the environment is read again at reset */
+  setenv("BF16FP32_ALGO", "auto", 1);
+  CHECK_OK(bf16fp32_reset(ctx));
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 12, 8, &name, NULL, 0));
+  CHECK(strcmp(name, "flaky") == 0);
+  unsetenv("BF16FP32_ALGO");
+  bf16fp32_destroy(ctx);
+
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.cpu_threads = -2;
+  CHECK(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_OPTION);
+  bf16fp32_options_init(&opt);
+  opt.algo = "nosuch";
+  CHECK(bf16fp32_create(&ctx, &opt) == BF16FP32_UNKNOWN_BACKEND);
+}
+
+int main(void) {
+  setenv("BF16FP32_TUNE_FILE", "", 1); /* no tuned table: the fakes alone decide */
+  test_quarantine_one_shape();
+  test_fatal_is_returned();
+  test_unavailable_and_forcing();
+  test_environment();
+  return testing_summary("test-dispatcher");
+}
