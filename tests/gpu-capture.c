@@ -1,0 +1,246 @@
+/* CUDA graph capture: for each GPU backend forced (cublas, cublaslt, fp32) and for auto, prewarm
+ * on a stream, capture a sequence of calls on it, replay twice and check against the oracle.
+ * A shape or a stream that was not prewarmed, met during capture, must either run (and be right
+ * on replay) or return NOT_PREWARMED, and the capture must stay intact either way. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "support.h"
+#include "testing.h"
+
+typedef struct gcase {
+  int64_t m, n, k;
+  uint16_t *hx, *hw;
+  float *hout;
+  uint16_t *dx, *dw;
+  float *dout;
+} gcase;
+
+/* Prewarmed: weight shapes (n, k) at these m, contiguous rows, 256-byte aligned buffers. */
+static gcase warm[] = {{.m = 1, .n = 256, .k = 512}, {.m = 4, .n = 256, .k = 512},
+                       {.m = 33, .n = 256, .k = 512}, {.m = 7, .n = 96, .k = 320},
+                       {.m = 3, .n = 130, .k = 257}};
+#define NWARM ((int)(sizeof warm / sizeof warm[0]))
+
+static const char *const forced_names[] = {"cublas", "cublaslt", "fp32", "auto"};
+
+static int case_alloc(gcase *c, uint64_t seed) {
+  size_t nx = (size_t)(c->m * c->k), nw = (size_t)(c->n * c->k), no = (size_t)(c->m * c->n);
+  c->hx = malloc(nx * 2), c->hw = malloc(nw * 2), c->hout = malloc(no * 4);
+  c->dx = sup_gpu_alloc(nx * 2), c->dw = sup_gpu_alloc(nw * 2), c->dout = sup_gpu_alloc(no * 4);
+  if (!c->hx || !c->hw || !c->hout || !c->dx || !c->dw || !c->dout) return 1;
+  sup_fill_bf16(c->hx, nx, seed, -0.5f, 0.5f);
+  sup_fill_bf16(c->hw, nw, seed + 1, -0.5f, 0.5f);
+  return sup_gpu_upload(c->dx, c->hx, nx * 2) || sup_gpu_upload(c->dw, c->hw, nw * 2);
+}
+
+static void case_free(gcase *c) {
+  free(c->hx), free(c->hw), free(c->hout);
+  sup_gpu_free(c->dx), sup_gpu_free(c->dw), sup_gpu_free(c->dout);
+}
+
+/* Writes the poison into the device output (outside capture). */
+static int case_poison(gcase *c) {
+  size_t no = (size_t)(c->m * c->n);
+  sup_poison_f32(c->hout, no);
+  return sup_gpu_upload(c->dout, c->hout, no * 4);
+}
+
+static bf16fp32_status case_call(bf16fp32_context *ctx, gcase *c, cudaStream_t s) {
+  return bf16fp32_linear(ctx, BF16FP32_DEVICE, c->m, c->n, c->k, c->dx, c->k, c->dw, c->k,
+                         c->dout, c->n, s);
+}
+
+/* Downloads the output and compares it with the oracle. */
+static void case_check(gcase *c, const char *what) {
+  int ok = !sup_gpu_download(c->hout, c->dout, (size_t)(c->m * c->n) * 4);
+  CHECK(ok);
+  if (!ok) return;
+  sup_check_result r = sup_check(c->m, c->n, c->k, c->hx, c->k, c->hw, c->k, c->hout, c->n);
+  if (!sup_check_ok(&r))
+    fprintf(stderr, "%s m=%lld n=%lld k=%lld: worst ratio %.3g at (%lld,%lld), %lld violations, "
+            "%lld unwritten\n", what, (long long)c->m, (long long)c->n, (long long)c->k,
+            r.worst_ratio, (long long)r.worst_i, (long long)r.worst_j, (long long)r.violations,
+            (long long)r.unwritten);
+  CHECK(sup_check_ok(&r));
+}
+
+static int backend_index(bf16fp32_context *ctx, const char *name) {
+  for (int i = 0; i < bf16fp32_backend_count(); i++) {
+    bf16fp32_backend_info info;
+    if (bf16fp32_backend_info_get(ctx, i, &info) == BF16FP32_OK && strcmp(info.name, name) == 0)
+      return i;
+  }
+  return -1;
+}
+
+/* Calls completed by backend b (or by all device backends when b < 0), and failures. */
+static void counters(bf16fp32_context *ctx, int b, uint64_t *calls, uint64_t *failures) {
+  *calls = *failures = 0;
+  for (int i = 0; i < bf16fp32_backend_count(); i++) {
+    bf16fp32_backend_info info;
+    if (bf16fp32_backend_info_get(ctx, i, &info) != BF16FP32_OK) continue;
+    if ((b >= 0 && i != b) || info.where != BF16FP32_DEVICE) continue;
+    *calls += info.calls;
+    *failures += info.failures;
+  }
+}
+
+static int capture_is_active(cudaStream_t s) {
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(s, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusActive;
+}
+
+/* Ends the capture on s, checks it ended cleanly, replays the graph once when it holds calls.
+ * Returns 0 when the graph ran (or was empty and ended cleanly). */
+static int end_and_replay(cudaStream_t s, int replay) {
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  cudaError_t e = cudaStreamEndCapture(s, &graph);
+  CHECK(e == cudaSuccess && graph != NULL);
+  if (e != cudaSuccess || !graph) {
+    fprintf(stderr, "cudaStreamEndCapture: %s\n", cudaGetErrorString(e));
+    return 1;
+  }
+  int bad = 0;
+  if (replay) {
+    e = cudaGraphInstantiate(&exec, graph, 0);
+    CHECK(e == cudaSuccess);
+    if (e == cudaSuccess) {
+      e = cudaGraphLaunch(exec, s);
+      CHECK(e == cudaSuccess);
+      if (e == cudaSuccess) CHECK((e = cudaStreamSynchronize(s)) == cudaSuccess);
+      (void)cudaGraphExecDestroy(exec);
+    }
+    bad = e != cudaSuccess;
+  }
+  (void)cudaGraphDestroy(graph);
+  CHECK(cudaGetLastError() == cudaSuccess);
+  return bad;
+}
+
+/* Prewarm on s, capture every warm case, replay twice (re-poisoned), check each time. */
+static void captured_sequence(bf16fp32_context *ctx, const char *name, cudaStream_t s) {
+  int b = strcmp(name, "auto") == 0 ? -1 : backend_index(ctx, name);
+  uint64_t calls0, fails0, calls1, fails1;
+  const int64_t ms_256[] = {1, 4, 33}, ms_96[] = {7}, ms_130[] = {3};
+  CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_DEVICE, 256, 512, ms_256, 3, s));
+  CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_DEVICE, 96, 320, ms_96, 1, s));
+  CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_DEVICE, 130, 257, ms_130, 1, s));
+  for (int i = 0; i < NWARM; i++) CHECK(case_poison(&warm[i]) == 0);
+  CHECK(sup_gpu_sync() == 0);
+  counters(ctx, b, &calls0, &fails0);
+
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  for (int i = 0; i < NWARM; i++) CHECK_OK(case_call(ctx, &warm[i], s));
+  CHECK(capture_is_active(s));
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  CHECK(cudaStreamEndCapture(s, &graph) == cudaSuccess && graph);
+  CHECK(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+  counters(ctx, b, &calls1, &fails1);
+  /* A forced backend must have taken every captured call itself, with no failure. */
+  if (calls1 - calls0 != (uint64_t)NWARM || fails1 != fails0)
+    fprintf(stderr, "%s: %llu calls, %llu failures during capture (want %d, 0)\n", name,
+            (unsigned long long)(calls1 - calls0), (unsigned long long)(fails1 - fails0), NWARM);
+  CHECK(calls1 - calls0 == (uint64_t)NWARM);
+  CHECK(fails1 == fails0);
+
+  for (int replay = 0; replay < 2 && exec; replay++) {
+    for (int i = 0; i < NWARM; i++) CHECK(case_poison(&warm[i]) == 0);
+    CHECK(sup_gpu_sync() == 0); /* the uploads ran on the legacy stream; s does not wait for it */
+    CHECK(cudaGraphLaunch(exec, s) == cudaSuccess);
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess);
+    char what[64];
+    snprintf(what, sizeof what, "%s replay %d", name, replay);
+    for (int i = 0; i < NWARM; i++) case_check(&warm[i], what);
+  }
+  if (exec) (void)cudaGraphExecDestroy(exec);
+  if (graph) (void)cudaGraphDestroy(graph);
+  CHECK(cudaGetLastError() == cudaSuccess);
+}
+
+/* One call of c during a capture on s that was not prewarmed for it: OK (then right on replay)
+ * or NOT_PREWARMED, the capture still active after it and ending cleanly. */
+static void unprewarmed_capture(bf16fp32_context *ctx, const char *name, gcase *c, cudaStream_t s,
+                                const char *what) {
+  CHECK(case_poison(c) == 0);
+  CHECK(sup_gpu_sync() == 0);
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  bf16fp32_status st = case_call(ctx, c, s);
+  if (st != BF16FP32_OK && st != BF16FP32_NOT_PREWARMED)
+    fprintf(stderr, "%s, %s: %s (%s)\n", name, what, bf16fp32_status_name(st), bf16fp32_last_error());
+  CHECK(st == BF16FP32_OK || st == BF16FP32_NOT_PREWARMED);
+  CHECK(capture_is_active(s));
+  if (end_and_replay(s, st == BF16FP32_OK) == 0 && st == BF16FP32_OK) {
+    char full[96];
+    snprintf(full, sizeof full, "%s, %s", name, what);
+    case_check(c, full);
+  }
+}
+
+int main(void) {
+  if (!sup_gpu_available()) return testing_skip("gpu-capture", "no CUDA device");
+  bf16fp32_context *ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  if (!ctx) return testing_summary("gpu-capture");
+  for (int i = 0; i < 3; i++) {
+    bf16fp32_backend_info info;
+    memset(&info, 0, sizeof info);
+    int b = backend_index(ctx, forced_names[i]);
+    CHECK(b >= 0 && bf16fp32_backend_info_get(ctx, b, &info) == BF16FP32_OK);
+    if (b >= 0 && !info.available) fprintf(stderr, "%s unavailable: %s\n", info.name, info.reason);
+    CHECK(b >= 0 && info.available);
+  }
+  for (int i = 0; i < NWARM; i++) CHECK(case_alloc(&warm[i], 100 + 10 * (uint64_t)i) == 0);
+  gcase cold = {.m = 5, .n = 72, .k = 200};   /* no prewarm for this (n, k) at all */
+  gcase big = {.m = 300, .n = 256, .k = 512}; /* (n, k) prewarmed, but only for m <= 33 */
+  CHECK(case_alloc(&cold, 7) == 0);
+  CHECK(case_alloc(&big, 8) == 0);
+
+  cudaStream_t s = sup_gpu_stream_create();
+  cudaStream_t fresh[4] = {NULL, NULL, NULL, NULL}; /* kept alive: each is new to the library */
+  CHECK(s != NULL);
+  for (int f = 0; f < 4 && s; f++) {
+    const char *name = forced_names[f];
+    int b = strcmp(name, "auto") == 0 ? -1 : backend_index(ctx, name);
+    CHECK_OK(bf16fp32_force_backend(ctx, name));
+    captured_sequence(ctx, name, s);
+
+    /* Prewarmed stream, shape not prewarmed (fp32's scratch too small, no cuBLASLt plan). */
+    unprewarmed_capture(ctx, name, &big, s, "prewarmed stream, larger m");
+    /* A stream the library has never seen. */
+    fresh[f] = sup_gpu_stream_create();
+    CHECK(fresh[f] != NULL);
+    if (!fresh[f]) continue;
+    unprewarmed_capture(ctx, name, &cold, fresh[f], "new stream, new shape");
+
+    /* Outside capture the call makes what it needs; a capture after it then needs nothing. */
+    CHECK(case_poison(&cold) == 0);
+    CHECK(sup_gpu_sync() == 0);
+    CHECK_OK(case_call(ctx, &cold, fresh[f]));
+    CHECK(sup_gpu_stream_sync(fresh[f]) == 0);
+    case_check(&cold, name);
+    uint64_t calls0, fails0, calls1, fails1;
+    counters(ctx, b, &calls0, &fails0);
+    CHECK(case_poison(&cold) == 0);
+    CHECK(sup_gpu_sync() == 0);
+    CHECK(cudaStreamBeginCapture(fresh[f], cudaStreamCaptureModeGlobal) == cudaSuccess);
+    CHECK_OK(case_call(ctx, &cold, fresh[f]));
+    counters(ctx, b, &calls1, &fails1);
+    CHECK(calls1 - calls0 == 1 && fails1 == fails0);
+    if (end_and_replay(fresh[f], 1) == 0) case_check(&cold, name);
+  }
+  CHECK(cudaGetLastError() == cudaSuccess);
+
+  for (int f = 0; f < 4; f++)
+    if (fresh[f]) sup_gpu_stream_destroy(fresh[f]);
+  if (s) sup_gpu_stream_destroy(s);
+  for (int i = 0; i < NWARM; i++) case_free(&warm[i]);
+  case_free(&cold);
+  case_free(&big);
+  bf16fp32_destroy(ctx);
+  return testing_summary("gpu-capture");
+}
