@@ -9,8 +9,7 @@
 
 #include "context.h"
 #include "device.h"
-
-void bf16fp32__tune_default_path(char *buf, size_t len);
+#include "tune-table.h"
 
 void bf16fp32_options_init(bf16fp32_options *opt) {
   memset(opt, 0, sizeof *opt);

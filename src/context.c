@@ -7,9 +7,7 @@
 
 #include "context.h"
 #include "device.h"
-
-bf16fp32__tune_table *bf16fp32__tune_load_for_context(const bf16fp32__config *cfg);
-void bf16fp32__tune_free(bf16fp32__tune_table *t);
+#include "tune-table.h"
 
 void bf16fp32__log(const bf16fp32__config *cfg, int level, const char *fmt, ...) {
   if (!cfg || cfg->log_level < level) return;

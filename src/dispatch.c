@@ -5,9 +5,7 @@
 
 #include "context.h"
 #include "dispatch.h"
-
-int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, int backends[2],
-                          char *why, size_t why_len);
+#include "tune-table.h"
 
 /* How a plan's first backend was chosen (bf16fp32__plan.reason). */
 enum { REASON_FORCED, REASON_TUNED, REASON_RULE, REASON_REGISTRY, REASON_NONE };

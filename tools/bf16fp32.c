@@ -17,7 +17,7 @@ static int usage(FILE *f) {
           "  bench  [--suite F] [--backends a,b] [--m L] [--csv F] [--cpu]\n"
           "         --decode-step dsv4-flash|dsv4-pro --batch 1,4,16\n"
           "                               timing by the protocol of MEASURING.md\n"
-          "  tune   --suite F [--out F] [--cpu]\n"
+          "  tune   [--suite F] [--m L] [--out F] [--cpu] [--only PREFIX] [--emit-c F] [--from F]\n"
           "                               measure every backend, write a tuning file\n"
           "Default suite: ../shared/shapes/dsv4.txt beside the source tree.\n");
   return f == stderr ? 2 : 0;

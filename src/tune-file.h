@@ -1,0 +1,76 @@
+/* The tuning file on disk: a TSV text with '#' header lines (format, library version, the
+ * GPU's and the CPU's identity), parsed line by line, written atomically (temporary file,
+ * fsync, rename) and merged under an exclusive lock (flock on PATH.lock) so that several
+ * processes can add their entries to one file without losing any. */
+#ifndef BF16FP32_TUNE_FILE_H
+#define BF16FP32_TUNE_FILE_H
+
+#include <stddef.h>
+
+#include "tune-table.h"
+
+/* A problem with one line (line 0: with the file as a whole). */
+typedef void (*bf16fp32__tune_warn_fn)(void *user, int line, const char *msg);
+
+typedef struct bf16fp32__tune_file {
+  bf16fp32__tune_header header;
+  bf16fp32__tune_table table; /* every well-formed data line, finished (a later duplicate wins) */
+  int skipped;                /* malformed lines (each was warned about) */
+} bf16fp32__tune_file;
+
+/* Parses text (len bytes, may hold any bytes). A malformed line is skipped with a warning
+ * and the rest kept; so is a last line without its newline (a truncated file). Returns OK,
+ * or OUT_OF_MEMORY. Whether the header applies to this machine is the caller's question. */
+bf16fp32_status bf16fp32__tune_file_parse(const char *text, size_t len, bf16fp32__tune_file *f,
+                                          bf16fp32__tune_warn_fn warn, void *user);
+void bf16fp32__tune_file_clear(bf16fp32__tune_file *f);
+
+/* Reads and parses path. IO_ERROR with the errno in *err (ENOENT: there is no file). */
+bf16fp32_status bf16fp32__tune_file_read(const char *path, bf16fp32__tune_file *f, int *err,
+                                         bf16fp32__tune_warn_fn warn, void *user);
+
+/* The text of a file: header, then one line per entry. *text is malloc'ed. */
+bf16fp32_status bf16fp32__tune_file_format(const bf16fp32__tune_header *h,
+                                           const bf16fp32__tune_entry *e, int count, char **text,
+                                           size_t *len);
+
+/* True when the header's format and library version are this library's; else why. */
+bool bf16fp32__tune_header_current(const bf16fp32__tune_header *h, char *why, size_t why_len);
+
+/* Writes path atomically: creates its directory, a temporary file next to it, fsync,
+ * rename over path, fsync of the directory. Readers see the old file or the new one. */
+bf16fp32_status bf16fp32__tune_file_write_atomic(const char *path, const char *text, size_t len);
+
+/* Exclusive lock on path + ".lock" (created; never removed, which would race). */
+bf16fp32_status bf16fp32__tune_file_lock(const char *path, int *fd);
+void bf16fp32__tune_file_unlock(int fd);
+
+/* Under the lock: reads path, keeps its entries that still apply, adds `entries` (which
+ * replace equal keys) and writes the result atomically. `mine` says who measured them: its
+ * has_gpu / has_cpu sections replace the file's; a file section for another identity, or a
+ * file of another format or library version, is dropped (with a warning). Sections mine
+ * does not have are kept as they are. */
+bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune_header *mine,
+                                          const bf16fp32__tune_entry *entries, int count,
+                                          bf16fp32__tune_warn_fn warn, void *user);
+
+/* A C source file holding h and the entries as the built-in table (tune-builtin.c);
+ * tune-emit.c. */
+bf16fp32_status bf16fp32__tune_emit_c(const bf16fp32__tune_header *h, const bf16fp32__tune_entry *e,
+                                      int count, char **text, size_t *len);
+
+/* A growing text buffer for the writers; a failed allocation sticks (checked at the end). */
+typedef struct bf16fp32__text {
+  char *p;
+  size_t len, cap;
+  bool failed;
+} bf16fp32__text;
+void bf16fp32__text_printf(bf16fp32__text *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* A time in microseconds as "123.456": fixed point, whatever the process's locale. */
+void bf16fp32__text_time(bf16fp32__text *t, double us);
+
+#endif

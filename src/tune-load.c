@@ -1,0 +1,160 @@
+/* The context's tuned table: the user's file for this machine's identity, then the built-in
+ * table for the (location, N, K) pairs the file does not cover. Problems are logged (level 1),
+ * never fatal: without a table the dispatcher uses its rules. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune-file.h"
+
+#define MAX_LINE_WARNINGS 10 /* a binary file given by mistake would otherwise flood the log */
+
+typedef struct loader {
+  const bf16fp32__config *cfg;
+  const char *path;
+  int warnings;
+  /* This machine, queried only when a section needs it. */
+  int gpu_state, cpu_state; /* 0 not asked, 1 known, -1 unavailable */
+  bf16fp32__gpu_identity gpu;
+  bf16fp32__cpu_identity cpu;
+} loader;
+
+static void line_warning(void *user, int line, const char *msg) {
+  loader *l = user;
+  if (line > 0 && ++l->warnings > MAX_LINE_WARNINGS) return;
+  if (line > 0)
+    bf16fp32__log(l->cfg, 1, "tune file %s, line %d: %s: line skipped", l->path, line, msg);
+  else
+    bf16fp32__log(l->cfg, 1, "tune file %s: %s", l->path, msg);
+}
+
+static const bf16fp32__gpu_identity *this_gpu(loader *l) {
+  if (l->gpu_state == 0)
+    l->gpu_state = l->cfg->device >= 0 &&
+                   bf16fp32__gpu_identity_query(l->cfg->device, &l->gpu) == BF16FP32_OK ? 1 : -1;
+  return l->gpu_state > 0 ? &l->gpu : NULL;
+}
+
+static const bf16fp32__cpu_identity *this_cpu(loader *l) {
+  if (l->cpu_state == 0) {
+    bf16fp32__cpu_identity_query(l->cfg->cpu_threads, &l->cpu);
+    l->cpu_state = 1;
+  }
+  return &l->cpu;
+}
+
+static int count_at(const bf16fp32__tune_table *t, int where) {
+  int n = 0;
+  for (int i = 0; i < t->count; i++) n += t->entries[i].where == where;
+  return n;
+}
+
+/* Whether the section of h for `where` applies here; if not, one log line at `level`. */
+static bool section_applies(loader *l, const bf16fp32__tune_header *h, int where, bool loose,
+                            int level, const char *source) {
+  char theirs[320], ours[320];
+  if (where == BF16FP32_DEVICE) {
+    const bf16fp32__gpu_identity *g = this_gpu(l);
+    if (!h->has_gpu) return false; /* the parser already said the header is incomplete */
+    if (g && bf16fp32__gpu_identity_match(&h->gpu, g, loose)) return true;
+    bf16fp32__gpu_identity_describe(&h->gpu, theirs, sizeof theirs);
+    if (g)
+      bf16fp32__gpu_identity_describe(g, ours, sizeof ours);
+    else
+      snprintf(ours, sizeof ours, "no CUDA device in this context");
+  } else {
+    const bf16fp32__cpu_identity *c = this_cpu(l);
+    if (!h->has_cpu) return false;
+    if (bf16fp32__cpu_identity_match(&h->cpu, c, loose)) return true;
+    bf16fp32__cpu_identity_describe(&h->cpu, theirs, sizeof theirs);
+    bf16fp32__cpu_identity_describe(c, ours, sizeof ours);
+  }
+  bf16fp32__log(l->cfg, level, "%s: %s entries measured on %s ignored (this is %s)", source,
+                where == BF16FP32_DEVICE ? "device" : "host", theirs, ours);
+  return false;
+}
+
+/* The user's file into t (entries keep their line numbers). */
+static void load_file(loader *l, bf16fp32__tune_table *t) {
+  bf16fp32__tune_file f;
+  int err = 0;
+  char source[1100], why[256];
+  bf16fp32_status st = bf16fp32__tune_file_read(l->path, &f, &err, line_warning, l);
+  if (st != BF16FP32_OK) {
+    char def[1024];
+    bf16fp32__tune_default_path(def, sizeof def);
+    /* No file at the default path is the normal case; a file someone named should exist. */
+    if (!(err == ENOENT && strcmp(def, l->path) == 0))
+      bf16fp32__log(l->cfg, 1, "tune file %s: cannot read it (%s): using the built-in choices",
+                    l->path, err ? strerror(err) : bf16fp32_last_error());
+    return;
+  }
+  if (l->warnings > MAX_LINE_WARNINGS)
+    bf16fp32__log(l->cfg, 1, "tune file %s: %d more malformed lines skipped", l->path,
+                  l->warnings - MAX_LINE_WARNINGS);
+  snprintf(source, sizeof source, "tune file %s", l->path);
+  if (!bf16fp32__tune_header_current(&f.header, why, sizeof why)) {
+    bf16fp32__log(l->cfg, 1, "%s: %s: its %d entries are ignored", source, why, f.table.count);
+  } else {
+    bool use[2] = {false, false};
+    for (int where = 0; where < 2; where++)
+      use[where] = count_at(&f.table, where) > 0 &&
+                   section_applies(l, &f.header, where, false, 1, source);
+    for (int i = 0; i < f.table.count; i++) {
+      if (!use[f.table.entries[i].where]) continue;
+      if (bf16fp32__tune_table_add(t, &f.table.entries[i]) != BF16FP32_OK) break;
+    }
+  }
+  snprintf(t->file, sizeof t->file, "%s", l->path);
+  bf16fp32__tune_file_clear(&f);
+}
+
+/* The built-in entries whose (where, n, k) the user's entries (t, finished) do not cover. */
+static void load_builtin(loader *l, bf16fp32__tune_table *t) {
+  const bf16fp32__tune_builtin *b = &bf16fp32__tune_builtin_table;
+  if (b->count == 0) return;
+  bool use[2] = {false, false};
+  for (int where = 0; where < 2; where++) {
+    bool any = false;
+    for (int i = 0; i < b->count && !any; i++) any = b->entries[i].where == where;
+    /* Most machines are not the one the table was measured on: level 2, not a warning. */
+    use[where] = any && section_applies(l, &b->header, where, true, 2, "built-in table");
+  }
+  if (!use[0] && !use[1]) return;
+  int user_count = t->count;
+  for (int i = 0; i < b->count; i++) {
+    const bf16fp32__tune_entry *e = &b->entries[i];
+    if (e->where < 0 || e->where > 1 || !use[e->where]) continue;
+    /* has_pair looks only at the sorted user part: [0, user_count). */
+    bf16fp32__tune_table user = *t;
+    user.count = user_count;
+    if (bf16fp32__tune_table_has_pair(&user, e->where, e->n, e->k)) continue;
+    bf16fp32__tune_entry copy = *e;
+    copy.line = 0;
+    if (bf16fp32__tune_table_add(t, &copy) != BF16FP32_OK) break;
+  }
+  snprintf(t->builtin, sizeof t->builtin, "%.127s",
+           use[BF16FP32_DEVICE] ? b->header.gpu.name : b->header.cpu.model);
+}
+
+bf16fp32__tune_table *bf16fp32__tune_load_for_context(const bf16fp32__config *cfg) {
+  loader l;
+  memset(&l, 0, sizeof l);
+  l.cfg = cfg;
+  l.path = cfg->tune_file;
+  bf16fp32__tune_table *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  if (cfg->tune_file[0]) load_file(&l, t);
+  bf16fp32__tune_table_finish(t);
+  load_builtin(&l, t);
+  bf16fp32__tune_table_finish(t);
+  bf16fp32__clear_error(); /* nothing here fails the context: leave no error detail behind */
+  if (t->count == 0) {
+    bf16fp32__tune_free(t);
+    return NULL;
+  }
+  bf16fp32__log(cfg, 2, "tuned table: %d entries (%s%s%s)", t->count, t->file[0] ? t->file : "",
+                t->file[0] && t->builtin[0] ? " and " : "", t->builtin[0] ? "built-in table" : "");
+  return t;
+}

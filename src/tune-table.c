@@ -1,0 +1,181 @@
+/* The tuned table in memory: M buckets, adding and sorting entries, the lookup by
+ * (location, N, K, bucket) and the dispatcher's question "which backends, and why". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune-table.h"
+
+int64_t bf16fp32__tune_bucket(int64_t m) {
+  if (m <= 16) return m < 1 ? 1 : m;
+  if (m > ((int64_t)1 << 62)) return (int64_t)1 << 62; /* no real call gets here */
+  int64_t b = 32;
+  while (b < m) b <<= 1;
+  return b;
+}
+
+bool bf16fp32__tune_is_bucket(int64_t m) {
+  return m >= 1 && (m <= 16 || (m & (m - 1)) == 0);
+}
+
+bf16fp32_status bf16fp32__tune_table_add(bf16fp32__tune_table *t, const bf16fp32__tune_entry *e) {
+  if (t->count == t->cap) {
+    int cap = t->cap ? 2 * t->cap : 64;
+    bf16fp32__tune_entry *p = realloc(t->entries, (size_t)cap * sizeof *p);
+    if (!p) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune table: %d entries", cap);
+    t->entries = p;
+    t->cap = cap;
+  }
+  t->entries[t->count++] = *e;
+  t->sorted = false;
+  return BF16FP32_OK;
+}
+
+static int cmp_key(int where, int64_t n, int64_t k, int64_t m, const bf16fp32__tune_entry *e) {
+  if (where != e->where) return where < e->where ? -1 : 1;
+  if (n != e->n) return n < e->n ? -1 : 1;
+  if (k != e->k) return k < e->k ? -1 : 1;
+  if (m != e->m) return m < e->m ? -1 : 1;
+  return 0;
+}
+
+/* qsort is not stable: each entry carries its order of addition through the sort. */
+typedef struct keyed {
+  bf16fp32__tune_entry e;
+  int order;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  int c = cmp_key(x->e.where, x->e.n, x->e.k, x->e.m, &y->e);
+  if (c) return c;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+void bf16fp32__tune_table_finish(bf16fp32__tune_table *t) {
+  if (t->sorted || t->count == 0) {
+    t->sorted = true;
+    return;
+  }
+  keyed *k = malloc((size_t)t->count * sizeof *k);
+  if (k) {
+    for (int i = 0; i < t->count; i++) k[i] = (keyed){t->entries[i], i};
+    qsort(k, (size_t)t->count, sizeof *k, cmp_keyed);
+    int out = 0;
+    for (int i = 0; i < t->count; i++) {
+      /* The last of a run of equal keys is the one added last. */
+      if (i + 1 < t->count && cmp_key(k[i].e.where, k[i].e.n, k[i].e.k, k[i].e.m, &k[i + 1].e) == 0)
+        continue;
+      t->entries[out++] = k[i].e;
+    }
+    t->count = out;
+    free(k);
+  } else {
+    /* Out of memory for the scratch copy: an insertion sort in place, same result. */
+    for (int i = 1; i < t->count; i++) {
+      bf16fp32__tune_entry e = t->entries[i];
+      int j = i;
+      while (j > 0 && cmp_key(e.where, e.n, e.k, e.m, &t->entries[j - 1]) < 0) {
+        t->entries[j] = t->entries[j - 1];
+        j--;
+      }
+      t->entries[j] = e;
+    }
+    int out = 0;
+    for (int i = 0; i < t->count; i++) {
+      const bf16fp32__tune_entry *e = &t->entries[i];
+      if (out > 0 && cmp_key(e->where, e->n, e->k, e->m, &t->entries[out - 1]) == 0)
+        t->entries[out - 1] = *e; /* equal keys keep their addition order: the later wins */
+      else
+        t->entries[out++] = *e;
+    }
+    t->count = out;
+  }
+  t->sorted = true;
+}
+
+/* Index of the first entry not below the key (count when none). */
+static int lower_bound(const bf16fp32__tune_table *t, int where, int64_t n, int64_t k, int64_t m) {
+  int lo = 0, hi = t->count;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (cmp_key(where, n, k, m, &t->entries[mid]) > 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static bool same_pair(const bf16fp32__tune_entry *e, int where, int64_t n, int64_t k) {
+  return e->where == where && e->n == n && e->k == k;
+}
+
+bool bf16fp32__tune_table_has_pair(const bf16fp32__tune_table *t, int where, int64_t n, int64_t k) {
+  int i = lower_bound(t, where, n, k, 0);
+  return i < t->count && same_pair(&t->entries[i], where, n, k);
+}
+
+const bf16fp32__tune_entry *bf16fp32__tune_table_lookup(const bf16fp32__tune_table *t, int where,
+                                                        int64_t n, int64_t k, int64_t m) {
+  if (!t || !t->sorted || t->count == 0) return NULL;
+  int i = lower_bound(t, where, n, k, bf16fp32__tune_bucket(m));
+  if (i < t->count && same_pair(&t->entries[i], where, n, k)) return &t->entries[i];
+  if (i > 0 && same_pair(&t->entries[i - 1], where, n, k)) return &t->entries[i - 1];
+  return NULL;
+}
+
+void bf16fp32__tune_table_clear(bf16fp32__tune_table *t) {
+  free(t->entries);
+  t->entries = NULL;
+  t->count = t->cap = 0;
+  t->sorted = false;
+}
+
+void bf16fp32__tune_free(bf16fp32__tune_table *t) {
+  if (!t) return;
+  bf16fp32__tune_table_clear(t);
+  free(t);
+}
+
+/* The registry index of a tuned name if this build runs it at `where`, else -1. */
+static int resolve(const char *name, int where) {
+  if (!name[0]) return -1;
+  int b = bf16fp32__registry_find(name);
+  if (b < 0 || (int)bf16fp32__registry[b].where != where || !bf16fp32__registry[b].ops) return -1;
+  return b;
+}
+
+int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, int backends[2],
+                          char *why, size_t why_len) {
+  backends[0] = backends[1] = -1;
+  const bf16fp32__tune_entry *e = bf16fp32__tune_table_lookup(t, s->where, s->n, s->k, s->m);
+  if (!e) {
+    if (why && why_len) snprintf(why, why_len, "not tuned");
+    return 0;
+  }
+  int count = 0;
+  int w = resolve(e->winner, e->where), r = resolve(e->runner_up, e->where);
+  if (w >= 0) backends[count++] = w;
+  if (r >= 0 && r != w) backends[count++] = r;
+  if (why && why_len) {
+    char source[1200];
+    if (e->line > 0)
+      snprintf(source, sizeof source, "file %s line %d", t->file, (int)e->line);
+    else
+      snprintf(source, sizeof source, "built-in table (%s)", t->builtin);
+    char runner[80] = "", bucket[64] = "";
+    if (e->runner_up[0])
+      snprintf(runner, sizeof runner, ", runner-up %s %.2f us", e->runner_up, e->runner_up_us);
+    if (e->m != bf16fp32__tune_bucket(s->m))
+      snprintf(bucket, sizeof bucket, " (nearest tuned for M=%lld)", (long long)s->m);
+    const char *note = "";
+    if (count == 0)
+      note = " (not in this build: the rules decide)";
+    else if (w < 0)
+      note = " (the winner is not in this build)";
+    snprintf(why, why_len, "tuned: %s: M bucket %lld%s: %s %.2f us%s%s", source, (long long)e->m,
+             bucket, e->winner, e->winner_us, runner, note);
+  }
+  return count;
+}

@@ -1,0 +1,92 @@
+/* Tuned choices in memory: entries keyed by (location, N, K, M bucket), the M buckets, the
+ * lookup the dispatcher asks, and the context's loading of them (tune-load.c). */
+#ifndef BF16FP32_TUNE_TABLE_H
+#define BF16FP32_TUNE_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "identity.h"
+#include "internal.h"
+
+#define BF16FP32__TUNE_NAME_LEN 32
+
+/* One measured (location, N, K, M bucket): the fastest backend and the second, by name (as
+ * in the registry), with their median times per call in microseconds. */
+typedef struct bf16fp32__tune_entry {
+  int32_t where;                            /* bf16fp32_location */
+  int32_t line;                             /* line in the source file; 0: built-in or new */
+  int64_t n, k;
+  int64_t m;                                /* the bucket (its representative, upper M) */
+  char winner[BF16FP32__TUNE_NAME_LEN];
+  double winner_us;
+  char runner_up[BF16FP32__TUNE_NAME_LEN];  /* "" when only one backend was measured */
+  double runner_up_us;                      /* < 0 when there is no runner-up */
+} bf16fp32__tune_entry;
+
+/* Who the entries were measured on: the header of a file or of the built-in table. */
+typedef struct bf16fp32__tune_header {
+  int format;                 /* 0: the file says none */
+  char library[32];           /* BF16FP32_VERSION of the writer */
+  bool has_gpu, has_cpu;      /* the section's identity is complete */
+  bf16fp32__gpu_identity gpu; /* for the entries at DEVICE */
+  bf16fp32__cpu_identity cpu; /* for the entries at HOST */
+} bf16fp32__tune_header;
+
+#define BF16FP32__TUNE_FORMAT 1
+
+/* The built-in table (tune-builtin.c, emitted by `bf16fp32 tune --emit-c`). */
+typedef struct bf16fp32__tune_builtin {
+  bf16fp32__tune_header header;
+  const bf16fp32__tune_entry *entries;
+  int count;
+} bf16fp32__tune_builtin;
+extern const bf16fp32__tune_builtin bf16fp32__tune_builtin_table;
+
+/* The bucket of a call's M: every M up to 16 is its own bucket, then the next power of two
+ * (17..32 -> 32, 33..64 -> 64). m < 1 gives 1. */
+int64_t bf16fp32__tune_bucket(int64_t m);
+/* True when m is a bucket's representative (1..16 or a power of two). */
+bool bf16fp32__tune_is_bucket(int64_t m);
+
+/* The context's tuned choices: entries sorted by key, unique, and where they came from. */
+typedef struct bf16fp32__tune_table bf16fp32__tune_table;
+struct bf16fp32__tune_table {
+  bf16fp32__tune_entry *entries;
+  int count, cap;
+  bool sorted;
+  char file[1024];     /* the user file the entries with line > 0 came from */
+  char builtin[160];   /* the built-in table's device, for entries with line == 0 */
+};
+
+/* Appends a copy of e (OUT_OF_MEMORY on failure). Later additions of a key replace earlier
+ * ones at bf16fp32__tune_table_finish. */
+bf16fp32_status bf16fp32__tune_table_add(bf16fp32__tune_table *t, const bf16fp32__tune_entry *e);
+/* Sorts by (where, n, k, m) and keeps the last added entry of each key. */
+void bf16fp32__tune_table_finish(bf16fp32__tune_table *t);
+/* Whether the (finished) table has any entry for (where, n, k). */
+bool bf16fp32__tune_table_has_pair(const bf16fp32__tune_table *t, int where, int64_t n, int64_t k);
+/* The entry for a call: the smallest tuned bucket at or above bucket(m) for (where, n, k);
+ * beyond the largest tuned bucket, the largest. NULL when (where, n, k) was not tuned. */
+const bf16fp32__tune_entry *bf16fp32__tune_table_lookup(const bf16fp32__tune_table *t, int where,
+                                                        int64_t n, int64_t k, int64_t m);
+/* Frees the entries only (for tables that live on the stack or in a struct). */
+void bf16fp32__tune_table_clear(bf16fp32__tune_table *t);
+
+/* --- what the context and the dispatcher call --- */
+
+/* Loads cfg->tune_file ("" = none) for this machine (cfg->device, -1 = CPU only); the built-in
+ * table fills the (location, N, K) pairs the file does not cover. NULL when nothing applies.
+ * Mismatches and malformed lines are logged through bf16fp32__log (level 1). */
+bf16fp32__tune_table *bf16fp32__tune_load_for_context(const bf16fp32__config *cfg);
+/* Registry indices of the tuned winner and runner-up for s (where, n, k, bucket(m)), skipping
+ * names this build does not know or that run elsewhere; returns how many (0..2). why (may be
+ * NULL) says where the choice came from and the measured times. */
+int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, int backends[2],
+                          char *why, size_t why_len);
+void bf16fp32__tune_free(bf16fp32__tune_table *t);
+/* $XDG_CACHE_HOME/bf16fp32/tune.tsv, else $HOME/.cache/bf16fp32/tune.tsv; "" without either. */
+void bf16fp32__tune_default_path(char *buf, size_t len);
+
+#endif

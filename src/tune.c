@@ -1,0 +1,242 @@
+/* The tune run (bf16fp32_tune, `bf16fp32 tune`): for each (N, K) and M bucket, every available
+ * backend is checked against the oracle and timed by the measure protocol; the fastest and
+ * the second are merged into the tuning file under its lock. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "device.h"
+#include "dispatch.h"
+#include "tune-file.h"
+#include "tune.h"
+
+#define MAX_DIM (((int64_t)1 << 31) - 1) /* the suite files' limit; far above real weights */
+
+/* A candidate is one registry backend run through the context, alone. */
+typedef struct cand_user {
+  bf16fp32_context *ctx;
+  int backend;
+} cand_user;
+
+static bf16fp32_status cand_run(void *user, const bf16fp32__call *call) {
+  const cand_user *u = user;
+  return bf16fp32__run_one(u->ctx, u->backend, call);
+}
+
+static bf16fp32_status cand_prewarm(void *user, const bf16fp32__shape *s, void *stream) {
+  const cand_user *u = user;
+  return bf16fp32__prewarm_one(u->ctx, u->backend, s, stream);
+}
+
+static void merge_warning(void *user, int line, const char *msg) {
+  const bf16fp32__config *cfg = user;
+  if (line > 0)
+    bf16fp32__log(cfg, 1, "tune: merging into %s, line %d: %s: line dropped", cfg->tune_file, line, msg);
+  else
+    bf16fp32__log(cfg, 1, "tune: %s", msg);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static bf16fp32_status check_request(const bf16fp32__config *cfg, const bf16fp32__tune_request *r) {
+  if (r->where != BF16FP32_HOST && r->where != BF16FP32_DEVICE)
+    return bf16fp32__fail(BF16FP32_BAD_OPTION, "tune: where=%d is neither HOST nor DEVICE", (int)r->where);
+  if (!r->nk_pairs || !r->ms) return bf16fp32__fail(BF16FP32_NULL_POINTER, "tune: nk_pairs or ms is NULL");
+  if (r->pair_count < 1 || r->pair_count > 1 << 20 || r->m_count < 1 || r->m_count > 1 << 20)
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: pair_count=%d m_count=%d (1 to 2^20 each)",
+                          r->pair_count, r->m_count);
+  for (int i = 0; i < 2 * r->pair_count; i++)
+    if (r->nk_pairs[i] < 1 || r->nk_pairs[i] > MAX_DIM)
+      return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: nk_pairs[%d]=%lld (1 to 2^31-1)", i,
+                            (long long)r->nk_pairs[i]);
+  for (int i = 0; i < r->m_count; i++)
+    if (r->ms[i] < 1 || r->ms[i] > MAX_DIM)
+      return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: ms[%d]=%lld (1 to 2^31-1)", i, (long long)r->ms[i]);
+  if (r->where == BF16FP32_DEVICE && cfg->device < 0)
+    return bf16fp32__fail(BF16FP32_NO_DEVICE, "tune: device tuning but the context has no CUDA device");
+  const char *out = r->out_path ? r->out_path : cfg->tune_file;
+  if (!out[0])
+    return bf16fp32__fail(BF16FP32_BAD_OPTION,
+                          "tune: no output file (out_path is NULL and the context has no tuning "
+                          "file: BF16FP32_TUNE_FILE is empty or HOME is not set)");
+  return BF16FP32_OK;
+}
+
+/* Winner and runner-up of a measure: the two smallest valid times. */
+static bool pick(const bf16fp32__candidate *c, int count, int where, int64_t n, int64_t k,
+                 int64_t m, bf16fp32__tune_entry *e) {
+  int best = -1, second = -1;
+  for (int i = 0; i < count; i++) {
+    if (c[i].status != BF16FP32_OK || c[i].median_us < 0) continue;
+    if (best < 0 || c[i].median_us < c[best].median_us) {
+      second = best;
+      best = i;
+    } else if (second < 0 || c[i].median_us < c[second].median_us) {
+      second = i;
+    }
+  }
+  if (best < 0) return false;
+  memset(e, 0, sizeof *e);
+  e->where = where;
+  e->n = n, e->k = k, e->m = m;
+  snprintf(e->winner, sizeof e->winner, "%s", c[best].name);
+  e->winner_us = c[best].median_us;
+  e->runner_up_us = -1;
+  if (second >= 0) {
+    snprintf(e->runner_up, sizeof e->runner_up, "%s", c[second].name);
+    e->runner_up_us = c[second].median_us;
+  }
+  return true;
+}
+
+/* The measuring part, under the context's shared lock and with its device current. */
+static bf16fp32_status measure_all(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
+                                   const int64_t *buckets, int nb, bf16fp32__tune_table *found) {
+  const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
+  bf16fp32_status st = BF16FP32_OK;
+  bf16fp32__candidate cands[BF16FP32__MAX_BACKENDS];
+  cand_user users[BF16FP32__MAX_BACKENDS];
+  bf16fp32__measure_opts opts;
+  void *stream = NULL;
+  int count = 0;
+  for (int b = 0; b < bf16fp32__registry_count && count < BF16FP32__MAX_BACKENDS; b++) {
+    if ((int)bf16fp32__registry[b].where != (int)r->where || !bf16fp32__backend_available(ctx, b))
+      continue;
+    users[count] = (cand_user){ctx, b};
+    memset(&cands[count], 0, sizeof cands[count]);
+    cands[count].name = bf16fp32__registry[b].name;
+    cands[count].run = cand_run;
+    cands[count].prewarm = cand_prewarm;
+    cands[count].user = &users[count];
+    count++;
+  }
+  if (count == 0)
+    return bf16fp32__fail(BF16FP32_UNSUPPORTED, "tune: no backend is available at %s",
+                          r->where == BF16FP32_DEVICE ? "device" : "host");
+  if (r->measure)
+    opts = *r->measure;
+  else
+    bf16fp32__measure_defaults(&opts);
+  if (r->where == BF16FP32_DEVICE && !opts.stream) {
+    BF16FP32__TRY(bf16fp32__tune_stream_create(&stream));
+    opts.stream = stream;
+  }
+  for (int p = 0; p < r->pair_count; p++) {
+    int64_t n = r->nk_pairs[2 * p], k = r->nk_pairs[2 * p + 1];
+    for (int i = 0; i < nb; i++) {
+      bf16fp32_status ms = bf16fp32__measure(r->where, buckets[i], n, k, cands, count, &opts);
+      if (ms != BF16FP32_OK) {
+        bf16fp32__log(cfg, 1, "tune: n=%lld k=%lld m=%lld not measured: %s (%s)", (long long)n,
+                      (long long)k, (long long)buckets[i], bf16fp32_status_name(ms),
+                      bf16fp32_last_error());
+        if (r->progress) r->progress(r->user, n, k, buckets[i], NULL, cands, count);
+        /* Too big for memory: the next, smaller pair may still fit. Anything else stops. */
+        if (ms == BF16FP32_OUT_OF_MEMORY) continue;
+        st = ms;
+        goto cleanup;
+      }
+      bf16fp32__tune_entry e;
+      bool got = pick(cands, count, r->where, n, k, buckets[i], &e);
+      if (got) {
+        BF16FP32__TRY(bf16fp32__tune_table_add(found, &e));
+        bf16fp32__log(cfg, 2, "tune: %s n=%lld k=%lld m=%lld: %s %.2f us, runner-up %s",
+                      r->where == BF16FP32_DEVICE ? "device" : "host", (long long)n, (long long)k,
+                      (long long)buckets[i], e.winner, e.winner_us, e.runner_up[0] ? e.runner_up : "none");
+      } else {
+        bf16fp32__log(cfg, 1, "tune: n=%lld k=%lld m=%lld: no backend gave a valid time",
+                      (long long)n, (long long)k, (long long)buckets[i]);
+      }
+      if (r->progress) r->progress(r->user, n, k, buckets[i], got ? &e : NULL, cands, count);
+    }
+  }
+cleanup:
+  if (stream) bf16fp32__tune_stream_destroy(stream);
+  return st;
+}
+
+bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
+                                   int *merged) {
+  if (merged) *merged = 0;
+  if (!ctx || !r) return bf16fp32__fail(BF16FP32_NULL_POINTER, "tune: ctx or request is NULL");
+  const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
+  bf16fp32_status st = check_request(cfg, r);
+  if (st != BF16FP32_OK) return st;
+  const char *out = r->out_path ? r->out_path : cfg->tune_file;
+  bf16fp32__tune_table found = {0};
+  bf16fp32__tune_header mine;
+  memset(&mine, 0, sizeof mine);
+
+  /* The buckets of the requested M values, each once, ascending. */
+  int64_t *buckets = malloc((size_t)r->m_count * sizeof *buckets);
+  if (!buckets) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d M values", r->m_count);
+  for (int i = 0; i < r->m_count; i++) buckets[i] = bf16fp32__tune_bucket(r->ms[i]);
+  qsort(buckets, (size_t)r->m_count, sizeof *buckets, cmp_i64);
+  int nb = 0;
+  for (int i = 0; i < r->m_count; i++)
+    if (nb == 0 || buckets[nb - 1] != buckets[i]) buckets[nb++] = buckets[i];
+
+  /* Who measures: the header of what we merge. */
+  if (r->where == BF16FP32_DEVICE) {
+    BF16FP32__TRY(bf16fp32__gpu_identity_query(cfg->device, &mine.gpu));
+    mine.has_gpu = true;
+  } else {
+    bf16fp32__cpu_identity_query(cfg->cpu_threads, &mine.cpu);
+    mine.has_cpu = true;
+  }
+
+  int prev = -1;
+  bf16fp32_status measured;
+  pthread_rwlock_rdlock(&ctx->lock);
+  measured = r->where == BF16FP32_DEVICE ? bf16fp32__device_enter(cfg->device, &prev) : BF16FP32_OK;
+  if (measured == BF16FP32_OK) {
+    measured = measure_all(ctx, r, buckets, nb, &found);
+    if (r->where == BF16FP32_DEVICE) bf16fp32__device_leave(prev);
+  }
+  pthread_rwlock_unlock(&ctx->lock);
+
+  /* Whatever was measured is kept, even when the run stopped early. */
+  if (found.count > 0) {
+    bf16fp32__tune_table_finish(&found);
+    bf16fp32__config where_to = *cfg;
+    snprintf(where_to.tune_file, sizeof where_to.tune_file, "%s", out);
+    st = bf16fp32__tune_file_merge(out, &mine, found.entries, found.count, merge_warning, &where_to);
+    if (st == BF16FP32_OK) {
+      if (merged) *merged = found.count;
+      bf16fp32__log(cfg, 2, "tune: %d entries merged into %s", found.count, out);
+    }
+  }
+  if (measured != BF16FP32_OK) {
+    st = measured;
+  } else if (st == BF16FP32_OK && found.count == 0) {
+    st = bf16fp32__fail(BF16FP32_UNSUPPORTED, "tune: no backend gave a valid time for any shape");
+  }
+cleanup:
+  free(buckets);
+  bf16fp32__tune_table_clear(&found);
+  return st;
+}
+
+bf16fp32_status bf16fp32_tune(bf16fp32_context *ctx, bf16fp32_location where, const int64_t *nk_pairs,
+                              int pair_count, const int64_t *ms, int m_count, const char *out_path) {
+  bf16fp32__tune_request r;
+  memset(&r, 0, sizeof r);
+  r.where = where;
+  r.nk_pairs = nk_pairs;
+  r.pair_count = pair_count;
+  r.ms = ms;
+  r.m_count = m_count;
+  r.out_path = out_path;
+  return bf16fp32__tune_run(ctx, &r, NULL);
+}
+
+#ifndef BF16FP32_HAVE_CUDA
+bf16fp32_status bf16fp32__tune_stream_create(void **stream) {
+  *stream = NULL;
+  return bf16fp32__fail(BF16FP32_NO_DEVICE, "this library was built without CUDA");
+}
+void bf16fp32__tune_stream_destroy(void *stream) { (void)stream; }
+#endif

@@ -1,0 +1,136 @@
+/* M buckets and the tuned table's lookup: which entry a call's M uses, and what the
+ * dispatcher gets back (registry indices, the reason). */
+#include <stdio.h>
+#include <string.h>
+
+#include "tune-table.h"
+
+static int failures;
+#define EXPECT(cond, ...)                                           \
+  do {                                                              \
+    if (!(cond)) {                                                  \
+      failures++;                                                   \
+      fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                 \
+      fprintf(stderr, "\n");                                        \
+    }                                                               \
+  } while (0)
+
+static void test_bucket(void) {
+  for (int64_t m = 1; m <= 16; m++) EXPECT(bf16fp32__tune_bucket(m) == m, "m=%lld", (long long)m);
+  for (int64_t m = 17; m <= 32; m++) EXPECT(bf16fp32__tune_bucket(m) == 32, "m=%lld", (long long)m);
+  for (int64_t m = 33; m <= 64; m++) EXPECT(bf16fp32__tune_bucket(m) == 64, "m=%lld", (long long)m);
+  EXPECT(bf16fp32__tune_bucket(65) == 128, "65");
+  EXPECT(bf16fp32__tune_bucket(4096) == 4096, "4096");
+  EXPECT(bf16fp32__tune_bucket(4097) == 8192, "4097");
+  EXPECT(bf16fp32__tune_bucket(0) == 1 && bf16fp32__tune_bucket(-5) == 1, "m < 1");
+  EXPECT(bf16fp32__tune_bucket(((int64_t)1 << 40) + 1) == (int64_t)1 << 41, "2^40+1");
+  /* Every bucket is its own representative, and every M maps to a bucket at or above it. */
+  for (int64_t m = 1; m < 100000; m += 1 + m / 7) {
+    int64_t b = bf16fp32__tune_bucket(m);
+    EXPECT(b >= m && bf16fp32__tune_is_bucket(b) && bf16fp32__tune_bucket(b) == b, "m=%lld b=%lld",
+           (long long)m, (long long)b);
+  }
+  EXPECT(!bf16fp32__tune_is_bucket(17) && !bf16fp32__tune_is_bucket(48) && !bf16fp32__tune_is_bucket(0),
+         "not buckets");
+  EXPECT(bf16fp32__tune_is_bucket(13) && bf16fp32__tune_is_bucket(1024), "buckets");
+}
+
+static bf16fp32__tune_entry entry(int where, int64_t n, int64_t k, int64_t m, const char *winner,
+                                  double us, const char *runner, double rus, int line) {
+  bf16fp32__tune_entry e;
+  memset(&e, 0, sizeof e);
+  e.where = where;
+  e.n = n, e.k = k, e.m = m;
+  snprintf(e.winner, sizeof e.winner, "%s", winner);
+  e.winner_us = us;
+  snprintf(e.runner_up, sizeof e.runner_up, "%s", runner);
+  e.runner_up_us = runner[0] ? rus : -1;
+  e.line = line;
+  return e;
+}
+
+static void test_lookup(void) {
+  bf16fp32__tune_table t;
+  memset(&t, 0, sizeof t);
+  snprintf(t.file, sizeof t.file, "/tmp/x.tsv");
+  snprintf(t.builtin, sizeof t.builtin, "NVIDIA H200");
+  /* Added out of order, with a duplicate key whose later addition must win. */
+  const int64_t ms[] = {64, 1, 4, 16, 32, 4096};
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+    bf16fp32__tune_entry e = entry(BF16FP32_HOST, 256, 4096, ms[i], "cpu-ref", (double)ms[i], "", 0, (int)i + 10);
+    EXPECT(bf16fp32__tune_table_add(&t, &e) == BF16FP32_OK, "add");
+  }
+  bf16fp32__tune_entry dup = entry(BF16FP32_HOST, 256, 4096, 16, "later", 1.5, "cpu-ref", 2.5, 99);
+  bf16fp32__tune_table_add(&t, &dup);
+  bf16fp32__tune_entry other = entry(BF16FP32_HOST, 512, 4096, 1, "cpu-ref", 7, "", 0, 100);
+  bf16fp32__tune_table_add(&t, &other);
+  bf16fp32__tune_entry dev = entry(BF16FP32_DEVICE, 256, 4096, 1, "smallm", 2.1, "cublas", 6.3, 0);
+  bf16fp32__tune_table_add(&t, &dev);
+  bf16fp32__tune_table_finish(&t);
+  EXPECT(t.count == 8, "count %d", t.count); /* 6 buckets (one twice), 1 other, 1 device */
+
+  struct { int64_t m, want; } cases[] = {
+      {1, 1}, {2, 4}, {3, 4}, {4, 4}, {5, 16}, {16, 16}, {17, 32}, {32, 32}, {33, 64}, {64, 64},
+      {65, 4096}, {1000, 4096}, {4096, 4096}, {4097, 4096}, {1000000, 4096},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const bf16fp32__tune_entry *e = bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 256, 4096, cases[i].m);
+    EXPECT(e && e->m == cases[i].want, "m=%lld -> %lld, want %lld", (long long)cases[i].m,
+           e ? (long long)e->m : -1LL, (long long)cases[i].want);
+  }
+  const bf16fp32__tune_entry *e16 = bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 256, 4096, 16);
+  EXPECT(e16 && strcmp(e16->winner, "later") == 0 && e16->line == 99, "duplicate: the later wins");
+  /* Only the pair's own entries: 512 x 4096 has bucket 1 only; 256 x 7168 none. */
+  const bf16fp32__tune_entry *o = bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 512, 4096, 300);
+  EXPECT(o && o->n == 512 && o->m == 1, "other pair");
+  EXPECT(!bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 256, 7168, 1), "untuned pair");
+  EXPECT(!bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 128, 4096, 1), "untuned smaller n");
+  const bf16fp32__tune_entry *d = bf16fp32__tune_table_lookup(&t, BF16FP32_DEVICE, 256, 4096, 9);
+  EXPECT(d && strcmp(d->winner, "smallm") == 0, "device entry");
+  EXPECT(bf16fp32__tune_table_has_pair(&t, BF16FP32_HOST, 512, 4096) &&
+             !bf16fp32__tune_table_has_pair(&t, BF16FP32_DEVICE, 512, 4096),
+         "has_pair");
+
+  /* The dispatcher's view. */
+  bf16fp32__shape s;
+  memset(&s, 0, sizeof s);
+  s.where = BF16FP32_HOST, s.m = 20, s.n = 256, s.k = 4096, s.ldx = 4096, s.ldw = 4096, s.ldo = 256;
+  int b[2];
+  char why[512];
+  int n = bf16fp32__tune_choice(&t, &s, b, why, sizeof why);
+  int ref = bf16fp32__registry_find("cpu-ref");
+  EXPECT(ref >= 0, "cpu-ref is registered");
+  EXPECT(n == 1 && b[0] == ref && b[1] == -1, "m=20 -> bucket 32: cpu-ref alone (n=%d)", n);
+  EXPECT(strstr(why, "file /tmp/x.tsv line 14") && strstr(why, "M bucket 32") && strstr(why, "cpu-ref"),
+         "why: %s", why);
+  s.m = 10; /* bucket 16: winner "later" is no backend, runner-up cpu-ref */
+  n = bf16fp32__tune_choice(&t, &s, b, why, sizeof why);
+  EXPECT(n == 1 && b[0] == ref, "unknown winner skipped: n=%d", n);
+  EXPECT(strstr(why, "not in this build") && strstr(why, "runner-up cpu-ref"), "why: %s", why);
+  s.n = 777;
+  n = bf16fp32__tune_choice(&t, &s, b, why, sizeof why);
+  EXPECT(n == 0 && b[0] == -1 && strcmp(why, "not tuned") == 0, "untuned: %d %s", n, why);
+  EXPECT(bf16fp32__tune_choice(&t, &s, b, NULL, 0) == 0, "why may be NULL");
+  /* A device entry naming a host backend, or a host backend asked at device: never returned. */
+  s.where = BF16FP32_DEVICE, s.n = 256, s.m = 1;
+  n = bf16fp32__tune_choice(&t, &s, b, why, sizeof why);
+  for (int i = 0; i < n; i++)
+    EXPECT(bf16fp32__registry[b[i]].where == BF16FP32_DEVICE && bf16fp32__registry[b[i]].ops,
+           "device choice %d is a built device backend", b[i]);
+  EXPECT(strstr(why, "built-in table (NVIDIA H200)"), "built-in source: %s", why);
+  bf16fp32__tune_table_clear(&t);
+  EXPECT(!bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 256, 4096, 1), "empty table");
+  bf16fp32__tune_free(NULL);
+}
+
+int main(void) {
+  test_bucket();
+  test_lookup();
+  if (failures) {
+    fprintf(stderr, "test-tune-bucket: %d failure(s)\n", failures);
+    return 1;
+  }
+  printf("test-tune-bucket: ok\n");
+  return 0;
+}

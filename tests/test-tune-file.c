@@ -1,0 +1,646 @@
+/* The tuning file: round trip, malformed and truncated lines, header (device, version)
+ * mismatches as the context loads them, the default path, merging, the atomic write, and
+ * the C emitter of the built-in table. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tune-file.h"
+
+static int failures;
+#define EXPECT(cond, ...)                                             \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      failures++;                                                     \
+      fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fprintf(stderr, "\n");                                          \
+    }                                                                 \
+  } while (0)
+
+static char dir[512];
+
+static void path_in_dir(char *buf, size_t len, const char *name) { snprintf(buf, len, "%s/%s", dir, name); }
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  fputs(text, f);
+  fclose(f);
+}
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *p = calloc(1, (size_t)n + 1);
+  if (p && fread(p, 1, (size_t)n, f) != (size_t)n) p[0] = '\0';
+  fclose(f);
+  return p;
+}
+
+/* --- warnings and log lines, collected --- */
+
+typedef struct lines {
+  int count;
+  char text[64][512];
+  int line[64];
+} lines;
+
+static void collect_warning(void *user, int line, const char *msg) {
+  lines *l = user;
+  if (l->count < 64) {
+    l->line[l->count] = line;
+    snprintf(l->text[l->count], sizeof l->text[0], "%s", msg);
+  }
+  l->count++;
+}
+
+static void collect_log(void *user, int level, const char *line) {
+  (void)level;
+  collect_warning(user, 0, line);
+}
+
+static bool any_contains(const lines *l, const char *a, const char *b) {
+  for (int i = 0; i < l->count && i < 64; i++)
+    if (strstr(l->text[i], a) && (!b || strstr(l->text[i], b))) return true;
+  return false;
+}
+
+static void dump(const char *what, const lines *l) {
+  for (int i = 0; i < l->count && i < 64; i++) fprintf(stderr, "  %s[%d] line %d: %s\n", what, i, l->line[i], l->text[i]);
+}
+
+/* --- fixtures --- */
+
+static bf16fp32__tune_header sample_header(void) {
+  bf16fp32__tune_header h;
+  memset(&h, 0, sizeof h);
+  h.format = BF16FP32__TUNE_FORMAT;
+  snprintf(h.library, sizeof h.library, "%s", BF16FP32_VERSION);
+  h.has_gpu = true;
+  snprintf(h.gpu.name, sizeof h.gpu.name, "NVIDIA H200");
+  h.gpu.sm_count = 132;
+  h.gpu.cc_major = 9;
+  h.gpu.cc_minor = 0;
+  snprintf(h.gpu.cuda_runtime, sizeof h.gpu.cuda_runtime, "13.0");
+  snprintf(h.gpu.cuda_driver, sizeof h.gpu.cuda_driver, "13.0");
+  snprintf(h.gpu.cublas, sizeof h.gpu.cublas, "13.1.0");
+  h.has_cpu = true;
+  bf16fp32__cpu_identity_query(3, &h.cpu);
+  return h;
+}
+
+static bf16fp32__tune_entry entry(int where, int64_t n, int64_t k, int64_t m, const char *winner,
+                                  double us, const char *runner, double rus) {
+  bf16fp32__tune_entry e;
+  memset(&e, 0, sizeof e);
+  e.where = where;
+  e.n = n, e.k = k, e.m = m;
+  snprintf(e.winner, sizeof e.winner, "%s", winner);
+  e.winner_us = us;
+  snprintf(e.runner_up, sizeof e.runner_up, "%s", runner);
+  e.runner_up_us = runner[0] ? rus : -1;
+  return e;
+}
+
+static int sample_entries(bf16fp32__tune_entry *e) {
+  int n = 0;
+  e[n++] = entry(BF16FP32_DEVICE, 256, 4096, 1, "smallm", 2.1, "cublas", 6.3);
+  e[n++] = entry(BF16FP32_DEVICE, 256, 4096, 32, "smallm", 2.875, "cublaslt", 6.4);
+  e[n++] = entry(BF16FP32_DEVICE, 2048, 7168, 16384, "cublas", 732.4, "cublaslt", 741.25);
+  e[n++] = entry(BF16FP32_HOST, 256, 4096, 1, "cpu-simd", 120.5, "cpu-ref", 9001.125);
+  e[n++] = entry(BF16FP32_HOST, 384, 7168, 7, "cpu-ref", 0.001, "", 0);
+  return n;
+}
+
+static bool same_entry(const bf16fp32__tune_entry *a, const bf16fp32__tune_entry *b) {
+  return a->where == b->where && a->n == b->n && a->k == b->k && a->m == b->m &&
+         strcmp(a->winner, b->winner) == 0 && strcmp(a->runner_up, b->runner_up) == 0 &&
+         (long long)(a->winner_us * 1000 + 0.5) == (long long)(b->winner_us * 1000 + 0.5) &&
+         (a->runner_up[0] ? (long long)(a->runner_up_us * 1000 + 0.5) == (long long)(b->runner_up_us * 1000 + 0.5)
+                          : b->runner_up_us < 0);
+}
+
+static const bf16fp32__tune_entry *find(const bf16fp32__tune_table *t, int where, int64_t n, int64_t k, int64_t m) {
+  for (int i = 0; i < t->count; i++) {
+    const bf16fp32__tune_entry *e = &t->entries[i];
+    if (e->where == where && e->n == n && e->k == k && e->m == m) return e;
+  }
+  return NULL;
+}
+
+/* The sample as the library writes files: sorted by key. */
+static char *format_sample(const bf16fp32__tune_header *h) {
+  bf16fp32__tune_entry e[16];
+  int n = sample_entries(e);
+  bf16fp32__tune_table t;
+  memset(&t, 0, sizeof t);
+  for (int i = 0; i < n; i++) bf16fp32__tune_table_add(&t, &e[i]);
+  bf16fp32__tune_table_finish(&t);
+  char *text = NULL;
+  size_t len = 0;
+  bf16fp32_status st = bf16fp32__tune_file_format(h, t.entries, t.count, &text, &len);
+  bf16fp32__tune_table_clear(&t);
+  if (st != BF16FP32_OK || strlen(text) != len) {
+    fprintf(stderr, "format failed\n");
+    exit(1);
+  }
+  return text;
+}
+
+/* --- tests --- */
+
+static void test_round_trip(void) {
+  bf16fp32__tune_header h = sample_header();
+  bf16fp32__tune_entry e[16];
+  int n = sample_entries(e);
+  char *text = format_sample(&h);
+  lines w = {0};
+  bf16fp32__tune_file f;
+  EXPECT(bf16fp32__tune_file_parse(text, strlen(text), &f, collect_warning, &w) == BF16FP32_OK, "parse");
+  EXPECT(w.count == 0 && f.skipped == 0, "no warnings (%d)", w.count);
+  if (w.count) dump("warning", &w);
+  EXPECT(f.header.format == 1 && strcmp(f.header.library, BF16FP32_VERSION) == 0, "format/library");
+  EXPECT(f.header.has_gpu && f.header.has_cpu, "both sections");
+  EXPECT(bf16fp32__gpu_identity_match(&f.header.gpu, &h.gpu, false), "gpu identity");
+  EXPECT(bf16fp32__cpu_identity_match(&f.header.cpu, &h.cpu, false), "cpu identity");
+  EXPECT(bf16fp32__tune_header_current(&f.header, NULL, 0), "current");
+  EXPECT(f.table.count == n, "count %d of %d", f.table.count, n);
+  for (int i = 0; i < n; i++) {
+    const bf16fp32__tune_entry *g = find(&f.table, e[i].where, e[i].n, e[i].k, e[i].m);
+    EXPECT(g && same_entry(g, &e[i]) && g->line > 0, "entry %d", i);
+  }
+  /* Writing what was read gives the same bytes. */
+  char *again = NULL;
+  size_t len = 0;
+  bf16fp32__tune_file_format(&f.header, f.table.entries, f.table.count, &again, &len);
+  EXPECT(again && strcmp(again, text) == 0, "format(parse(text)) == text");
+  /* A person can read it: TSV lines, '#' header. */
+  EXPECT(strstr(text, "# gpu.name\tNVIDIA H200\n") && strstr(text, "# library\t" BF16FP32_VERSION "\n") &&
+             strstr(text, "device\t256\t4096\t1\tsmallm\t2.100\tcublas\t6.300\n") &&
+             strstr(text, "host\t384\t7168\t7\tcpu-ref\t0.001\t-\t-\n"),
+         "text:\n%s", text);
+  free(again);
+  free(text);
+  bf16fp32__tune_file_clear(&f);
+
+  /* Hand edits: spaces for tabs, CRLF, blank lines, comments, stray spaces in a header value. */
+  const char *edited =
+      "# format\t1\r\n# library\t" BF16FP32_VERSION "\r\n"
+      "# gpu.name\t  NVIDIA   H200 \n# gpu.sm_count\t132\n# gpu.compute_capability\t9.0\n"
+      "# gpu.cuda_runtime\t13.0\n# gpu.cuda_driver\t13.0\n# gpu.cublas\t13.1.0\n"
+      "\n   \n# a comment line\n#another\n"
+      "device 256  4096\t 2 smallm 2 cublas 3.5\r\n";
+  memset(&w, 0, sizeof w);
+  bf16fp32__tune_file_parse(edited, strlen(edited), &f, collect_warning, &w);
+  EXPECT(w.count == 0, "edited: %d warnings", w.count);
+  if (w.count) dump("warning", &w);
+  EXPECT(f.table.count == 1 && f.table.entries[0].m == 2 && f.table.entries[0].winner_us == 2.0 &&
+             f.table.entries[0].runner_up_us == 3.5 && f.table.entries[0].line == 13,
+         "edited entry");
+  EXPECT(strcmp(f.header.gpu.name, "NVIDIA H200") == 0 && f.header.has_gpu && !f.header.has_cpu,
+         "cleaned name '%s'", f.header.gpu.name);
+  bf16fp32__tune_file_clear(&f);
+}
+
+static void test_malformed(void) {
+  bf16fp32__tune_header h = sample_header();
+  char *good = format_sample(&h);
+  size_t cap = strlen(good) + 4096;
+  char *text = malloc(cap);
+  snprintf(text, cap, "%s", good);
+  int first_bad = 0;
+  for (const char *p = good; *p; p++) first_bad += *p == '\n';
+  first_bad++; /* line number of the first appended line */
+  const char *bad[] = {
+      "device\t256\t4096\t64\tsmallm\t2.1\tcublas\n",                  /* 7 fields */
+      "device\t256\t4096\t64\tsmallm\t2.1\tcublas\t6.3\textra\n",      /* 9 fields */
+      "gpu\t256\t4096\t64\tsmallm\t2.1\tcublas\t6.3\n",                /* where */
+      "device\t-256\t4096\t64\tsmallm\t2.1\tcublas\t6.3\n",            /* sign */
+      "device\t0\t4096\t64\tsmallm\t2.1\tcublas\t6.3\n",               /* zero */
+      "device\t256\t4096\t48\tsmallm\t2.1\tcublas\t6.3\n",             /* not a bucket */
+      "device\t256\t4096\t64\tsmall m\t2.1\tcublas\t6.3\n",            /* 9 fields by the space */
+      "device\t256\t4096\t64\tsmallm\t2,1\tcublas\t6.3\n",             /* decimal comma */
+      "device\t256\t4096\t64\tsmallm\t1e3\tcublas\t6.3\n",             /* exponent */
+      "device\t256\t4096\t64\tsmallm\tnan\tcublas\t6.3\n",             /* nan */
+      "device\t256\t4096\t64\tsmallm\t2.1\tsmallm\t6.3\n",             /* runner-up = winner */
+      "device\t256\t4096\t64\tsmallm\t2.1\t-\t6.3\n",                  /* half a runner-up */
+      "device\t99999999999999999999\t4096\t64\tsmallm\t2.1\tcublas\t6.3\n", /* overflow */
+      "device\t256\t4096\t64\tsm@llm\t2.1\tcublas\t6.3\n",             /* name characters */
+      "# gpu.sm_count\tmany\n",                                       /* header value */
+  };
+  int nbad = (int)(sizeof bad / sizeof bad[0]);
+  for (int i = 0; i < nbad; i++) strncat(text, bad[i], cap - strlen(text) - 1);
+  strncat(text, "host\t999\t4096\t1\tcpu-ref\t5\t-\t-\n", cap - strlen(text) - 1); /* good, after */
+  lines w = {0};
+  bf16fp32__tune_file f;
+  bf16fp32__tune_file_parse(text, strlen(text), &f, collect_warning, &w);
+  EXPECT(f.skipped == nbad, "skipped %d of %d", f.skipped, nbad);
+  EXPECT(w.count == nbad, "warnings %d", w.count);
+  for (int i = 0; i < nbad && i < w.count; i++)
+    EXPECT(w.line[i] == first_bad + i, "warning %d at line %d, want %d: %s", i, w.line[i], first_bad + i, w.text[i]);
+  EXPECT(f.table.count == 6 && find(&f.table, BF16FP32_HOST, 999, 4096, 1), "the rest is kept (%d)", f.table.count);
+  EXPECT(f.header.gpu.sm_count == 132 && f.header.has_gpu, "a bad header value keeps the earlier one");
+  bf16fp32__tune_file_clear(&f);
+
+  /* A NUL byte inside a line, and an over-long line. */
+  size_t len = strlen(good);
+  char *nul = malloc(len + 64);
+  memcpy(nul, good, len);
+  static const char nul_line[] = "host\t1\t1\t1\tcpu-ref\t1\x00\t-\t-\n";
+  memcpy(nul + len, nul_line, sizeof nul_line - 1);
+  memset(&w, 0, sizeof w);
+  bf16fp32__tune_file_parse(nul, len + sizeof nul_line - 1, &f, collect_warning, &w);
+  EXPECT(f.skipped == 1 && f.table.count == 5 && any_contains(&w, "NUL", NULL), "NUL line");
+  bf16fp32__tune_file_clear(&f);
+  free(nul);
+  char *lng = malloc(len + 10000);
+  memcpy(lng, good, len);
+  memset(lng + len, 'x', 9000);
+  lng[len + 9000] = '\n';
+  memset(&w, 0, sizeof w);
+  bf16fp32__tune_file_parse(lng, len + 9001, &f, collect_warning, &w);
+  EXPECT(f.skipped == 1 && f.table.count == 5, "long line");
+  bf16fp32__tune_file_clear(&f);
+  free(lng);
+
+  /* Incomplete GPU identity: said once, at line 0. */
+  const char *partial = "# format\t1\n# gpu.name\tX\n# gpu.sm_count\t1\ndevice\t1\t1\t1\tsmallm\t1\t-\t-\n";
+  memset(&w, 0, sizeof w);
+  bf16fp32__tune_file_parse(partial, strlen(partial), &f, collect_warning, &w);
+  EXPECT(!f.header.has_gpu && w.count == 1 && w.line[0] == 0 && any_contains(&w, "incomplete", NULL),
+         "partial identity");
+  bf16fp32__tune_file_clear(&f);
+  free(text);
+  free(good);
+}
+
+/* Every prefix of a valid file: no crash, a cut line never becomes an entry, every whole line
+ * before the cut is kept as it was. */
+static void test_truncated(void) {
+  bf16fp32__tune_header h = sample_header();
+  char *text = format_sample(&h);
+  size_t len = strlen(text);
+  bf16fp32__tune_file full;
+  bf16fp32__tune_file_parse(text, len, &full, NULL, NULL);
+  for (size_t cut = 0; cut <= len; cut++) {
+    bf16fp32__tune_file f;
+    lines w = {0};
+    char *copy = malloc(cut ? cut : 1); /* exactly cut bytes, so ASan sees any over-read */
+    memcpy(copy, text, cut);
+    EXPECT(bf16fp32__tune_file_parse(copy, cut, &f, collect_warning, &w) == BF16FP32_OK, "cut %zu", cut);
+    bool clean_cut = cut == 0 || text[cut - 1] == '\n';
+    EXPECT(clean_cut ? f.skipped == 0 : f.skipped == 1, "cut %zu: skipped %d", cut, f.skipped);
+    int whole = 0;
+    for (size_t i = 0; i < cut; i++) whole += text[i] == '\n';
+    for (int i = 0; i < f.table.count; i++) {
+      const bf16fp32__tune_entry *e = &f.table.entries[i];
+      const bf16fp32__tune_entry *o = find(&full.table, e->where, e->n, e->k, e->m);
+      EXPECT(o && same_entry(e, o) && e->line <= whole, "cut %zu: entry at line %d", cut, e->line);
+    }
+    int want = 0;
+    for (int i = 0; i < full.table.count; i++) want += full.table.entries[i].line <= whole;
+    EXPECT(f.table.count == want, "cut %zu: %d entries, want %d", cut, f.table.count, want);
+    bf16fp32__tune_file_clear(&f);
+    free(copy);
+  }
+  bf16fp32__tune_file_clear(&full);
+  free(text);
+}
+
+/* --- the context's loading --- */
+
+static bf16fp32__config test_config(const char *file, lines *log) {
+  bf16fp32__config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.device = -1; /* CPU only: the tests run without a GPU */
+  cfg.cpu_threads = 3;
+  cfg.log_level = 2;
+  cfg.log_fn = collect_log;
+  cfg.log_user = log;
+  snprintf(cfg.algo, sizeof cfg.algo, "auto");
+  snprintf(cfg.tune_file, sizeof cfg.tune_file, "%s", file);
+  return cfg;
+}
+
+static int level1_lines(const lines *l) {
+  /* collect_log drops the level; the tests below use log_level 1 where it matters. */
+  return l->count;
+}
+
+static void test_load(void) {
+  char path[1024];
+  path_in_dir(path, sizeof path, "load.tsv");
+  bf16fp32__tune_header h = sample_header(); /* cpu: this machine, 3 threads */
+  char *text = format_sample(&h);
+  write_text(path, text);
+
+  /* This CPU: the host entries apply; the device entries do not (no device here): one line. */
+  lines log = {0};
+  bf16fp32__config cfg = test_config(path, &log);
+  cfg.log_level = 1;
+  bf16fp32__tune_table *t = bf16fp32__tune_load_for_context(&cfg);
+  EXPECT(t && t->count == 2, "host entries loaded (%d)", t ? t->count : -1);
+  EXPECT(log.count == 1 && any_contains(&log, "device entries", "ignored"), "one line for the device part");
+  if (log.count != 1) dump("log", &log);
+  bf16fp32__shape s;
+  memset(&s, 0, sizeof s);
+  s.where = BF16FP32_HOST, s.m = 1, s.n = 256, s.k = 4096;
+  int b[2];
+  char why[512];
+  int n = bf16fp32__tune_choice(t, &s, b, why, sizeof why);
+  EXPECT(strstr(why, path) && strstr(why, "line "), "why names the file and line: %s", why);
+  for (int i = 0; i < n; i++) EXPECT(bf16fp32__registry[b[i]].where == BF16FP32_HOST, "host backend");
+  EXPECT(n >= 1 && b[n - 1] == bf16fp32__registry_find("cpu-ref"), "cpu-ref among the choices");
+  /* An entry without a runner-up: one choice. */
+  s.n = 384, s.k = 7168, s.m = 7;
+  EXPECT(bf16fp32__tune_choice(t, &s, b, why, sizeof why) == 1, "cpu-ref entry");
+  bf16fp32__tune_free(t);
+
+  /* Another CPU (other threads count): nothing applies, one line each part. */
+  h.cpu.threads = 4;
+  free(text);
+  text = format_sample(&h);
+  write_text(path, text);
+  memset(&log, 0, sizeof log);
+  t = bf16fp32__tune_load_for_context(&cfg);
+  EXPECT(!t, "other CPU: no table");
+  EXPECT(log.count == 2 && any_contains(&log, "host entries measured on", "ignored (this is"),
+         "one line per part: %d", log.count);
+  if (log.count != 2) dump("log", &log);
+
+  /* Another library version: all ignored, one line. */
+  h.cpu.threads = 3;
+  snprintf(h.library, sizeof h.library, "0.0.1");
+  free(text);
+  text = format_sample(&h);
+  write_text(path, text);
+  memset(&log, 0, sizeof log);
+  t = bf16fp32__tune_load_for_context(&cfg);
+  EXPECT(!t && log.count == 1 && any_contains(&log, "0.0.1", "ignored"), "other version: %d lines", log.count);
+  if (log.count != 1) dump("log", &log);
+
+  /* A later format: all ignored, one line. */
+  snprintf(h.library, sizeof h.library, "%s", BF16FP32_VERSION);
+  h.format = 2;
+  free(text);
+  text = format_sample(&h);
+  write_text(path, text);
+  memset(&log, 0, sizeof log);
+  t = bf16fp32__tune_load_for_context(&cfg);
+  EXPECT(!t && log.count == 1 && any_contains(&log, "format 2", NULL), "format 2: %d lines", log.count);
+  h.format = 1;
+
+  /* A malformed line: a warning naming file and line, the rest kept. */
+  free(text);
+  text = format_sample(&h);
+  size_t len = strlen(text);
+  char *bad = malloc(len + 100);
+  snprintf(bad, len + 100, "%shost\t5\t5\t5\tcpu-ref\tfast\t-\t-\nhost\t6\t6\t1\tcpu-ref\t1\t-\t-\n", text);
+  write_text(path, bad);
+  int bad_line = 1;
+  for (const char *p = text; *p; p++) bad_line += *p == '\n';
+  char where[64];
+  snprintf(where, sizeof where, "line %d", bad_line);
+  memset(&log, 0, sizeof log);
+  t = bf16fp32__tune_load_for_context(&cfg);
+  EXPECT(t && t->count == 3, "malformed: rest kept (%d)", t ? t->count : -1);
+  EXPECT(any_contains(&log, path, where) && any_contains(&log, "winner_us", NULL), "names file and line");
+  if (!any_contains(&log, path, where)) dump("log", &log);
+  bf16fp32__tune_free(t);
+  free(bad);
+
+  /* Logging off (the default): nothing is said. */
+  cfg.log_level = 0;
+  memset(&log, 0, sizeof log);
+  t = bf16fp32__tune_load_for_context(&cfg);
+  EXPECT(t && log.count == 0, "silent unless asked");
+  bf16fp32__tune_free(t);
+  cfg.log_level = 1;
+
+  /* A missing file at the default path is silent; a missing named file is not. */
+  char home[1024];
+  path_in_dir(home, sizeof home, "home");
+  setenv("HOME", home, 1);
+  unsetenv("XDG_CACHE_HOME");
+  bf16fp32__config dcfg = test_config("", &log);
+  dcfg.log_level = 1;
+  bf16fp32__tune_default_path(dcfg.tune_file, sizeof dcfg.tune_file);
+  memset(&log, 0, sizeof log);
+  t = bf16fp32__tune_load_for_context(&dcfg);
+  EXPECT(!t && log.count == 0, "missing default file: silent (%d)", log.count);
+  char missing[1024];
+  path_in_dir(missing, sizeof missing, "nope.tsv");
+  dcfg = test_config(missing, &log);
+  dcfg.log_level = 1;
+  memset(&log, 0, sizeof log);
+  t = bf16fp32__tune_load_for_context(&dcfg);
+  EXPECT(!t && log.count == 1 && any_contains(&log, missing, "No such file"), "missing named file");
+  /* "" = no file. */
+  dcfg = test_config("", &log);
+  memset(&log, 0, sizeof log);
+  t = bf16fp32__tune_load_for_context(&dcfg);
+  EXPECT(!t && level1_lines(&log) == 0, "no file");
+  /* A directory given as the file. */
+  dcfg = test_config(dir, &log);
+  dcfg.log_level = 1;
+  memset(&log, 0, sizeof log);
+  t = bf16fp32__tune_load_for_context(&dcfg);
+  EXPECT(!t && log.count == 1, "a directory");
+  EXPECT(bf16fp32_last_error()[0] == '\0', "loading leaves no error behind: %s", bf16fp32_last_error());
+  free(text);
+}
+
+static void test_default_path(void) {
+  char buf[1024];
+  setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  setenv("HOME", "/home/u", 1);
+  bf16fp32__tune_default_path(buf, sizeof buf);
+  EXPECT(strcmp(buf, "/x/cache/bf16fp32/tune.tsv") == 0, "%s", buf);
+  setenv("XDG_CACHE_HOME", "relative", 1);
+  bf16fp32__tune_default_path(buf, sizeof buf);
+  EXPECT(strcmp(buf, "/home/u/.cache/bf16fp32/tune.tsv") == 0, "relative XDG ignored: %s", buf);
+  setenv("XDG_CACHE_HOME", "", 1);
+  bf16fp32__tune_default_path(buf, sizeof buf);
+  EXPECT(strcmp(buf, "/home/u/.cache/bf16fp32/tune.tsv") == 0, "empty XDG ignored: %s", buf);
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("HOME");
+  bf16fp32__tune_default_path(buf, sizeof buf);
+  EXPECT(buf[0] == '\0', "no HOME: '%s'", buf);
+  setenv("HOME", "/home/u", 1);
+  char small[10];
+  bf16fp32__tune_default_path(small, sizeof small);
+  EXPECT(small[0] == '\0', "too small: never a cut path");
+}
+
+static int count_temp_files(void) {
+  int n = 0;
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (strstr(e->d_name, ".tmp.")) n++;
+  if (d) closedir(d);
+  return n;
+}
+
+static void test_merge(void) {
+  char path[1024];
+  path_in_dir(path, sizeof path, "sub/dir/merge.tsv"); /* the directories do not exist yet */
+  bf16fp32__tune_header h = sample_header();
+  bf16fp32__tune_header gpu_only = h, cpu_only = h;
+  gpu_only.has_cpu = false;
+  cpu_only.has_gpu = false;
+  bf16fp32__tune_entry e[16];
+  int n = sample_entries(e); /* 3 device, 2 host */
+  lines w = {0};
+
+  EXPECT(bf16fp32__tune_file_merge(path, &gpu_only, e, 3, collect_warning, &w) == BF16FP32_OK, "gpu merge: %s",
+         bf16fp32_last_error());
+  EXPECT(bf16fp32__tune_file_merge(path, &cpu_only, e + 3, n - 3, collect_warning, &w) == BF16FP32_OK, "cpu merge");
+  EXPECT(w.count == 0, "no notes (%d)", w.count);
+  bf16fp32__tune_file f;
+  int err = 0;
+  EXPECT(bf16fp32__tune_file_read(path, &f, &err, NULL, NULL) == BF16FP32_OK, "read");
+  EXPECT(f.table.count == n && f.header.has_gpu && f.header.has_cpu && f.skipped == 0, "both parts kept: %d",
+         f.table.count);
+  bf16fp32__tune_file_clear(&f);
+  struct stat sb;
+  EXPECT(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0644, "new file mode %o", sb.st_mode & 0777);
+
+  /* Our entry replaces the file's for the same key; others stay. */
+  bf16fp32__tune_entry upd = entry(BF16FP32_DEVICE, 256, 4096, 1, "cublas", 5.5, "smallm", 5.6);
+  EXPECT(bf16fp32__tune_file_merge(path, &gpu_only, &upd, 1, collect_warning, &w) == BF16FP32_OK, "update");
+  bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
+  const bf16fp32__tune_entry *g = find(&f.table, BF16FP32_DEVICE, 256, 4096, 1);
+  EXPECT(f.table.count == n && g && strcmp(g->winner, "cublas") == 0, "replaced");
+  bf16fp32__tune_file_clear(&f);
+
+  /* Another GPU (driver update) merging: the old device entries go, with a note; host stay. */
+  chmod(path, 0600);
+  bf16fp32__tune_header newer = gpu_only;
+  snprintf(newer.gpu.cuda_driver, sizeof newer.gpu.cuda_driver, "13.1");
+  memset(&w, 0, sizeof w);
+  EXPECT(bf16fp32__tune_file_merge(path, &newer, &upd, 1, collect_warning, &w) == BF16FP32_OK, "newer");
+  EXPECT(w.count == 1 && any_contains(&w, "3 device entries", "replaced"), "note: %d", w.count);
+  if (w.count != 1) dump("note", &w);
+  bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
+  EXPECT(f.table.count == 3 && strcmp(f.header.gpu.cuda_driver, "13.1") == 0 && f.header.has_cpu,
+         "1 device + 2 host: %d", f.table.count);
+  bf16fp32__tune_file_clear(&f);
+  EXPECT(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600, "mode kept %o", sb.st_mode & 0777);
+
+  /* A file of another library version is replaced whole. */
+  bf16fp32__tune_header older = h;
+  snprintf(older.library, sizeof older.library, "0.0.0");
+  char *old = format_sample(&older);
+  write_text(path, old);
+  free(old);
+  memset(&w, 0, sizeof w);
+  bf16fp32__tune_file_merge(path, &cpu_only, e + 3, 1, collect_warning, &w);
+  EXPECT(w.count == 1 && any_contains(&w, "written by bf16fp32 0.0.0", NULL), "version note");
+  bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
+  EXPECT(f.table.count == 1 && !f.header.has_gpu && strcmp(f.header.library, BF16FP32_VERSION) == 0,
+         "replaced whole: %d", f.table.count);
+  bf16fp32__tune_file_clear(&f);
+
+  /* A device entry without a GPU identity is refused; nothing is written. */
+  EXPECT(bf16fp32__tune_file_merge(path, &cpu_only, e, 1, NULL, NULL) == BF16FP32_INTERNAL, "refused");
+  int tmp = count_temp_files();
+  char sub[1100];
+  snprintf(sub, sizeof sub, "%s/sub/dir", dir);
+  DIR *d = opendir(sub);
+  struct dirent *de;
+  while (d && (de = readdir(d)))
+    if (strstr(de->d_name, ".tmp.")) tmp++;
+  if (d) closedir(d);
+  EXPECT(tmp == 0, "no temporary file left");
+  char lock[1100];
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  EXPECT(access(lock, F_OK) == 0, "the lock file stays");
+
+  /* Write to a path whose directory cannot be made: IO_ERROR, no crash. */
+  char blocked[1100];
+  snprintf(blocked, sizeof blocked, "%s/x/y.tsv", path); /* a file used as a directory */
+  EXPECT(bf16fp32__tune_file_write_atomic(blocked, "x\n", 2) == BF16FP32_IO_ERROR, "blocked");
+  EXPECT(bf16fp32__tune_file_merge(blocked, &cpu_only, e + 3, 1, NULL, NULL) == BF16FP32_IO_ERROR, "blocked merge");
+}
+
+static void test_emit_c(void) {
+  bf16fp32__tune_header h = sample_header();
+  snprintf(h.gpu.name, sizeof h.gpu.name, "Odd \"GPU\" \\ ?\?="); /* ?\? : no trigraph here */
+  bf16fp32__tune_entry e[16];
+  int n = sample_entries(e);
+  char *text = NULL;
+  size_t len = 0;
+  EXPECT(bf16fp32__tune_emit_c(&h, e, n, &text, &len) == BF16FP32_OK && text && strlen(text) == len, "emit");
+  EXPECT(strstr(text, "static const bf16fp32__tune_entry entries[] = {") &&
+             strstr(text, "{BF16FP32_DEVICE, 0, 256, 4096, 1, \"smallm\", 2.100, \"cublas\", 6.300},") &&
+             strstr(text, "{BF16FP32_HOST, 0, 384, 7168, 7, \"cpu-ref\", 0.001, \"\", -1},") &&
+             strstr(text, ".name = \"Odd \\\"GPU\\\" \\\\ \\?\\?=\"") &&
+             strstr(text, ".count = (int)(sizeof entries / sizeof entries[0])"),
+         "emitted:\n%s", text);
+  free(text);
+  bf16fp32__tune_header empty;
+  memset(&empty, 0, sizeof empty);
+  empty.format = 1;
+  EXPECT(bf16fp32__tune_emit_c(&empty, NULL, 0, &text, &len) == BF16FP32_OK, "empty");
+  EXPECT(!strstr(text, "entries[]") && strstr(text, ".entries = NULL") && strstr(text, ".count = 0"),
+         "empty:\n%s", text);
+  /* The shipped table as the emitter writes it (it starts empty; the lead fills it). */
+  char *shipped = read_text(BF16FP32_SOURCE_DIR "/src/tune-builtin.c");
+  EXPECT(shipped && strstr(shipped, "bf16fp32__tune_builtin_table"), "shipped file");
+  if (bf16fp32__tune_builtin_table.count == 0)
+    EXPECT(shipped && strcmp(shipped, text) == 0, "src/tune-builtin.c is the emitter's empty table");
+  free(shipped);
+  free(text);
+}
+
+static void remove_tree(const char *path) {
+  DIR *d = opendir(path);
+  if (!d) {
+    unlink(path);
+    return;
+  }
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    char sub[2048];
+    snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+    remove_tree(sub);
+  }
+  closedir(d);
+  rmdir(path);
+}
+
+int main(void) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/bf16fp32-tune-file-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  test_round_trip();
+  test_malformed();
+  test_truncated();
+  test_load();
+  test_default_path();
+  test_merge();
+  test_emit_c();
+  remove_tree(dir);
+  if (failures) {
+    fprintf(stderr, "test-tune-file: %d failure(s)\n", failures);
+    return 1;
+  }
+  printf("test-tune-file: ok\n");
+  return 0;
+}

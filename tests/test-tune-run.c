@@ -1,0 +1,149 @@
+/* bf16fp32_tune on the CPU backends, end to end: arguments, the file it writes, merging a
+ * second run, and a context picking the tuned backend after reset (and falling back to the
+ * rules when a tuned name is not a usable backend). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "tune-file.h"
+
+static int failures;
+#define EXPECT(cond, ...)                                             \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      failures++;                                                     \
+      fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fprintf(stderr, "\n");                                          \
+    }                                                                 \
+  } while (0)
+
+static int logged;
+static void count_log(void *user, int level, const char *line) {
+  (void)user;
+  (void)level;
+  (void)line;
+  logged++;
+}
+
+static bf16fp32__tune_file read_back(const char *path) {
+  bf16fp32__tune_file f;
+  int err = 0;
+  if (bf16fp32__tune_file_read(path, &f, &err, NULL, NULL) != BF16FP32_OK) memset(&f, 0, sizeof f);
+  return f;
+}
+
+int main(void) {
+  char dir[512], path[600], other[600];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/bf16fp32-tune-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  snprintf(path, sizeof path, "%s/tune.tsv", dir);
+  snprintf(other, sizeof other, "%s/other.tsv", dir);
+  /* This test owns its environment: the context's file is ours, nothing forced. */
+  setenv("BF16FP32_TUNE_FILE", path, 1);
+  unsetenv("BF16FP32_ALGO");
+  unsetenv("BF16FP32_LOG");
+
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.log_level = 1;
+  opt.log_fn = count_log;
+  bf16fp32_context *ctx = NULL;
+  bf16fp32_status st = bf16fp32_create(&ctx, &opt);
+  if (st != BF16FP32_OK) {
+    fprintf(stderr, "create: %s: %s\n", bf16fp32_status_name(st), bf16fp32_last_error());
+    return 1;
+  }
+  EXPECT(logged == 1, "a named file that is missing is said (once): %d", logged);
+
+  const int64_t pairs[] = {32, 64, 48, 96};
+  const int64_t ms[] = {20, 1, 5, 3, 17}; /* buckets 1, 3, 5, 32 */
+
+  /* Arguments. */
+  EXPECT(bf16fp32_tune(NULL, BF16FP32_HOST, pairs, 2, ms, 5, NULL) == BF16FP32_NULL_POINTER, "ctx");
+  EXPECT(bf16fp32_tune(ctx, BF16FP32_HOST, NULL, 2, ms, 5, NULL) == BF16FP32_NULL_POINTER, "pairs");
+  EXPECT(bf16fp32_tune(ctx, BF16FP32_HOST, pairs, 0, ms, 5, NULL) == BF16FP32_BAD_SIZE, "pair_count");
+  EXPECT(bf16fp32_tune(ctx, BF16FP32_HOST, pairs, 2, ms, 0, NULL) == BF16FP32_BAD_SIZE, "m_count");
+  const int64_t zero[] = {0, 64};
+  EXPECT(bf16fp32_tune(ctx, BF16FP32_HOST, zero, 1, ms, 5, NULL) == BF16FP32_BAD_SIZE, "n = 0");
+  EXPECT(bf16fp32_tune(ctx, (bf16fp32_location)7, pairs, 2, ms, 5, NULL) == BF16FP32_BAD_OPTION, "where");
+  if (access(path, F_OK) == 0) EXPECT(0, "nothing written by a refused call");
+
+  /* The run. */
+  st = bf16fp32_tune(ctx, BF16FP32_HOST, pairs, 2, ms, 5, NULL);
+  EXPECT(st == BF16FP32_OK, "tune: %s: %s", bf16fp32_status_name(st), bf16fp32_last_error());
+  bf16fp32__tune_file f = read_back(path);
+  EXPECT(f.table.count == 8 && f.header.has_cpu && !f.header.has_gpu && f.skipped == 0, "8 entries: %d",
+         f.table.count);
+  const int64_t buckets[] = {1, 3, 5, 32};
+  for (int p = 0; p < 2; p++)
+    for (int b = 0; b < 4; b++) {
+      const bf16fp32__tune_entry *e =
+          bf16fp32__tune_table_lookup(&f.table, BF16FP32_HOST, pairs[2 * p], pairs[2 * p + 1], buckets[b]);
+      EXPECT(e && e->m == buckets[b] && e->winner_us > 0, "entry %d/%d", p, b);
+      int w = e ? bf16fp32__registry_find(e->winner) : -1;
+      EXPECT(w >= 0 && bf16fp32__registry[w].where == BF16FP32_HOST, "winner is a host backend");
+      if (e && e->runner_up[0]) EXPECT(e->runner_up_us >= e->winner_us, "runner-up is slower");
+    }
+  bf16fp32__tune_file_clear(&f);
+
+  /* The context uses the file from its next reset. */
+  const char *name = NULL;
+  char why[512];
+  EXPECT(bf16fp32_select(ctx, BF16FP32_HOST, 20, 32, 64, &name, why, sizeof why) == BF16FP32_OK, "select");
+  EXPECT(!strstr(why, "tuned"), "not yet: %s", why);
+  EXPECT(bf16fp32_reset(ctx) == BF16FP32_OK, "reset");
+  EXPECT(bf16fp32_select(ctx, BF16FP32_HOST, 20, 32, 64, &name, why, sizeof why) == BF16FP32_OK, "select");
+  EXPECT(strstr(why, "tuned: file") && strstr(why, path) && strstr(why, "M bucket 32"), "tuned: %s", why);
+
+  /* A second run into another file, then merged into ours by a third: all kept. */
+  const int64_t more[] = {16, 32};
+  const int64_t m1[] = {1};
+  EXPECT(bf16fp32_tune(ctx, BF16FP32_HOST, more, 1, m1, 1, other) == BF16FP32_OK, "out_path");
+  f = read_back(other);
+  EXPECT(f.table.count == 1, "other file: %d", f.table.count);
+  bf16fp32__tune_file_clear(&f);
+  EXPECT(bf16fp32_tune(ctx, BF16FP32_HOST, more, 1, m1, 1, NULL) == BF16FP32_OK, "merge");
+  f = read_back(path);
+  EXPECT(f.table.count == 9, "merged: %d", f.table.count);
+  bf16fp32__tune_file_clear(&f);
+
+  /* A tuned name that is no usable backend: the rules decide, and the run goes on. */
+  FILE *fp = fopen(path, "a");
+  if (fp) {
+    fprintf(fp, "host\t40\t40\t1\tnosuch\t1.000\t-\t-\n");
+    fclose(fp);
+  }
+  EXPECT(bf16fp32_reset(ctx) == BF16FP32_OK, "reset");
+  EXPECT(bf16fp32_select(ctx, BF16FP32_HOST, 1, 40, 40, &name, why, sizeof why) == BF16FP32_OK, "select");
+  EXPECT(name && !strstr(why, "tuned"), "falls back: %s %s", name ? name : "-", why);
+
+  /* No device: device tuning is refused; no file: refused. */
+  if (bf16fp32__context_config(ctx)->device < 0)
+    EXPECT(bf16fp32_tune(ctx, BF16FP32_DEVICE, pairs, 2, ms, 5, NULL) == BF16FP32_NO_DEVICE, "no device");
+  setenv("BF16FP32_TUNE_FILE", "", 1);
+  EXPECT(bf16fp32_reset(ctx) == BF16FP32_OK, "reset");
+  EXPECT(bf16fp32_tune(ctx, BF16FP32_HOST, pairs, 2, ms, 5, NULL) == BF16FP32_BAD_OPTION, "no file");
+  bf16fp32_destroy(ctx);
+
+  char lock[700];
+  unlink(path);
+  unlink(other);
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  unlink(lock);
+  snprintf(lock, sizeof lock, "%s.lock", other);
+  unlink(lock);
+  rmdir(dir);
+  if (failures) {
+    fprintf(stderr, "test-tune-run: %d failure(s)\n", failures);
+    return 1;
+  }
+  printf("test-tune-run: ok\n");
+  return 0;
+}

@@ -1,0 +1,307 @@
+/* `bf16fp32 tune`: every available backend measured on each (N, K) of a suite and each M
+ * bucket, winners merged into a tuning file; --emit-c turns a tuning file into the built-in
+ * table's C source (src/tune-builtin.c). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch.h"
+#include "suite.h"
+#include "tune-cmd.h"
+#include "tune-file.h"
+#include "tune.h"
+
+typedef struct tune_args {
+  const char *suite_path, *m_list, *only, *out, *emit_c, *from;
+  int cpu, device, replays, quiet;
+} tune_args;
+
+static int usage(FILE *f) {
+  fprintf(f,
+          "usage: bf16fp32 tune [--suite FILE] [--out FILE] [--cpu] [--m LIST] [--only PREFIX]\n"
+          "                     [--device N] [--replays N] [--emit-c FILE] [--quiet]\n"
+          "       bf16fp32 tune --from FILE --emit-c FILE\n"
+          "Times every available backend (GPU, or the CPU backends with --cpu) on each (N, K) of\n"
+          "the suite and each M bucket (each M up to 16, then powers of two; a bucket is timed at\n"
+          "its largest M), after checking each one's output against the fp64 oracle, and merges\n"
+          "the fastest and the runner-up into the tuning file (locked, written atomically, so\n"
+          "several processes may tune different shapes into one file).\n"
+          "  --suite FILE    shape suite (default: the DSV4 suite)\n"
+          "  --out FILE      tuning file (default: BF16FP32_TUNE_FILE, else\n"
+          "                  $XDG_CACHE_HOME/bf16fp32/tune.tsv or ~/.cache/bf16fp32/tune.tsv)\n"
+          "  --m LIST        M values, comma-separated (default: the suite's M line)\n"
+          "  --only PREFIX   only the suite entries whose name starts with PREFIX\n"
+          "  --emit-c FILE   also write the tuned entries as C source for src/tune-builtin.c\n"
+          "  --from FILE     with --emit-c: convert this tuning file, measure nothing\n"
+          "CPU tuning at large M takes long (cpu-ref is the fp64-accurate reference): pass --m.\n");
+  return f == stderr ? 2 : 0;
+}
+
+static int parse_int_arg(const char *opt, const char *s, int lo, int hi, int *v) {
+  char *end = NULL;
+  long x = strtol(s, &end, 10);
+  if (!*s || *end || x < lo || x > hi) {
+    fprintf(stderr, "bf16fp32 tune: %s '%s': expected an integer from %d to %d\n", opt, s, lo, hi);
+    return -1;
+  }
+  *v = (int)x;
+  return 0;
+}
+
+static int parse_args(int argc, char **argv, tune_args *a) {
+  memset(a, 0, sizeof *a);
+  a->device = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    bool has = i + 1 < argc;
+    if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) return usage(stdout) + 1;
+    if (strcmp(o, "--cpu") == 0) a->cpu = 1;
+    else if (strcmp(o, "--quiet") == 0) a->quiet = 1;
+    else if (strcmp(o, "--suite") == 0 && has) a->suite_path = argv[++i];
+    else if (strcmp(o, "--m") == 0 && has) a->m_list = argv[++i];
+    else if (strcmp(o, "--only") == 0 && has) a->only = argv[++i];
+    else if (strcmp(o, "--out") == 0 && has) a->out = argv[++i];
+    else if (strcmp(o, "--emit-c") == 0 && has) a->emit_c = argv[++i];
+    else if (strcmp(o, "--from") == 0 && has) a->from = argv[++i];
+    else if (strcmp(o, "--device") == 0 && has) {
+      if (parse_int_arg(o, argv[++i], 0, 1023, &a->device)) return 2;
+    } else if (strcmp(o, "--replays") == 0 && has) {
+      if (parse_int_arg(o, argv[++i], 1, 1000, &a->replays)) return 2;
+    } else {
+      fprintf(stderr, "bf16fp32 tune: unknown or incomplete option '%s'\n", o);
+      return usage(stderr);
+    }
+  }
+  if (a->from && !a->emit_c) {
+    fprintf(stderr, "bf16fp32 tune: --from needs --emit-c\n");
+    return 2;
+  }
+  return 0;
+}
+
+static void print_warning(void *user, int line, const char *msg) {
+  const char *path = user;
+  if (line > 0)
+    fprintf(stderr, "bf16fp32 tune: %s:%d: %s: line skipped\n", path, line, msg);
+  else
+    fprintf(stderr, "bf16fp32 tune: %s: %s\n", path, msg);
+}
+
+/* Writes the entries of `path` at `where` (-1: all) as the built-in table's C source. */
+static int emit_c(const char *path, int where, const char *dest) {
+  bf16fp32__tune_file f;
+  int err = 0;
+  char *text = NULL;
+  size_t len = 0;
+  if (bf16fp32__tune_file_read(path, &f, &err, print_warning, (void *)path) != BF16FP32_OK) {
+    fprintf(stderr, "bf16fp32 tune: %s\n", bf16fp32_last_error());
+    return 1;
+  }
+  char why[256];
+  if (!bf16fp32__tune_header_current(&f.header, why, sizeof why))
+    fprintf(stderr, "bf16fp32 tune: warning: %s: %s (emitted anyway)\n", path, why);
+  bf16fp32__tune_header h = f.header;
+  if (where == BF16FP32_DEVICE) h.has_cpu = false, memset(&h.cpu, 0, sizeof h.cpu);
+  if (where == BF16FP32_HOST) h.has_gpu = false, memset(&h.gpu, 0, sizeof h.gpu);
+  int kept = 0;
+  for (int i = 0; i < f.table.count; i++) {
+    const bf16fp32__tune_entry *e = &f.table.entries[i];
+    /* An entry needs its section's identity, or it could never match a machine. */
+    bool ok = (where < 0 || e->where == where) && (e->where == BF16FP32_DEVICE ? h.has_gpu : h.has_cpu);
+    if (ok) f.table.entries[kept++] = *e;
+  }
+  bf16fp32_status st = bf16fp32__tune_emit_c(&h, f.table.entries, kept, &text, &len);
+  if (st == BF16FP32_OK) st = bf16fp32__tune_file_write_atomic(dest, text, len);
+  free(text);
+  bf16fp32__tune_file_clear(&f);
+  if (st != BF16FP32_OK) {
+    fprintf(stderr, "bf16fp32 tune: --emit-c %s: %s\n", dest, bf16fp32_last_error());
+    return 1;
+  }
+  printf("wrote %s: %d built-in entries from %s\n", dest, kept, path);
+  return 0;
+}
+
+typedef struct progress {
+  const suite *s;
+  bf16fp32_location where;
+  int quiet, done, total, measured;
+} progress;
+
+/* The suite names of a weight shape, for the reader ("flash.router,v3.router"). */
+static void names_of(const suite *s, int64_t n, int64_t k, char *buf, size_t len) {
+  buf[0] = '\0';
+  for (int i = 0; i < s->count; i++) {
+    if (s->entries[i].n != n || s->entries[i].k != k) continue;
+    size_t used = strlen(buf);
+    snprintf(buf + used, len - used, "%s%s", used ? "," : "", s->entries[i].name);
+  }
+}
+
+static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16fp32__tune_entry *e,
+                        const bf16fp32__candidate *c, int count) {
+  progress *p = user;
+  p->done++;
+  p->measured += e != NULL;
+  if (p->quiet) return;
+  char names[160];
+  names_of(p->s, n, k, names, sizeof names);
+  printf("[%3d/%d] %-22.22s %6lld %6lld %6lld  ", p->done, p->total, names, (long long)n,
+         (long long)k, (long long)m);
+  if (e) {
+    printf("%-9s %9.2f us", e->winner, e->winner_us);
+    if (e->runner_up[0])
+      printf("  %-9s %9.2f us", e->runner_up, e->runner_up_us);
+    else
+      printf("  %-9s %12s", "-", "");
+  } else {
+    printf("no valid time");
+  }
+  if (p->where == BF16FP32_DEVICE) printf("  floor %.2f us", bf16fp32__floor_us(m, n, k));
+  printf("\n");
+  /* Third and later backends, and the ones without a time, with the reason. */
+  for (int i = 0; i < count; i++) {
+    if (e && (strcmp(c[i].name, e->winner) == 0 || strcmp(c[i].name, e->runner_up) == 0)) continue;
+    if (c[i].status == BF16FP32_OK && c[i].median_us >= 0)
+      printf("          %-9s %9.2f us\n", c[i].name, c[i].median_us);
+    else if (c[i].status != BF16FP32_DECLINED)
+      printf("          %-9s %s\n", c[i].name, c[i].detail[0] ? c[i].detail : bf16fp32_status_name(c[i].status));
+  }
+  fflush(stdout);
+}
+
+int tune_main(int argc, char **argv) {
+  tune_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc) return rc == 1 ? 0 : rc; /* 1: --help was printed */
+  if (a.from) return emit_c(a.from, -1, a.emit_c);
+
+  suite s;
+  char path[1024], err[512];
+  if (!a.suite_path) a.suite_path = suite_default_path(path, sizeof path);
+  if (suite_load(a.suite_path, &s, err, sizeof err) != 0) {
+    fprintf(stderr, "bf16fp32 tune: %s\n", err);
+    return 2;
+  }
+  if (a.only && suite_filter_prefix(&s, a.only) == 0) {
+    fprintf(stderr, "bf16fp32 tune: no entry of %s starts with '%s'\n", a.suite_path, a.only);
+    return 2;
+  }
+  int64_t ms[SUITE_MAX_M];
+  int m_count = s.m_count;
+  memcpy(ms, s.m, sizeof ms);
+  if (a.m_list && (m_count = suite_parse_int_list(a.m_list, ms, SUITE_MAX_M, err, sizeof err)) < 0) {
+    fprintf(stderr, "bf16fp32 tune: --m: %s\n", err);
+    return 2;
+  }
+  if (m_count <= 0) {
+    fprintf(stderr, "bf16fp32 tune: %s has no M line: pass --m\n", a.suite_path);
+    return 2;
+  }
+  /* Each weight shape once, in suite order. */
+  int64_t pairs[2 * SUITE_MAX_ENTRIES];
+  int pair_count = 0;
+  for (int i = 0; i < s.count; i++) {
+    bool seen = false;
+    for (int j = 0; j < pair_count && !seen; j++)
+      seen = pairs[2 * j] == s.entries[i].n && pairs[2 * j + 1] == s.entries[i].k;
+    if (seen) continue;
+    pairs[2 * pair_count] = s.entries[i].n;
+    pairs[2 * pair_count + 1] = s.entries[i].k;
+    pair_count++;
+  }
+
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.device = a.device;
+  opt.log_level = 1; /* the library's warnings (tuning file problems) go to stderr */
+  bf16fp32_context *ctx = NULL;
+  bf16fp32_status st = bf16fp32_create(&ctx, &opt);
+  if (st != BF16FP32_OK) {
+    fprintf(stderr, "bf16fp32 tune: cannot create a context: %s: %s\n", bf16fp32_status_name(st),
+            bf16fp32_last_error());
+    return 1;
+  }
+  const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
+  bf16fp32_location where = a.cpu ? BF16FP32_HOST : BF16FP32_DEVICE;
+  if (where == BF16FP32_DEVICE && cfg->device < 0) {
+    fprintf(stderr, "bf16fp32 tune: no CUDA device here; --cpu tunes the CPU backends\n");
+    bf16fp32_destroy(ctx);
+    return 1;
+  }
+  /* Copies: the context (and its configuration) is gone before they are last used. */
+  char out[1024], ctx_file[1024];
+  snprintf(out, sizeof out, "%s", a.out ? a.out : cfg->tune_file);
+  snprintf(ctx_file, sizeof ctx_file, "%s", cfg->tune_file);
+  if (!out[0]) {
+    fprintf(stderr, "bf16fp32 tune: no tuning file (BF16FP32_TUNE_FILE is empty or HOME unset): "
+                    "pass --out FILE\n");
+    bf16fp32_destroy(ctx);
+    return 2;
+  }
+
+  /* Who is measured, with which backends. */
+  char desc[400], backends[400] = "";
+  if (where == BF16FP32_DEVICE) {
+    bf16fp32__gpu_identity g;
+    if (bf16fp32__gpu_identity_query(cfg->device, &g) == BF16FP32_OK)
+      bf16fp32__gpu_identity_describe(&g, desc, sizeof desc);
+    else
+      snprintf(desc, sizeof desc, "device %d", cfg->device);
+  } else {
+    bf16fp32__cpu_identity c;
+    bf16fp32__cpu_identity_query(cfg->cpu_threads, &c);
+    bf16fp32__cpu_identity_describe(&c, desc, sizeof desc);
+  }
+  for (int b = 0; b < bf16fp32_backend_count(); b++) {
+    bf16fp32_backend_info info;
+    if (bf16fp32_backend_info_get(ctx, b, &info) != BF16FP32_OK || info.where != where || !info.available)
+      continue;
+    size_t used = strlen(backends);
+    snprintf(backends + used, sizeof backends - used, "%s%s", used ? ", " : "", info.name);
+  }
+  int buckets = 0;
+  for (int i = 0; i < m_count; i++) {
+    bool dup = false;
+    for (int j = 0; j < i && !dup; j++) dup = bf16fp32__tune_bucket(ms[j]) == bf16fp32__tune_bucket(ms[i]);
+    buckets += !dup;
+  }
+  printf("tuning %d weight shapes x %d M buckets on %s\nbackends: %s\nfile: %s\n", pair_count,
+         buckets, desc, backends[0] ? backends : "(none available)", out);
+  printf("[ i/n ] %-22s %6s %6s %6s  %-9s %12s  %-9s %12s\n", "suite entries", "N", "K", "M",
+         "winner", "", "runner-up", "");
+  fflush(stdout);
+
+  bf16fp32__measure_opts mo;
+  bf16fp32__measure_defaults(&mo);
+  if (a.replays) mo.replays = a.replays;
+  progress p = {&s, where, a.quiet, 0, pair_count * buckets, 0};
+  bf16fp32__tune_request r;
+  memset(&r, 0, sizeof r);
+  r.where = where;
+  r.nk_pairs = pairs;
+  r.pair_count = pair_count;
+  r.ms = ms;
+  r.m_count = m_count;
+  r.out_path = out;
+  r.measure = &mo;
+  r.progress = on_progress;
+  r.user = &p;
+  int merged = 0;
+  st = bf16fp32__tune_run(ctx, &r, &merged);
+  char detail[512];
+  snprintf(detail, sizeof detail, "%s", bf16fp32_last_error()); /* before destroy touches it */
+  bf16fp32_destroy(ctx);
+  if (merged > 0) printf("%d entries merged into %s\n", merged, out);
+  if (st != BF16FP32_OK) {
+    fprintf(stderr, "bf16fp32 tune: %s: %s\n", bf16fp32_status_name(st), detail);
+    return 1;
+  }
+  if (strcmp(out, ctx_file) == 0)
+    printf("contexts created from now on (or reset) use them\n");
+  else
+    printf("to use them: BF16FP32_TUNE_FILE=%s (or bf16fp32_options.tune_file)\n", out);
+  if (a.emit_c) return emit_c(out, where, a.emit_c);
+  return 0;
+}
