@@ -33,6 +33,20 @@ bf16fp32_status bf16fp32__cublas_status(int e, const char *call, const char *fil
     }                                                                              \
   } while (0)
 
+/* Teardown forms of the TRY macros: record the failure in the last error and go on, so that a
+ * reset frees everything it can. */
+#define BF16FP32__CUDA_NOTE(expr)                                                  \
+  do {                                                                             \
+    cudaError_t bf16fp32__e = (expr);                                              \
+    if (bf16fp32__e != cudaSuccess)                                                \
+      (void)bf16fp32__cuda_status(bf16fp32__e, #expr, __FILE__, __LINE__);         \
+  } while (0)
+#define BF16FP32__CUBLAS_NOTE(expr)                                                \
+  do {                                                                             \
+    int bf16fp32__e = (int)(expr);                                                 \
+    if (bf16fp32__e != 0) (void)bf16fp32__cublas_status(bf16fp32__e, #expr, __FILE__, __LINE__); \
+  } while (0)
+
 /* Device properties the backends choose by, read once at probe. */
 typedef struct bf16fp32__device_info {
   int ordinal;

@@ -17,20 +17,6 @@
 /* Scratch buffers replaced while a captured graph may still use them, kept until reset. */
 #define BF16FP32__SCRATCH_RETIRED_MAX 48
 
-/* Teardown forms of the TRY macros: record the failure in the last error and go on, so that a
- * reset frees everything it can. */
-#define BF16FP32__CUDA_NOTE(expr)                                                  \
-  do {                                                                             \
-    cudaError_t bf16fp32__e = (expr);                                              \
-    if (bf16fp32__e != cudaSuccess)                                                \
-      (void)bf16fp32__cuda_status(bf16fp32__e, #expr, __FILE__, __LINE__);         \
-  } while (0)
-#define BF16FP32__CUBLAS_NOTE(expr)                                                \
-  do {                                                                             \
-    int bf16fp32__e = (int)(expr);                                                 \
-    if (bf16fp32__e != 0) (void)bf16fp32__cublas_status(bf16fp32__e, #expr, __FILE__, __LINE__); \
-  } while (0)
-
 /* What one stream owns. Everything but `stream` and `lock` may be touched only while the slot
  * is acquired (its lock held), which also keeps two threads on one stream from sharing the
  * cuBLAS handle or the scratch at the same time. */
