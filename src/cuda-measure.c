@@ -1,0 +1,440 @@
+/* The GPU half of the measure (MEASURING.md): rotating operand copies for a cold L2, each
+ * candidate checked eagerly and after one graph replay, then graphs of many calls replayed in
+ * interleaved rounds timed with events. Also the device poison fill. */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda-check.h"
+#include "dispatch.h"
+#include "measure.h"
+
+#define MEASURE_ALIGN 256
+#define MEASURE_POISON_SEED_FLOATS 4096
+
+static size_t align_up(size_t v) { return (v + MEASURE_ALIGN - 1) / MEASURE_ALIGN * MEASURE_ALIGN; }
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* NO_DEVICE (with the reason) when the runtime sees no usable device. */
+static bf16fp32_status need_device(void) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    const char *why = e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device";
+    (void)cudaGetLastError();
+    return bf16fp32__fail(BF16FP32_NO_DEVICE, "cudaGetDeviceCount: %s", why);
+  }
+  return BF16FP32_OK;
+}
+
+bf16fp32_status bf16fp32__device_poison_f32(float *dev, size_t count, void *stream) {
+  bf16fp32_status st = BF16FP32_OK;
+  cudaStream_t s = (cudaStream_t)stream;
+  if (count == 0) return BF16FP32_OK;
+  /* Upload one small block, then double the poisoned prefix with device copies: a 4-byte
+   * pattern that cudaMemset (bytes) cannot write, without a kernel of our own. */
+  float seed[MEASURE_POISON_SEED_FLOATS];
+  size_t first = count < MEASURE_POISON_SEED_FLOATS ? count : MEASURE_POISON_SEED_FLOATS;
+  bf16fp32__poison_f32(seed, first);
+  /* From pageable memory the call returns once seed is staged: the stack buffer may go. */
+  BF16FP32__CUDA_TRY(cudaMemcpyAsync(dev, seed, first * sizeof(float), cudaMemcpyHostToDevice, s));
+  for (size_t done = first; done < count;) {
+    size_t part = done < count - done ? done : count - done;
+    BF16FP32__CUDA_TRY(cudaMemcpyAsync(dev + done, dev, part * sizeof(float),
+                                       cudaMemcpyDeviceToDevice, s));
+    done += part;
+  }
+cleanup:
+  return st;
+}
+
+static void cand_fail(bf16fp32__candidate *c, bf16fp32_status s) {
+  c->status = s;
+  c->median_us = -1.0;
+  const char *e = bf16fp32_last_error();
+  snprintf(c->detail, sizeof c->detail, "%s%s%s", bf16fp32_status_name(s), e && *e ? ": " : "",
+           e ? e : "");
+}
+
+/* Records a CUDA failure on a candidate; the error is cleared when it is not sticky. */
+static bf16fp32_status cand_cuda_fail(bf16fp32__candidate *c, cudaError_t e, const char *what) {
+  bf16fp32_status s = bf16fp32__cuda_status(e, what, __FILE__, __LINE__);
+  cand_fail(c, s);
+  return s;
+}
+
+/* The operand copies of one measure: copy i is x[i], w[i], out[i]. */
+typedef struct rotation {
+  char *base;
+  size_t per, xa, wa;
+  int copies;
+} rotation;
+
+static uint16_t *rot_x(const rotation *r, int i) { return (uint16_t *)(r->base + (size_t)i * r->per); }
+static uint16_t *rot_w(const rotation *r, int i) {
+  return (uint16_t *)(r->base + (size_t)i * r->per + r->xa);
+}
+static float *rot_out(const rotation *r, int i) {
+  return (float *)(r->base + (size_t)i * r->per + r->xa + r->wa);
+}
+
+static bf16fp32__call rot_call(const rotation *r, int i, int64_t m, int64_t n, int64_t k,
+                               cudaStream_t stream, bool capturing) {
+  bf16fp32__call call;
+  memset(&call, 0, sizeof call);
+  call.x = rot_x(r, i);
+  call.w = rot_w(r, i);
+  call.out = rot_out(r, i);
+  call.shape = bf16fp32__make_shape(BF16FP32_DEVICE, m, n, k, k, k, n, call.x, call.w, call.out);
+  call.stream = stream;
+  call.capturing = capturing;
+  return call;
+}
+
+/* Downloads copy 0's output and compares it with the oracle. Returns non-OK only when the
+ * download itself failed (the candidate's own verdict goes into the candidate). */
+static bf16fp32_status check_copy0(const rotation *rot, cudaStream_t stream, float *outh,
+                                   const bf16fp32__check_ref *ref, bf16fp32__candidate *cd) {
+  bf16fp32_status st = BF16FP32_OK;
+  BF16FP32__CUDA_TRY(cudaMemcpyAsync(outh, rot_out(rot, 0),
+                                     (size_t)ref->m * (size_t)ref->n * sizeof(float),
+                                     cudaMemcpyDeviceToHost, stream));
+  BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
+  bf16fp32__check_result res;
+  bf16fp32__check_ref_compare(ref, outh, ref->n, &res);
+  if (res.worst_ratio > cd->worst_ratio) cd->worst_ratio = res.worst_ratio;
+  cd->unwritten += res.unwritten;
+  cd->violations += res.violations;
+  char msg[200];
+  if (!bf16fp32__check_ok(&res, msg, sizeof msg)) {
+    cd->wrong = 1;
+    cd->status = BF16FP32_INTERNAL;
+    cd->median_us = -1.0;
+    snprintf(cd->detail, sizeof cd->detail, "%s", msg);
+  }
+cleanup:
+  return st;
+}
+
+/* Prewarm, eager checked run, capture of calls_per_graph calls, one checked replay. On
+ * success *exec holds the graph. Returns non-OK only for a failure that ends the measure
+ * (a sticky error, or the check's download failing); the candidate's own failure goes into
+ * the candidate. */
+static bf16fp32_status prepare_candidate(bf16fp32__candidate *cd, const rotation *rot,
+                                         cudaStream_t stream, int64_t m, int64_t n, int64_t k,
+                                         int calls, float *outh, const bf16fp32__check_ref *ref,
+                                         cudaGraphExec_t *exec) {
+  bf16fp32_status st = BF16FP32_OK;
+  cudaGraph_t graph = NULL;
+  *exec = NULL;
+  bf16fp32__call call = rot_call(rot, 0, m, n, k, stream, false);
+  bf16fp32_status s = BF16FP32_OK;
+  if (cd->prewarm) s = cd->prewarm(cd->user, &call.shape, stream);
+  if (s != BF16FP32_OK) {
+    cand_fail(cd, s);
+    if (s == BF16FP32_CUDA_FATAL) st = s;
+    goto cleanup;
+  }
+  /* Eager run into a poisoned output: anything left unwritten shows. */
+  BF16FP32__TRY(bf16fp32__device_poison_f32(rot_out(rot, 0), (size_t)m * (size_t)n, stream));
+  s = cd->run(cd->user, &call);
+  if (s != BF16FP32_OK) {
+    cand_fail(cd, s);
+    if (s == BF16FP32_CUDA_FATAL) st = s;
+    (void)cudaGetLastError();
+    goto cleanup;
+  }
+  cudaError_t e = cudaStreamSynchronize(stream);
+  if (e != cudaSuccess) {
+    s = cand_cuda_fail(cd, e, "cudaStreamSynchronize after the eager run");
+    if (s == BF16FP32_CUDA_FATAL) st = s;
+    goto cleanup;
+  }
+  BF16FP32__TRY(check_copy0(rot, stream, outh, ref, cd));
+  if (cd->wrong) goto cleanup;
+
+  /* Capture: call i uses copy i mod copies, so consecutive calls never share operands. */
+  e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  if (e != cudaSuccess) {
+    s = cand_cuda_fail(cd, e, "cudaStreamBeginCapture");
+    if (s == BF16FP32_CUDA_FATAL) st = s;
+    goto cleanup;
+  }
+  for (int i = 0; i < calls && s == BF16FP32_OK; i++) {
+    bf16fp32__call ci = rot_call(rot, i % rot->copies, m, n, k, stream, true);
+    s = cd->run(cd->user, &ci);
+  }
+  e = cudaStreamEndCapture(stream, &graph); /* always: leaves capture mode */
+  if (s != BF16FP32_OK) {
+    cand_fail(cd, s);
+    if (s == BF16FP32_CUDA_FATAL) st = s;
+    (void)cudaGetLastError();
+    goto cleanup;
+  }
+  if (e != cudaSuccess) {
+    s = cand_cuda_fail(cd, e, "cudaStreamEndCapture");
+    if (s == BF16FP32_CUDA_FATAL) st = s;
+    goto cleanup;
+  }
+  e = cudaGraphInstantiate(exec, graph, 0);
+  if (e != cudaSuccess) {
+    *exec = NULL;
+    s = cand_cuda_fail(cd, e, "cudaGraphInstantiate");
+    if (s == BF16FP32_CUDA_FATAL) st = s;
+    goto cleanup;
+  }
+  /* One replay into a poisoned copy 0: the graph must compute what the eager call did. */
+  BF16FP32__TRY(bf16fp32__device_poison_f32(rot_out(rot, 0), (size_t)m * (size_t)n, stream));
+  e = cudaGraphLaunch(*exec, stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  if (e != cudaSuccess) {
+    s = cand_cuda_fail(cd, e, "cudaGraphLaunch (checked replay)");
+    if (s == BF16FP32_CUDA_FATAL) st = s;
+    goto cleanup;
+  }
+  BF16FP32__TRY(check_copy0(rot, stream, outh, ref, cd));
+
+cleanup:
+  if (graph) cudaGraphDestroy(graph);
+  if (*exec && (st != BF16FP32_OK || cd->status != BF16FP32_OK)) {
+    cudaGraphExecDestroy(*exec);
+    *exec = NULL;
+  }
+  return st;
+}
+
+bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
+                                         bf16fp32__candidate *cands, int count,
+                                         const bf16fp32__measure_opts *opt) {
+  bf16fp32_status st = BF16FP32_OK;
+  cudaStream_t stream = NULL;
+  bool own_stream = false;
+  rotation rot = {0};
+  uint16_t *xh = NULL, *wh = NULL;
+  float *outh = NULL;
+  cudaEvent_t *ev = NULL;
+  int events = 0;
+  cudaGraphExec_t *exec = NULL;
+  double *samples = NULL;
+  bf16fp32__check_ref ref = {0};
+  const int calls = opt->calls_per_graph > 0 ? opt->calls_per_graph : 1;
+  const int replays = opt->replays > 0 ? opt->replays : 1;
+  const size_t xn = (size_t)m * (size_t)k, wn = (size_t)n * (size_t)k, on = (size_t)m * (size_t)n;
+
+  BF16FP32__TRY(need_device());
+  rot.xa = align_up(xn * 2);
+  rot.wa = align_up(wn * 2);
+  rot.per = rot.xa + rot.wa + align_up(on * 4);
+  /* Enough copies for rotate_bytes, at least two (a call never follows one on the same
+   * operands), at most one per call. */
+  size_t copies = (opt->rotate_bytes + rot.per - 1) / rot.per;
+  if (copies < 2) copies = 2;
+  if (copies > (size_t)calls) copies = (size_t)calls;
+  rot.copies = (int)copies;
+
+  xh = (uint16_t *)malloc(xn * 2);
+  wh = (uint16_t *)malloc(wn * 2);
+  outh = (float *)malloc(on * 4);
+  exec = (cudaGraphExec_t *)calloc((size_t)count + 1, sizeof *exec);
+  ev = (cudaEvent_t *)calloc(2 * (size_t)count + 1, sizeof *ev);
+  samples = (double *)calloc((size_t)count * (size_t)replays + 1, sizeof *samples);
+  if (!xh || !wh || !outh || !exec || !ev || !samples) {
+    st = bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "measure: host buffers for %lldx%lldx%lld",
+                        (long long)m, (long long)n, (long long)k);
+    goto cleanup;
+  }
+  bf16fp32__fill_random_bf16(xh, xn, opt->seed);
+  bf16fp32__fill_random_bf16(wh, wn, opt->seed + 1);
+  BF16FP32__TRY(bf16fp32__check_ref_init(&ref, m, n, k, xh, k, wh, k, opt->check_rows, opt->seed));
+
+  if (opt->stream) {
+    stream = (cudaStream_t)opt->stream;
+  } else {
+    BF16FP32__CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    own_stream = true;
+  }
+  BF16FP32__CUDA_TRY(cudaMalloc((void **)&rot.base, rot.per * copies));
+  /* Every copy holds the same random data: the cache sees distinct addresses, the check
+   * needs one host copy. */
+  BF16FP32__CUDA_TRY(cudaMemcpyAsync(rot_x(&rot, 0), xh, xn * 2, cudaMemcpyHostToDevice, stream));
+  BF16FP32__CUDA_TRY(cudaMemcpyAsync(rot_w(&rot, 0), wh, wn * 2, cudaMemcpyHostToDevice, stream));
+  for (int i = 1; i < rot.copies; i++) {
+    BF16FP32__CUDA_TRY(cudaMemcpyAsync(rot_x(&rot, i), rot_x(&rot, 0), xn * 2,
+                                       cudaMemcpyDeviceToDevice, stream));
+    BF16FP32__CUDA_TRY(cudaMemcpyAsync(rot_w(&rot, i), rot_w(&rot, 0), wn * 2,
+                                       cudaMemcpyDeviceToDevice, stream));
+  }
+  BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
+  for (int i = 0; i < 2 * count; i++) {
+    BF16FP32__CUDA_TRY(cudaEventCreate(&ev[i]));
+    events++;
+  }
+
+  for (int c = 0; c < count; c++)
+    BF16FP32__TRY(prepare_candidate(&cands[c], &rot, stream, m, n, k, calls, outh, &ref, &exec[c]));
+
+  for (int r = 0; r < opt->warmup; r++)
+    for (int c = 0; c < count; c++)
+      if (exec[c]) BF16FP32__CUDA_TRY(cudaGraphLaunch(exec[c], stream));
+  BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
+
+  /* Rounds: each graph once per round, the first one rotating, all queued back to back and
+   * read after one synchronization. */
+  for (int r = 0; r < replays; r++) {
+    for (int j = 0; j < count; j++) {
+      int c = (r + j) % count;
+      if (!exec[c]) continue;
+      BF16FP32__CUDA_TRY(cudaEventRecord(ev[2 * c], stream));
+      BF16FP32__CUDA_TRY(cudaGraphLaunch(exec[c], stream));
+      BF16FP32__CUDA_TRY(cudaEventRecord(ev[2 * c + 1], stream));
+    }
+    BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
+    for (int c = 0; c < count; c++) {
+      if (!exec[c]) continue;
+      float ms = 0;
+      BF16FP32__CUDA_TRY(cudaEventElapsedTime(&ms, ev[2 * c], ev[2 * c + 1]));
+      samples[(size_t)c * (size_t)replays + (size_t)r] = ms;
+    }
+  }
+  for (int c = 0; c < count; c++) {
+    if (!exec[c]) continue;
+    double ms = median_of(samples + (size_t)c * (size_t)replays, replays);
+    cands[c].median_us = ms * 1e3 / calls;
+  }
+
+cleanup:
+  if (exec)
+    for (int c = 0; c < count; c++)
+      if (exec[c]) cudaGraphExecDestroy(exec[c]);
+  for (int i = 0; i < events; i++) cudaEventDestroy(ev[i]);
+  if (stream && st == BF16FP32_OK) (void)cudaStreamSynchronize(stream);
+  if (own_stream) cudaStreamDestroy(stream);
+  if (rot.base) cudaFree(rot.base);
+  if (st != BF16FP32_OK) {
+    /* Nothing is timed when the measure itself failed. */
+    for (int c = 0; c < count; c++)
+      if (cands[c].status == BF16FP32_OK && cands[c].median_us < 0) cand_fail(&cands[c], st);
+  }
+  bf16fp32__check_ref_free(&ref);
+  free(xh);
+  free(wh);
+  free(outh);
+  free(exec);
+  free(ev);
+  free(samples);
+  return st;
+}
+
+bf16fp32_status bf16fp32__time_graphs_device(bf16fp32__graph_job *jobs, int count, int warmup,
+                                             int replays) {
+  bf16fp32_status st = BF16FP32_OK;
+  cudaStream_t stream = NULL;
+  cudaGraphExec_t *exec = NULL;
+  cudaEvent_t *ev = NULL;
+  int events = 0;
+  double *samples = NULL;
+  if (replays < 1) replays = 1;
+
+  BF16FP32__TRY(need_device());
+  exec = (cudaGraphExec_t *)calloc((size_t)count + 1, sizeof *exec);
+  ev = (cudaEvent_t *)calloc(2 * (size_t)count + 1, sizeof *ev);
+  samples = (double *)calloc((size_t)count * (size_t)replays + 1, sizeof *samples);
+  if (!exec || !ev || !samples) {
+    st = bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "time_graphs: %d jobs", count);
+    goto cleanup;
+  }
+  BF16FP32__CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (int i = 0; i < 2 * count; i++) {
+    BF16FP32__CUDA_TRY(cudaEventCreate(&ev[i]));
+    events++;
+  }
+
+  for (int j = 0; j < count; j++) {
+    bf16fp32__graph_job *jb = &jobs[j];
+    cudaGraph_t graph = NULL;
+    bf16fp32_status s = BF16FP32_OK;
+    if (jb->prepare) s = jb->prepare(jb->user, stream);
+    if (s == BF16FP32_OK) {
+      cudaError_t e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+      if (e != cudaSuccess) {
+        s = bf16fp32__cuda_status(e, "cudaStreamBeginCapture", __FILE__, __LINE__);
+      } else {
+        s = jb->record(jb->user, stream);
+        e = cudaStreamEndCapture(stream, &graph); /* always: leaves capture mode */
+        if (s == BF16FP32_OK && e != cudaSuccess)
+          s = bf16fp32__cuda_status(e, "cudaStreamEndCapture", __FILE__, __LINE__);
+        if (s != BF16FP32_OK) (void)cudaGetLastError();
+      }
+    }
+    if (s == BF16FP32_OK) {
+      cudaError_t e = cudaGraphInstantiate(&exec[j], graph, 0);
+      if (e != cudaSuccess) {
+        exec[j] = NULL;
+        s = bf16fp32__cuda_status(e, "cudaGraphInstantiate", __FILE__, __LINE__);
+      }
+    }
+    if (graph) cudaGraphDestroy(graph);
+    if (s == BF16FP32_OK) {
+      cudaError_t e = cudaGraphLaunch(exec[j], stream);
+      if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+      if (e != cudaSuccess) s = bf16fp32__cuda_status(e, "cudaGraphLaunch (first replay)", __FILE__, __LINE__);
+    }
+    if (s == BF16FP32_OK && jb->check) s = jb->check(jb->user, stream);
+    if (s != BF16FP32_OK) {
+      jb->status = s;
+      if (exec[j]) cudaGraphExecDestroy(exec[j]);
+      exec[j] = NULL;
+      if (s == BF16FP32_CUDA_FATAL) {
+        st = s;
+        goto cleanup;
+      }
+    }
+  }
+
+  for (int r = 0; r < warmup; r++)
+    for (int j = 0; j < count; j++)
+      if (exec[j]) BF16FP32__CUDA_TRY(cudaGraphLaunch(exec[j], stream));
+  BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
+  for (int r = 0; r < replays; r++) {
+    for (int i = 0; i < count; i++) {
+      int j = (r + i) % count;
+      if (!exec[j]) continue;
+      BF16FP32__CUDA_TRY(cudaEventRecord(ev[2 * j], stream));
+      BF16FP32__CUDA_TRY(cudaGraphLaunch(exec[j], stream));
+      BF16FP32__CUDA_TRY(cudaEventRecord(ev[2 * j + 1], stream));
+    }
+    BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
+    for (int j = 0; j < count; j++) {
+      if (!exec[j]) continue;
+      float ms = 0;
+      BF16FP32__CUDA_TRY(cudaEventElapsedTime(&ms, ev[2 * j], ev[2 * j + 1]));
+      samples[(size_t)j * (size_t)replays + (size_t)r] = ms;
+    }
+  }
+  for (int j = 0; j < count; j++)
+    if (exec[j]) jobs[j].median_ms = median_of(samples + (size_t)j * (size_t)replays, replays);
+
+cleanup:
+  if (exec)
+    for (int j = 0; j < count; j++)
+      if (exec[j]) cudaGraphExecDestroy(exec[j]);
+  for (int i = 0; i < events; i++) cudaEventDestroy(ev[i]);
+  if (stream) cudaStreamDestroy(stream);
+  if (st != BF16FP32_OK)
+    for (int j = 0; j < count; j++)
+      if (jobs[j].status == BF16FP32_OK && jobs[j].median_ms < 0) jobs[j].status = st;
+  free(exec);
+  free(ev);
+  free(samples);
+  return st;
+}

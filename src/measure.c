@@ -1,0 +1,416 @@
+/* The measurement core (MEASURING.md): defaults, the floor F, random operands, the sampled-row
+ * oracle check shared by every mode, and the CPU timing; the GPU half is in cuda-measure.c. */
+#include "measure.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+
+/* A CPU sample should last about this long, so that the clock's resolution and one-off
+ * interruptions stay small against it: short calls are repeated inside one sample. */
+#define MEASURE_HOST_SAMPLE_S 2e-3
+#define MEASURE_HOST_MAX_INNER 1000000
+#define MEASURE_MAX_ORACLE_THREADS 32
+
+void bf16fp32__measure_defaults(bf16fp32__measure_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->calls_per_graph = 200;
+  o->replays = 7;
+  o->warmup = 2;
+  o->rotate_bytes = (size_t)512 << 20; /* >= 400 MB of distinct copies */
+  o->check_rows = 8;
+  o->seed = 0x5eedf00dULL;
+}
+
+double bf16fp32__floor_us(int64_t m, int64_t n, int64_t k) {
+  double bytes = 2.0 * ((double)m * (double)k + (double)n * (double)k) + 4.0 * (double)m * (double)n;
+  double flops = 2.0 * (double)m * (double)n * (double)k;
+  double mem_us = bytes / 4.3e6;   /* 4.3 TB/s = 4.3e6 bytes per microsecond */
+  double math_us = flops / 790e6;  /* 790 TFLOP/s */
+  return (mem_us > math_us ? mem_us : math_us) + 0.56;
+}
+
+static uint64_t splitmix64(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* 16 random bits u give (u + 0.5) / 65536 - 0.5: uniform in (-0.5, 0.5), never zero (the
+ * smallest magnitude is 2^-17, which bf16 holds). */
+static uint16_t random_bf16(uint32_t u16) {
+  float f = ((float)u16 + 0.5f) * (1.0f / 65536.0f) - 0.5f;
+  return bf16fp32__float_to_bf16(f);
+}
+
+void bf16fp32__fill_random_bf16(uint16_t *p, size_t count, uint64_t seed) {
+  uint64_t s = seed ^ 0x6a09e667f3bcc909ULL;
+  size_t i = 0;
+  while (i + 4 <= count) {
+    uint64_t r = splitmix64(&s);
+    p[i++] = random_bf16((uint32_t)(r & 0xffff));
+    p[i++] = random_bf16((uint32_t)((r >> 16) & 0xffff));
+    p[i++] = random_bf16((uint32_t)((r >> 32) & 0xffff));
+    p[i++] = random_bf16((uint32_t)(r >> 48));
+  }
+  if (i < count) {
+    uint64_t r = splitmix64(&s);
+    for (; i < count; i++, r >>= 16) p[i] = random_bf16((uint32_t)(r & 0xffff));
+  }
+}
+
+void bf16fp32__poison_f32(float *p, size_t count) {
+  uint32_t bits = BF16FP32__POISON_BITS;
+  for (size_t i = 0; i < count; i++) memcpy(&p[i], &bits, sizeof bits);
+}
+
+/* --- the sampled-row oracle --- */
+
+typedef struct oracle_job {
+  const bf16fp32__check_ref *r;
+  const uint16_t *x, *w;
+  int64_t ldx, ldw;
+  int first, last; /* sampled rows [first, last) */
+} oracle_job;
+
+static void *oracle_rows(void *arg) {
+  const oracle_job *j = (const oracle_job *)arg;
+  const bf16fp32__check_ref *r = j->r;
+  for (int i = j->first; i < j->last; i++)
+    bf16fp32__oracle(1, r->n, r->k, j->x + r->row[i] * j->ldx, j->ldx, j->w, j->ldw,
+                     r->ref + (size_t)i * (size_t)r->n, r->absdot + (size_t)i * (size_t)r->n);
+  return NULL;
+}
+
+bf16fp32_status bf16fp32__check_ref_init(bf16fp32__check_ref *r, int64_t m, int64_t n, int64_t k,
+                                         const uint16_t *x, int64_t ldx, const uint16_t *w,
+                                         int64_t ldw, int check_rows, uint64_t seed) {
+  memset(r, 0, sizeof *r);
+  r->m = m;
+  r->n = n;
+  r->k = k;
+  int rows = (check_rows <= 0 || m <= check_rows) ? (int)m : check_rows;
+  if (m < 1 || n < 1 || k < 1 || (check_rows <= 0 && m > 0x7fffffff))
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "check_ref_init: m=%lld n=%lld k=%lld",
+                          (long long)m, (long long)n, (long long)k);
+  r->row = (int64_t *)malloc((size_t)rows * sizeof *r->row);
+  r->ref = (double *)malloc((size_t)rows * (size_t)n * sizeof *r->ref);
+  r->absdot = (double *)malloc((size_t)rows * (size_t)n * sizeof *r->absdot);
+  if (!r->row || !r->ref || !r->absdot) {
+    bf16fp32__check_ref_free(r);
+    return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "check_ref_init: %d rows of %lld", rows,
+                          (long long)n);
+  }
+  r->rows = rows;
+  if (rows == m) {
+    for (int i = 0; i < rows; i++) r->row[i] = i;
+  } else {
+    /* First and last row (edge tiles), and one row in each of rows-2 equal strips between. */
+    uint64_t s = seed ^ 0xbb67ae8584caa73bULL;
+    r->row[0] = 0;
+    r->row[rows - 1] = m - 1;
+    int64_t inner = m - 2;
+    for (int i = 1; i < rows - 1; i++) {
+      int64_t lo = 1 + inner * (i - 1) / (rows - 2);
+      int64_t hi = 1 + inner * i / (rows - 2); /* exclusive, > lo since m > rows */
+      int64_t span = hi - lo > 0 ? hi - lo : 1;
+      r->row[i] = lo + (int64_t)(splitmix64(&s) % (uint64_t)span);
+    }
+  }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int threads = cpus > 0 ? (int)cpus : 1;
+  if (threads > MEASURE_MAX_ORACLE_THREADS) threads = MEASURE_MAX_ORACLE_THREADS;
+  if (threads > rows) threads = rows;
+  /* Small problems: threads would cost more than they save. */
+  if ((double)rows * (double)n * (double)k < 4e6) threads = 1;
+  oracle_job jobs[MEASURE_MAX_ORACLE_THREADS];
+  pthread_t tid[MEASURE_MAX_ORACLE_THREADS];
+  bool started[MEASURE_MAX_ORACLE_THREADS] = {false};
+  for (int t = 0; t < threads; t++) {
+    jobs[t] = (oracle_job){r, x, w, ldx, ldw, rows * t / threads, rows * (t + 1) / threads};
+    if (t == 0) continue; /* this thread does the first share */
+    started[t] = pthread_create(&tid[t], NULL, oracle_rows, &jobs[t]) == 0;
+    if (!started[t]) oracle_rows(&jobs[t]); /* no thread: do that share here */
+  }
+  oracle_rows(&jobs[0]);
+  for (int t = 1; t < threads; t++)
+    if (started[t]) pthread_join(tid[t], NULL);
+  return BF16FP32_OK;
+}
+
+void bf16fp32__check_ref_free(bf16fp32__check_ref *r) {
+  if (!r) return;
+  free(r->row);
+  free(r->ref);
+  free(r->absdot);
+  memset(r, 0, sizeof *r);
+}
+
+void bf16fp32__check_ref_compare(const bf16fp32__check_ref *r, const float *out, int64_t ldo,
+                                 bf16fp32__check_result *res) {
+  memset(res, 0, sizeof *res);
+  res->worst_row = res->worst_col = -1;
+  const uint32_t poison = BF16FP32__POISON_BITS;
+  for (int64_t i = 0; i < r->m; i++) {
+    const float *row = out + i * ldo;
+    for (int64_t j = 0; j < r->n; j++) {
+      uint32_t bits;
+      memcpy(&bits, &row[j], sizeof bits);
+      res->unwritten += bits == poison;
+    }
+  }
+  for (int s = 0; s < r->rows; s++) {
+    const float *row = out + r->row[s] * ldo;
+    const double *ref = r->ref + (size_t)s * (size_t)r->n;
+    const double *ad = r->absdot + (size_t)s * (size_t)r->n;
+    for (int64_t j = 0; j < r->n; j++) {
+      if (!bf16fp32__within_bound(row[j], ref[j], ad[j], r->k)) res->violations++;
+      if (!isfinite(ref[j])) continue;
+      double bound = bf16fp32__error_bound(r->k, ad[j]);
+      double err = fabs((double)row[j] - ref[j]);
+      double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0);
+      if (isnan(ratio)) ratio = INFINITY; /* a NaN where a number was due */
+      if (ratio > res->worst_ratio || res->worst_row < 0) {
+        if (ratio > res->worst_ratio) res->worst_ratio = ratio;
+        res->worst_row = r->row[s];
+        res->worst_col = j;
+      }
+    }
+  }
+}
+
+int bf16fp32__check_ok(const bf16fp32__check_result *res, char *msg, size_t len) {
+  if (res->violations == 0 && res->unwritten == 0) {
+    if (msg && len) msg[0] = '\0';
+    return 1;
+  }
+  if (msg && len)
+    snprintf(msg, len,
+             "wrong result: %lld checked elements beyond the bound (worst %.3g x bound at "
+             "[%lld,%lld]), %lld elements left unwritten",
+             (long long)res->violations, res->worst_ratio, (long long)res->worst_row,
+             (long long)res->worst_col, (long long)res->unwritten);
+  return 0;
+}
+
+/* --- CPU timing --- */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void cand_reset(bf16fp32__candidate *c) {
+  c->status = BF16FP32_OK;
+  c->median_us = -1.0;
+  c->worst_ratio = 0.0;
+  c->wrong = 0;
+  c->unwritten = 0;
+  c->violations = 0;
+  c->detail[0] = '\0';
+}
+
+static void cand_fail(bf16fp32__candidate *c, bf16fp32_status s) {
+  c->status = s;
+  const char *e = bf16fp32_last_error();
+  snprintf(c->detail, sizeof c->detail, "%s%s%s", bf16fp32_status_name(s), e && *e ? ": " : "",
+           e ? e : "");
+}
+
+static void cand_record_check(bf16fp32__candidate *c, const bf16fp32__check_result *res) {
+  if (res->worst_ratio > c->worst_ratio) c->worst_ratio = res->worst_ratio;
+  c->unwritten += res->unwritten;
+  c->violations += res->violations;
+  char msg[200];
+  if (!bf16fp32__check_ok(res, msg, sizeof msg)) {
+    c->wrong = 1;
+    c->status = BF16FP32_INTERNAL;
+    snprintf(c->detail, sizeof c->detail, "%s", msg);
+  }
+}
+
+static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__candidate *cands,
+                                    int count, const bf16fp32__measure_opts *opt) {
+  bf16fp32_status st = BF16FP32_OK;
+  bf16fp32__check_ref ref = {0};
+  const int replays = opt->replays > 0 ? opt->replays : 1;
+  const size_t xn = (size_t)m * (size_t)k, wn = (size_t)n * (size_t)k, on = (size_t)m * (size_t)n;
+  uint16_t *x = (uint16_t *)aligned_alloc(64, (xn * 2 + 63) / 64 * 64);
+  uint16_t *w = (uint16_t *)aligned_alloc(64, (wn * 2 + 63) / 64 * 64);
+  float *out = (float *)aligned_alloc(64, (on * 4 + 63) / 64 * 64);
+  int *inner = (int *)calloc((size_t)count, sizeof *inner);
+  double *samples = (double *)calloc((size_t)count * (size_t)replays, sizeof *samples);
+  if (!x || !w || !out || !inner || !samples) {
+    st = bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "measure: host operands for %lldx%lldx%lld",
+                        (long long)m, (long long)n, (long long)k);
+    goto cleanup;
+  }
+  bf16fp32__fill_random_bf16(x, xn, opt->seed);
+  bf16fp32__fill_random_bf16(w, wn, opt->seed + 1);
+  BF16FP32__TRY(bf16fp32__check_ref_init(&ref, m, n, k, x, k, w, k, opt->check_rows, opt->seed));
+  bf16fp32__call call;
+  memset(&call, 0, sizeof call);
+  call.shape = bf16fp32__make_shape(BF16FP32_HOST, m, n, k, k, k, n, x, w, out);
+  call.x = x;
+  call.w = w;
+  call.out = out;
+
+  for (int c = 0; c < count; c++) {
+    bf16fp32__candidate *cd = &cands[c];
+    cand_reset(cd);
+    bf16fp32_status s = BF16FP32_OK;
+    if (cd->prewarm) s = cd->prewarm(cd->user, &call.shape, NULL);
+    if (s != BF16FP32_OK) {
+      cand_fail(cd, s);
+      continue;
+    }
+    bf16fp32__poison_f32(out, on);
+    s = cd->run(cd->user, &call);
+    if (s != BF16FP32_OK) {
+      cand_fail(cd, s);
+      continue;
+    }
+    bf16fp32__check_result res;
+    bf16fp32__check_ref_compare(&ref, out, n, &res);
+    cand_record_check(cd, &res);
+    if (cd->wrong) continue;
+    /* Warm-up runs, the last one timed to choose how many calls make one sample. */
+    double t = 0;
+    int warm = opt->warmup > 0 ? opt->warmup : 1;
+    for (int i = 0; i < warm && s == BF16FP32_OK; i++) {
+      double t0 = now_s();
+      s = cd->run(cd->user, &call);
+      t = now_s() - t0;
+    }
+    if (s != BF16FP32_OK) {
+      cand_fail(cd, s);
+      continue;
+    }
+    double want = MEASURE_HOST_SAMPLE_S / (t > 1e-9 ? t : 1e-9);
+    inner[c] = want < 1 ? 1 : want > MEASURE_HOST_MAX_INNER ? MEASURE_HOST_MAX_INNER : (int)ceil(want);
+  }
+
+  /* Rounds: every candidate once per round, the first one rotating (ratios in one run). */
+  for (int r = 0; r < replays; r++) {
+    for (int j = 0; j < count; j++) {
+      int c = (r + j) % count;
+      bf16fp32__candidate *cd = &cands[c];
+      if (cd->status != BF16FP32_OK) continue;
+      bf16fp32_status s = BF16FP32_OK;
+      double t0 = now_s();
+      for (int i = 0; i < inner[c] && s == BF16FP32_OK; i++) s = cd->run(cd->user, &call);
+      double t = now_s() - t0;
+      if (s != BF16FP32_OK) {
+        cand_fail(cd, s);
+        continue;
+      }
+      samples[(size_t)c * (size_t)replays + (size_t)r] = t / inner[c];
+    }
+  }
+  for (int c = 0; c < count; c++) {
+    bf16fp32__candidate *cd = &cands[c];
+    if (cd->status != BF16FP32_OK) continue;
+    /* The timed runs wrote out last: it must still pass (same call, same operands). */
+    bf16fp32__check_result res;
+    bf16fp32__poison_f32(out, on);
+    bf16fp32_status s = cd->run(cd->user, &call);
+    if (s != BF16FP32_OK) {
+      cand_fail(cd, s);
+      continue;
+    }
+    bf16fp32__check_ref_compare(&ref, out, n, &res);
+    cand_record_check(cd, &res);
+    if (cd->wrong) continue;
+    cd->median_us = 1e6 * median_of(samples + (size_t)c * (size_t)replays, replays);
+  }
+
+cleanup:
+  bf16fp32__check_ref_free(&ref);
+  free(x);
+  free(w);
+  free(out);
+  free(inner);
+  free(samples);
+  return st;
+}
+
+bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n, int64_t k,
+                                  bf16fp32__candidate *cands, int count,
+                                  const bf16fp32__measure_opts *opt) {
+  bf16fp32__measure_opts defaults;
+  if (!opt) {
+    bf16fp32__measure_defaults(&defaults);
+    opt = &defaults;
+  }
+  if (count < 0 || (count > 0 && !cands))
+    return bf16fp32__fail(BF16FP32_NULL_POINTER, "measure: no candidates");
+  if (m < 1 || n < 1 || k < 1)
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "measure: m=%lld n=%lld k=%lld", (long long)m,
+                          (long long)n, (long long)k);
+  for (int c = 0; c < count; c++) {
+    if (!cands[c].run) return bf16fp32__fail(BF16FP32_NULL_POINTER, "measure: candidate %d", c);
+    cand_reset(&cands[c]);
+  }
+  if (where == BF16FP32_HOST) return measure_host(m, n, k, cands, count, opt);
+#ifdef BF16FP32_HAVE_CUDA
+  return bf16fp32__measure_device(m, n, k, cands, count, opt);
+#else
+  for (int c = 0; c < count; c++) {
+    cands[c].status = BF16FP32_NO_DEVICE;
+    snprintf(cands[c].detail, sizeof cands[c].detail, "built without CUDA");
+  }
+  return bf16fp32__fail(BF16FP32_NO_DEVICE, "measure: this build has no CUDA");
+#endif
+}
+
+bf16fp32_status bf16fp32__time_graphs(bf16fp32__graph_job *jobs, int count, int warmup,
+                                      int replays) {
+  if (count < 0 || (count > 0 && !jobs))
+    return bf16fp32__fail(BF16FP32_NULL_POINTER, "time_graphs: no jobs");
+  for (int j = 0; j < count; j++) {
+    jobs[j].status = BF16FP32_OK;
+    jobs[j].median_ms = -1.0;
+    if (!jobs[j].record) return bf16fp32__fail(BF16FP32_NULL_POINTER, "time_graphs: job %d", j);
+  }
+#ifdef BF16FP32_HAVE_CUDA
+  return bf16fp32__time_graphs_device(jobs, count, warmup, replays);
+#else
+  (void)warmup;
+  (void)replays;
+  for (int j = 0; j < count; j++) jobs[j].status = BF16FP32_NO_DEVICE;
+  return bf16fp32__fail(BF16FP32_NO_DEVICE, "time_graphs: this build has no CUDA");
+#endif
+}
+
+bf16fp32_status bf16fp32__time_graph(bf16fp32_status (*record)(void *user, void *stream),
+                                     void *user, int warmup, int replays, double *median_ms) {
+  if (median_ms) *median_ms = -1.0;
+  if (!record || !median_ms) return bf16fp32__fail(BF16FP32_NULL_POINTER, "time_graph");
+  bf16fp32__graph_job job;
+  memset(&job, 0, sizeof job);
+  job.record = record;
+  job.user = user;
+  bf16fp32_status st = bf16fp32__time_graphs(&job, 1, warmup, replays);
+  if (st != BF16FP32_OK) return st;
+  if (job.status != BF16FP32_OK) return job.status;
+  *median_ms = job.median_ms;
+  return BF16FP32_OK;
+}

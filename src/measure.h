@@ -1,0 +1,127 @@
+/* Timing by the protocol of MEASURING.md, shared by `bf16fp32 bench` and the tuner:
+ * GPU: graph replay of many calls over rotating operand copies (cold L2), interleaved
+ * candidates, median of replays; CPU: median wall time. Each candidate's output is checked
+ * against the fp64 oracle (sampled rows, every element for unwritten poison) before it is timed. */
+#ifndef BF16FP32_MEASURE_H
+#define BF16FP32_MEASURE_H
+
+#include "internal.h"
+
+typedef struct bf16fp32__measure_opts {
+  int calls_per_graph;   /* GPU: calls captured in one graph (>= 200) */
+  int replays;           /* median over this many timed replays / CPU runs (>= 5) */
+  int warmup;            /* untimed replays / runs first */
+  size_t rotate_bytes;   /* GPU: total bytes of distinct operand copies (>= 400 MB) */
+  int check_rows;        /* rows compared with the oracle (0: all rows) */
+  uint64_t seed;         /* random operands in [-0.5, 0.5] */
+  /* added: GPU stream (cudaStream_t) to prewarm, check, capture and replay on; not the legacy
+   * default stream. NULL: a fresh stream per measure. Pass one stream for a whole run: the
+   * library keeps per-stream state (cuBLAS handle, workspace, scratch; at most 64 streams per
+   * backend) keyed by the stream value until reset. */
+  void *stream;
+} bf16fp32__measure_opts;
+
+void bf16fp32__measure_defaults(bf16fp32__measure_opts *o);
+
+/* One thing to time. run computes one call (for a library backend: that backend alone; for
+ * the baseline: a direct cuBLAS call). The measure fills the results. */
+typedef struct bf16fp32__candidate {
+  const char *name;
+  bf16fp32_status (*run)(void *user, const bf16fp32__call *call);
+  /* Optional: lazy work done before the check and capture (handles, plans) for this shape. */
+  bf16fp32_status (*prewarm)(void *user, const bf16fp32__shape *s, void *stream);
+  void *user;
+  /* results */
+  bf16fp32_status status; /* OK, or why it has no time (DECLINED, a failure, wrong result) */
+  double median_us;       /* per call; < 0 when not timed */
+  double worst_ratio;     /* worst |err| / bound in the checked rows */
+  /* results (added): the oracle check's findings; wrong != 0 comes with status INTERNAL */
+  int wrong;              /* 1 when the output failed the check (eager run or graph replay) */
+  int64_t unwritten;      /* output elements still holding the poison */
+  int64_t violations;     /* checked elements beyond their bound */
+  char detail[256];       /* why status is not OK: the last error or the check's finding */
+} bf16fp32__candidate;
+
+/* Times every candidate on the contiguous shape (m, n, k) at `where`, interleaving them in
+ * each replay round. Returns non-OK only when nothing could be measured (no device, OOM). */
+bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n, int64_t k,
+                                  bf16fp32__candidate *cands, int count,
+                                  const bf16fp32__measure_opts *opt);
+
+/* GPU: captures record(user, stream) once into a graph on a fresh stream, replays it warmup
+ * times, then `replays` times each timed with events; *median_ms is the median replay. */
+bf16fp32_status bf16fp32__time_graph(bf16fp32_status (*record)(void *user, void *stream),
+                                     void *user, int warmup, int replays, double *median_ms);
+
+/* The floor F of MEASURING.md in microseconds. */
+double bf16fp32__floor_us(int64_t m, int64_t n, int64_t k);
+
+/* --- added: the pieces the measure is made of, for the decode-step benchmark and the tuner --- */
+
+/* Several graphs timed in one run: each job's prepare (optional: prewarm, poison outputs) runs
+ * on the shared fresh stream, then its record is captured, instantiated, replayed once and its
+ * check (optional: compare the outputs) runs after that replay; then warm-up replays and timed
+ * rounds with the jobs interleaved (the first job rotates each round). A job whose prepare,
+ * record or check fails gets that status and no time; the call returns non-OK only when
+ * nothing could be timed because of the stream or device (NO_DEVICE, OUT_OF_MEMORY, fatal). */
+typedef struct bf16fp32__graph_job {
+  bf16fp32_status (*prepare)(void *user, void *stream);
+  bf16fp32_status (*record)(void *user, void *stream);
+  bf16fp32_status (*check)(void *user, void *stream);
+  void *user;
+  bf16fp32_status status; /* result */
+  double median_ms;       /* result: median replay; < 0 when not timed */
+} bf16fp32__graph_job;
+
+bf16fp32_status bf16fp32__time_graphs(bf16fp32__graph_job *jobs, int count, int warmup,
+                                      int replays);
+
+/* The fixed bit pattern written into outputs before a checked run (a signalling NaN that no
+ * arithmetic produces; the same as SUP_POISON_BITS). */
+#define BF16FP32__POISON_BITS 0x7fbadbadu
+
+/* count bf16 values uniform in [-0.5, 0.5), never zero, reproducible from seed. */
+void bf16fp32__fill_random_bf16(uint16_t *p, size_t count, uint64_t seed);
+void bf16fp32__poison_f32(float *p, size_t count);
+
+/* The fp64 oracle on sampled rows of one (m, n, k) problem, computed once and compared with
+ * any number of outputs. Rows: all when m <= check_rows or check_rows == 0, else the first,
+ * the last and evenly spread rows with a seeded jitter. */
+typedef struct bf16fp32__check_ref {
+  int64_t m, n, k;
+  int rows;          /* sampled rows */
+  int64_t *row;      /* their indices, increasing */
+  double *ref;       /* rows x n */
+  double *absdot;    /* rows x n */
+} bf16fp32__check_ref;
+
+typedef struct bf16fp32__check_result {
+  double worst_ratio;      /* max |out - ref| / bound over the sampled rows' finite refs */
+  int64_t worst_row, worst_col;
+  int64_t violations;      /* sampled elements beyond their bound (or wrong NaN/Inf class) */
+  int64_t unwritten;       /* elements of the whole output still holding the poison */
+} bf16fp32__check_result;
+
+/* x, w: host copies of the operands. Uses up to one thread per core. */
+bf16fp32_status bf16fp32__check_ref_init(bf16fp32__check_ref *r, int64_t m, int64_t n, int64_t k,
+                                         const uint16_t *x, int64_t ldx, const uint16_t *w,
+                                         int64_t ldw, int check_rows, uint64_t seed);
+void bf16fp32__check_ref_free(bf16fp32__check_ref *r);
+/* out: host copy of the whole output, m rows of ldo floats (columns >= n are not looked at). */
+void bf16fp32__check_ref_compare(const bf16fp32__check_ref *r, const float *out, int64_t ldo,
+                                 bf16fp32__check_result *res);
+/* 1 when the result passes (no violation, nothing unwritten); else 0 with a line in msg. */
+int bf16fp32__check_ok(const bf16fp32__check_result *res, char *msg, size_t len);
+
+#ifdef BF16FP32_HAVE_CUDA
+/* cuda-measure.c: the device half of bf16fp32__measure, and the device poison fill. */
+bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
+                                         bf16fp32__candidate *cands, int count,
+                                         const bf16fp32__measure_opts *opt);
+bf16fp32_status bf16fp32__time_graphs_device(bf16fp32__graph_job *jobs, int count, int warmup,
+                                             int replays);
+/* Writes BF16FP32__POISON_BITS into count floats of device memory, ordered on stream. */
+bf16fp32_status bf16fp32__device_poison_f32(float *dev, size_t count, void *stream);
+#endif
+
+#endif

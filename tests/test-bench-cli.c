@@ -1,0 +1,209 @@
+/* `bf16fp32 bench` on bad input (unknown backend, unreadable suite, malformed lines, bad
+ * options: a clear message naming the file and line, non-zero exit) and one tiny CPU run. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testing.h"
+
+#define OUT_CAP (1 << 16)
+
+static char bin[4096];
+static char out_buf[OUT_CAP], err_buf[OUT_CAP];
+static char tmpdir[256];
+
+static void slurp(const char *path, char *buf) {
+  buf[0] = '\0';
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  size_t n = fread(buf, 1, OUT_CAP - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+}
+
+/* Runs `bf16fp32 bench ARGS...` (NULL-terminated), stdout and stderr into out_buf / err_buf.
+ * Returns the exit status, or -1 when it did not exit normally. */
+static int run_bench(const char *first, ...) {
+  const char *argv[64];
+  int argc = 0;
+  argv[argc++] = bin;
+  argv[argc++] = "bench";
+  va_list ap;
+  va_start(ap, first);
+  for (const char *a = first; a && argc < 62; a = va_arg(ap, const char *)) argv[argc++] = a;
+  va_end(ap);
+  argv[argc] = NULL;
+  char out_path[512], err_path[512];
+  snprintf(out_path, sizeof out_path, "%s/stdout", tmpdir);
+  snprintf(err_path, sizeof err_path, "%s/stderr", tmpdir);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fo < 0 || fe < 0) _exit(126);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    alarm(300); /* a hung run fails the test instead of blocking it */
+    execv(bin, (char *const *)argv);
+    _exit(127);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  slurp(out_path, out_buf);
+  slurp(err_path, err_buf);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "cannot write %s\n", path);
+    exit(1);
+  }
+  fputs(text, f);
+  fclose(f);
+}
+
+#define EXPECT_IN(buf, text)                                                              \
+  do {                                                                                    \
+    CHECK(strstr((buf), (text)) != NULL);                                                 \
+    if (!strstr((buf), (text))) fprintf(stderr, "  expected \"%s\" in:\n%s\n", (text), (buf)); \
+  } while (0)
+
+static void remove_tmp(void) {
+  const char *names[] = {"stdout", "stderr", "ok.txt", "bad-field.txt", "bad-m.txt",
+                         "bad-count.txt", "dup.txt", "empty.txt", "out.csv"};
+  char p[512];
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
+    unlink(p);
+  }
+  rmdir(tmpdir);
+}
+
+int main(void) {
+  const char *env = getenv("BF16FP32_CLI");
+  if (env && *env) {
+    snprintf(bin, sizeof bin, "%s", env);
+  } else {
+#ifdef BF16FP32_BINARY_DIR
+    snprintf(bin, sizeof bin, "%s/bf16fp32", BF16FP32_BINARY_DIR);
+#else
+    return testing_skip("test-bench-cli", "BF16FP32_BINARY_DIR not defined and BF16FP32_CLI not set");
+#endif
+  }
+  if (access(bin, X_OK) != 0) return testing_skip("test-bench-cli", "the bf16fp32 program is not built");
+  snprintf(tmpdir, sizeof tmpdir, "%s/bench-cli-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (!mkdtemp(tmpdir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  char ok[512], bad_field[512], bad_m[512], bad_count[512], dup[512], empty[512], csv[512];
+  snprintf(ok, sizeof ok, "%s/ok.txt", tmpdir);
+  snprintf(bad_field, sizeof bad_field, "%s/bad-field.txt", tmpdir);
+  snprintf(bad_m, sizeof bad_m, "%s/bad-m.txt", tmpdir);
+  snprintf(bad_count, sizeof bad_count, "%s/bad-count.txt", tmpdir);
+  snprintf(dup, sizeof dup, "%s/dup.txt", tmpdir);
+  snprintf(empty, sizeof empty, "%s/empty.txt", tmpdir);
+  snprintf(csv, sizeof csv, "%s/out.csv", tmpdir);
+  write_file(ok, "# tiny suite\ntiny.a  64  96  3   # trailing comment\ntiny.b 32 160 1\nM 1 3\n");
+  write_file(bad_field, "# comment\ntiny.a 64 96 3\ntiny.b 32 abc 1\nM 1\n");
+  write_file(bad_m, "tiny.a 64 96 3\n\nM 1 0 4\n");
+  write_file(bad_count, "tiny.a 64 96\n");
+  write_file(dup, "tiny.a 64 96 3\ntiny.a 64 96 3\n");
+  write_file(empty, "# nothing\nM 1 2\n");
+  char loc[600];
+
+  /* --help: usage on stdout, exit 0. */
+  CHECK(run_bench("--help", NULL) == 0);
+  EXPECT_IN(out_buf, "usage: bf16fp32 bench");
+
+  /* Unknown backend: names it, lists the known ones, exit 2, before any work. */
+  CHECK(run_bench("--cpu", "--suite", ok, "--backends", "cpu-ref,no-such-backend", NULL) == 2);
+  EXPECT_IN(err_buf, "unknown backend \"no-such-backend\"");
+  EXPECT_IN(err_buf, "cpu-ref");
+
+  /* Unreadable suite: names the file. */
+  char missing[600];
+  snprintf(missing, sizeof missing, "%s/does-not-exist.txt", tmpdir);
+  CHECK(run_bench("--cpu", "--suite", missing, NULL) == 1);
+  EXPECT_IN(err_buf, missing);
+  EXPECT_IN(err_buf, "cannot read");
+
+  /* Malformed lines: file:line and what is wrong. */
+  CHECK(run_bench("--cpu", "--suite", bad_field, NULL) == 1);
+  snprintf(loc, sizeof loc, "%s:3:", bad_field);
+  EXPECT_IN(err_buf, loc);
+  EXPECT_IN(err_buf, "\"abc\"");
+  CHECK(run_bench("--cpu", "--suite", bad_m, NULL) == 1);
+  snprintf(loc, sizeof loc, "%s:3:", bad_m);
+  EXPECT_IN(err_buf, loc);
+  CHECK(run_bench("--cpu", "--suite", bad_count, NULL) == 1);
+  snprintf(loc, sizeof loc, "%s:1:", bad_count);
+  EXPECT_IN(err_buf, loc);
+  CHECK(run_bench("--cpu", "--suite", dup, NULL) == 1);
+  snprintf(loc, sizeof loc, "%s:2:", dup);
+  EXPECT_IN(err_buf, loc);
+  CHECK(run_bench("--cpu", "--suite", empty, NULL) == 1);
+  EXPECT_IN(err_buf, empty);
+
+  /* Bad options: usage errors, exit 2. */
+  CHECK(run_bench("--cpu", "--suite", ok, "--m", "1,,4", NULL) == 2);
+  EXPECT_IN(err_buf, "--m");
+  CHECK(run_bench("--cpu", "--suite", ok, "--m", "0", NULL) == 2);
+  CHECK(run_bench("--no-such-option", NULL) == 2);
+  EXPECT_IN(err_buf, "--no-such-option");
+  CHECK(run_bench("--suite", NULL) == 2);
+  CHECK(run_bench("--threads", "many", NULL) == 2);
+  CHECK(run_bench("--decode-step", "dsv4-mega", NULL) == 2);
+  EXPECT_IN(err_buf, "dsv4-mega");
+  CHECK(run_bench("--batch", "1,4", NULL) == 2);
+  CHECK(run_bench("--cpu", "--suite", ok, "--shapes", "tiny.zzz", NULL) == 2);
+  EXPECT_IN(err_buf, "tiny.zzz");
+  CHECK(run_bench("--cpu", "--suite", ok, "--csv", "/nonexistent-dir/x.csv", NULL) == 1);
+  EXPECT_IN(err_buf, "/nonexistent-dir/x.csv");
+
+  /* A tiny real run: every CPU backend, auto and the baseline row for each (N, K, M). */
+  CHECK(run_bench("--cpu", "--suite", ok, "--m", "1,3", "--replays", "5", "--csv", csv, NULL) == 0);
+  EXPECT_IN(out_buf, "vs-oneDNN");
+  EXPECT_IN(out_buf, "tiny.a");
+  EXPECT_IN(out_buf, "auto");
+  EXPECT_IN(out_buf, "cpu-ref");
+  FILE *f = fopen(csv, "r");
+  CHECK(f != NULL);
+  if (f) {
+    char line[2048];
+    int rows = 0, auto_ok = 0, ref_ok = 0, header = 0;
+    while (fgets(line, sizeof line, f)) {
+      if (strncmp(line, "mode,shape,n,k,m,backend,", 25) == 0) {
+        header++;
+        continue;
+      }
+      rows++;
+      int commas = 0;
+      for (char *p = line; *p; p++) commas += *p == ',';
+      CHECK(commas == 16);
+      if (strstr(line, ",auto,") && strstr(line, ",ok,")) auto_ok++;
+      if (strstr(line, ",cpu-ref,") && strstr(line, ",ok,")) ref_ok++;
+    }
+    fclose(f);
+    CHECK(header == 1);
+    CHECK(rows >= 2 * 2 * 3); /* 2 shapes x 2 M x (baseline, cpu-ref, auto at least) */
+    CHECK(auto_ok == 4);
+    CHECK(ref_ok == 4);
+  }
+
+  /* cpu-ref beyond its size limit is shown as skipped, not timed. */
+  CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--backends",
+                  "cpu-ref,auto", "--cpu-ref-limit", "100", NULL) == 0);
+  EXPECT_IN(out_buf, "skipped (too slow");
+
+  remove_tmp();
+  return testing_summary("test-bench-cli");
+}

@@ -1,0 +1,25 @@
+/* `bf16fp32 bench --decode-step MODEL`: one decode step's router and compressor GEMMs in one
+ * CUDA graph, auto against direct cuBLAS calls (and the library's cublas backend). */
+#ifndef BF16FP32_TOOLS_BENCH_DECODE_H
+#define BF16FP32_TOOLS_BENCH_DECODE_H
+
+#include <stdint.h>
+
+#include "suite.h"
+
+typedef struct bench_decode_args {
+  const char *model;      /* "dsv4-flash" or "dsv4-pro" */
+  const suite *suite;     /* the loaded suite; entries "<prefix>.*" make the step */
+  const int64_t *batch;   /* token counts M */
+  int batch_count;
+  int replays, warmup;
+  int check_rows;
+} bench_decode_args;
+
+/* Entry-name prefix of a model ("flash." for dsv4-flash), or NULL for an unknown model. */
+const char *bench_decode_prefix(const char *model);
+
+/* Prints the table on stdout; returns the exit code (0, or 1 on a failure or wrong result). */
+int bench_decode(const bench_decode_args *a);
+
+#endif
