@@ -1,0 +1,117 @@
+/* smallm launch configuration as pure C: the (N, K) split that fixes the summation order, and
+ * the M-dependent token tiling and K batching chosen to fit registers and shared memory. */
+#include "smallm-config.h"
+
+int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int64_t ldw,
+                              int64_t ldo, int align) {
+  /* 16-byte rows and pointers: the 16-byte weight loads, the 16-byte cp.async of x and the
+   * float4 output stores need them. */
+  return m >= 1 && m <= BF16FP32__SMALLM_MAX_M && n >= 16 && n % 16 == 0 && n <= 65536 &&
+         k >= 8 && k % 8 == 0 && k <= (1 << 24) && ldx % 8 == 0 && ldw % 8 == 0 &&
+         ldo % 8 == 0 && align == 16;
+}
+
+/* Splits measured fastest on an H200 (132 SMs) for the DeepSeek-V4 shapes, weighing M <= 64
+ * first and M = 256 next (bench/smallm-probe.cu split sweep, 2026-11-30; docs/smallm-notes.md).
+ * Every split sums in its own fixed order; which one a shape uses must not depend on M. */
+static const struct {
+  int n, k, rows, ksplit;
+} tuned_132[] = {
+    {256, 4096, 32, 8},  {512, 4096, 32, 8},  {1024, 4096, 16, 2}, {2048, 4096, 32, 2},
+    {256, 7168, 32, 8},  {384, 7168, 32, 8},  {512, 7168, 32, 8},  {1024, 7168, 64, 8},
+    {2048, 7168, 32, 2},
+};
+
+int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__smallm_split *s) {
+  int64_t subs = (k + 31) / 32;
+  if (n < 16 || n % 16 != 0 || k < 1) return -1;
+  if (sm_count < 1) sm_count = 1;
+  /* Elsewhere: 32 rows per block (16 when N is not a multiple of 32) and as many K slices as
+   * leave about one block per SM, up to a portable cluster of 8 (this rule picks the measured
+   * winner for seven of the nine shapes above). */
+  s->rows = n % 32 == 0 ? 32 : 16;
+  int64_t split = sm_count / (n / s->rows);
+  if (split > BF16FP32__SMALLM_MAX_SPLIT) split = BF16FP32__SMALLM_MAX_SPLIT;
+  if (sm_count == 132)
+    for (size_t i = 0; i < sizeof tuned_132 / sizeof tuned_132[0]; i++)
+      if (tuned_132[i].n == n && tuned_132[i].k == k) {
+        s->rows = tuned_132[i].rows;
+        split = tuned_132[i].ksplit;
+      }
+  if (split > subs) split = subs;
+  if (split < 1) split = 1;
+  s->ksplit = (int)split;
+  s->kwarps = 128 / s->rows; /* eight warps: 16 rows each, the rest split the slice's K */
+  return 0;
+}
+
+int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_t smem_limit,
+                            bf16fp32__smallm_config *c) {
+  bf16fp32__smallm_split sp;
+  if (bf16fp32__smallm_choose_split(n, k, sm_count, &sp) != 0) return -1;
+  return bf16fp32__smallm_choose_with(m, n, k, &sp, smem_limit, c);
+}
+
+/* Shared memory for sb sub-chunks per warp per batch: x buffers (two when there is more than
+ * one batch) or the partial sums, whichever is larger. */
+static size_t batch_smem(int64_t nq, int64_t subs_max, int mpad, int wk, int sb, size_t partials,
+                         int single, int *dbuf, int *xk, size_t *xb) {
+  int64_t nb = (nq + sb - 1) / sb;
+  int64_t k = (int64_t)sb * wk * 32;
+  /* One batch: only the slice itself (rounded to 64 so that rows stay bank-friendly). */
+  if (k > subs_max * 32) k = (subs_max * 32 + 63) / 64 * 64;
+  *dbuf = nb > 1 && !single;
+  *xk = (int)k;
+  *xb = (size_t)bf16fp32__smallm_rows_bytes(mpad, (int)k);
+  size_t need = *xb * (*dbuf ? 2 : 1);
+  return need > partials ? need : partials;
+}
+
+int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32__smallm_split *split,
+                                 size_t smem_limit, bf16fp32__smallm_config *c) {
+  const bf16fp32__smallm_split sp = *split;
+  if (m < 1 || m > BF16FP32__SMALLM_MAX_M || k < 1) return -1;
+  if ((sp.rows != 16 && sp.rows != 32 && sp.rows != 64 && sp.rows != 128) || n % sp.rows != 0)
+    return -1;
+  if (sp.kwarps != 128 / sp.rows) return -1;
+  if (sp.ksplit < 1 || sp.ksplit > BF16FP32__SMALLM_MAX_SPLIT || sp.ksplit > (k + 31) / 32)
+    return -1;
+  const int r = sp.rows, wk = sp.kwarps;
+  const int64_t tiles = (m + 7) / 8;
+  const int mt = tiles <= 1 ? 1 : tiles <= 2 ? 2 : tiles <= 4 ? 4 : tiles <= 8 ? 8 : tiles <= 16 ? 16 : 32;
+  const int mpad = 8 * mt; /* every tile of every warp is staged (zeros past m): no branches */
+  const int64_t subs_max = ((k + 31) / 32 + sp.ksplit - 1) / sp.ksplit; /* longest slice */
+  const int64_t nq = (subs_max + wk - 1) / wk; /* sub-chunks of one warp */
+  const size_t partials = (size_t)wk * (size_t)mpad * (size_t)(r + 4) * sizeof(float);
+  int sbmax = BF16FP32__SMALLM_SB_MAX(mt);
+  if (sbmax > nq) sbmax = (int)nq;
+
+  /* The most weights in flight (sb), preferably within the decode budget at M <= 64 (two
+   * blocks per SM); else the largest sb that fits. */
+  int sb = sbmax, dbuf = 0, xk = 0;
+  size_t xb = 0, smem = 0;
+  size_t decode = smem_limit < BF16FP32__SMALLM_DECODE_SMEM ? smem_limit : BF16FP32__SMALLM_DECODE_SMEM;
+  smem = batch_smem(nq, subs_max, mpad, wk, sb, partials, 0, &dbuf, &xk, &xb);
+  if (!(m <= 64 && smem <= decode)) {
+    /* Double-buffered x first (its loads overlap the MMAs); else one buffer reloaded. */
+    int found = 0;
+    for (int single = 0; single < 2 && !found; single++)
+      for (sb = sbmax; sb >= 1 && !found; sb--) {
+        smem = batch_smem(nq, subs_max, mpad, wk, sb, partials, single, &dbuf, &xk, &xb);
+        found = smem <= smem_limit;
+      }
+    if (!found) return -1;
+    sb++; /* the loop stepped past the one found */
+  }
+
+  c->split = sp;
+  c->mt = mt, c->mpad = mpad, c->sb = sb, c->xk = xk;
+  c->nb = (int)((nq + sb - 1) / sb);
+  c->dbuf = dbuf;
+  c->threads = BF16FP32__SMALLM_THREADS;
+  c->grid_x = sp.ksplit;
+  c->grid_y = (int)(n / r);
+  c->xbuf_bytes = xb;
+  c->smem_bytes = smem;
+  return 0;
+}

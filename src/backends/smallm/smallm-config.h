@@ -1,0 +1,102 @@
+/* smallm launch configuration: which rows, K slices, warps and batches a call uses.
+ * Pure C (no CUDA calls), shared by the host glue, the kernel and the CPU unit test. */
+#ifndef BF16FP32_SMALLM_CONFIG_H
+#define BF16FP32_SMALLM_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define BF16FP32__SMALLM_HD __host__ __device__
+#else
+#define BF16FP32__SMALLM_HD
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Limits of the kernel: tokens per call, blocks of a cluster; every block has 8 warps. */
+#define BF16FP32__SMALLM_MAX_M 256
+#define BF16FP32__SMALLM_MAX_SPLIT 8
+#define BF16FP32__SMALLM_WARPS 8
+#define BF16FP32__SMALLM_THREADS (32 * BF16FP32__SMALLM_WARPS)
+/* Per-block shared memory at M <= 64, so that two blocks fit on an SM: with programmatic
+ * dependent launch the next call's blocks then start their weight loads beside ours. */
+#define BF16FP32__SMALLM_DECODE_SMEM (113u * 1024u)
+/* Weight sub-chunks (32 K each) a warp holds in registers per batch, for mt token tiles; the
+ * kernel double-buffers them (compile-time, so that the arrays stay in registers). */
+#define BF16FP32__SMALLM_SB_MAX(mt) ((mt) <= 4 ? 4 : (mt) <= 16 ? 2 : 1)
+
+/* The split fixes every output's summation order, so it depends on (N, K, SM count) only,
+ * never on M: that is what makes the backend batch-invariant. */
+typedef struct bf16fp32__smallm_split {
+  int rows;   /* R: rows of w (output columns) per block: 16, 32, 64 or 128, dividing N */
+  int ksplit; /* S: blocks of one cluster, each summing one K slice (1..8) */
+  int kwarps; /* WK = 128 / R: warp groups of a block; group g sums the slice's 32-wide
+                 sub-chunks j with j % WK == g, in increasing j (the 8 / WK warps of a group
+                 own 16 rows each) */
+} bf16fp32__smallm_split;
+
+/* One launch: the split plus the M-dependent batching (which never changes the sums). */
+typedef struct bf16fp32__smallm_config {
+  bf16fp32__smallm_split split;
+  int mt;      /* 8-token MMA tiles per warp: 1, 2, 4, 8, 16 or 32 (every warp has all tokens) */
+  int mpad;    /* tokens staged: 8 * mt (rows past M are zeros) */
+  int sb;      /* sub-chunks per warp per batch (<= BF16FP32__SMALLM_SB_MAX(mt)) */
+  int xk;      /* K elements of x staged per batch: sb * kwarps * 32 */
+  int nb;      /* batches of the longest slice */
+  int dbuf;    /* x batches double-buffered (else one buffer, reloaded between batches) */
+  int threads; /* BF16FP32__SMALLM_THREADS */
+  int grid_x;  /* = ksplit (the cluster) */
+  int grid_y;  /* = N / rows */
+  size_t xbuf_bytes; /* one x batch buffer */
+  size_t smem_bytes; /* dynamic shared memory of one block */
+} bf16fp32__smallm_config;
+
+/* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
+int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int64_t ldw,
+                              int64_t ldo, int align);
+
+/* The split for (n, k) on a device with sm_count multiprocessors. Returns 0, or -1 when n is
+ * not a multiple of 16 or the sizes are not positive. */
+int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__smallm_split *s);
+
+/* The full configuration for (m, n, k); smem_limit is the per-block opt-in limit. Returns 0,
+ * or -1 when the shape is not handled or nothing fits in smem_limit. */
+int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_t smem_limit,
+                            bf16fp32__smallm_config *c);
+
+/* The same with the split given (rows 16..128 dividing n, kwarps = 128 / rows, ksplit 1..8
+ * and at most the number of 32-wide sub-chunks): for tests and timing experiments. */
+int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32__smallm_split *split,
+                                 size_t smem_limit, bf16fp32__smallm_config *c);
+
+/* --- shared by the kernel and the host (the same formula on both sides) --- */
+
+/* K slice [*k0, *k1) of cluster rank `rank`: the 32-wide sub-chunks split as evenly as integer
+ * division allows; the last slice ends at k (a multiple of 8). */
+static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_slice(int64_t k, int ksplit, int rank,
+                                                               int64_t *k0, int64_t *k1) {
+  int64_t subs = (k + 31) / 32;
+  int64_t a = subs * rank / ksplit * 32, b = subs * (rank + 1) / ksplit * 32;
+  *k0 = a;
+  *k1 = b < k ? b : k;
+}
+
+/* Byte offset of staged token row r in an x buffer of xk elements per row. Rows go in pairs
+ * with 64 bytes between the two, so that the 16-byte reads of a warp (rows g and g + 1 in one
+ * phase, 64 bytes each) fall in different banks. */
+static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_rowoff(int r, int xk) {
+  return (r >> 1) * (4 * xk + 64) + (r & 1) * (2 * xk + 64);
+}
+
+/* Bytes of `rows` staged rows (rows even). */
+static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_rows_bytes(int rows, int xk) {
+  return (rows >> 1) * (4 * xk + 64);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,312 @@
+/* smallm kernel (sm_90): out^T = w . x^T with bf16 mma.sync (fp32 accumulation). Each block's
+ * weight slice is prefetched into L2 before griddepcontrol.wait, then loaded from global memory
+ * straight into registers as MMA fragments (16-byte loads, double-buffered batches); x is
+ * staged in shared memory; K is split over a thread-block cluster and reduced through
+ * distributed shared memory in a fixed order (no atomics, no workspace). */
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "smallm-launch.h"
+
+namespace cg = cooperative_groups;
+
+namespace {
+
+struct Args {
+  const uint16_t *x;
+  const uint16_t *w;
+  float *out;
+  long long ldx, ldw, ldo;
+  int m, k;
+  int rows, ksplit, kwarps;
+  int mpad, sb, xk, dbuf;
+  int xbuf_bytes;
+};
+
+/* 16 bytes of a weight row, streamed once: no L1 allocation, whole 128-byte lines from DRAM
+ * (the other half is the neighbouring sub-chunk). Zeros where pred is false (past k). */
+__device__ __forceinline__ uint4 ldg_w(const uint16_t *p, bool pred) {
+  uint4 v;
+  asm volatile(
+      "{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t"
+      "mov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\tmov.b32 %2, 0;\n\tmov.b32 %3, 0;\n\t"
+      "@q ld.global.nc.L1::no_allocate.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "r"(static_cast<int>(pred)));
+  return v;
+}
+
+/* 16 bytes global -> shared, L1 bypassed; src_bytes 0 writes zeros (past m or past k). */
+__device__ __forceinline__ void cp16(uint32_t dst, const void *src, uint32_t src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                         uint32_t a3, uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+/* One block: `rows` rows of w (n0..) times all m tokens over the K slice of its cluster rank.
+ * Warp (wk, wn) owns rows 16 wn .. 16 wn + 15 and all tokens (MT 8-token tiles), and sums the
+ * slice's 32-wide sub-chunks j with j % kwarps == wk, in increasing j.
+ *
+ * Fragments without ldmatrix: within a sub-chunk, lane (g = lane/4, t = lane%4) loads the 16
+ * contiguous bytes k = 8t..8t+7 of weight rows g and g+8 and of token g. The MMA's k order is a
+ * free permutation when both operands use it, so the first two 32-bit words serve as the A
+ * (rows g, g+8) and B (token g) fragments of one m16n8k16 and the last two of the next: every
+ * k of the sub-chunk is used exactly once. */
+template <int MT>
+__global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
+    smallm_kernel(const __grid_constant__ Args a) {
+  constexpr int SB = BF16FP32__SMALLM_SB_MAX(MT);
+  extern __shared__ __align__(128) unsigned char smem[];
+  cg::cluster_group cluster = cg::this_cluster();
+  const int tid = threadIdx.x;
+  const int lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int wk = warp % a.kwarps, wn = warp / a.kwarps;
+  const int rank = static_cast<int>(cluster.block_rank());
+  const long long n0 = static_cast<long long>(blockIdx.y) * a.rows;
+  int64_t kb, ke;
+  bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
+  const int nsubs = static_cast<int>((ke - kb + 31) >> 5);   /* sub-chunks of this slice */
+  const int nq = (nsubs - wk + a.kwarps - 1) / a.kwarps;        /* ... of this warp */
+  const int nqb = (nsubs + a.kwarps - 1) / a.kwarps;            /* ... of the block's first warp */
+  const int sb = a.sb;
+  const int nb = (nqb + sb - 1) / sb;                           /* batches (block-uniform) */
+  const uint32_t xs = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+
+  /* Weight sub-chunk q (this warp's q-th) into registers: rows g and g+8 of the warp's tile. */
+  const uint16_t *wrow = a.w + (n0 + 16 * wn + g) * a.ldw + kb + 8 * t;
+  const long long w8 = 8 * a.ldw;
+  auto load_w = [&](uint4 (&r)[SB][2], int b) {
+#pragma unroll
+    for (int i = 0; i < SB; i++) {
+      const int q = b * sb + i;
+      const long long kk = static_cast<long long>(q * a.kwarps + wk) * 32;
+      const bool ok = i < sb && q < nq && kb + kk + 8 * t < ke;
+      r[i][0] = ldg_w(wrow + kk, ok);
+      r[i][1] = ldg_w(wrow + w8 + kk, ok);
+    }
+  };
+  /* x batch b (block sub-chunks [b sb WK, (b+1) sb WK)) into buffer buf, zeros past m and k. */
+  auto load_x = [&](int b, int buf) {
+    const int s0 = b * sb * a.kwarps;
+    const int ns = min(sb * a.kwarps, nsubs - s0);
+    const int upr = 4 * ns; /* 16-byte units per token row */
+    const uint32_t dst = xs + buf * a.xbuf_bytes;
+    const long long k0 = kb + 32LL * s0;
+    for (int i = tid; i < a.mpad * upr; i += BF16FP32__SMALLM_THREADS) {
+      const int tok = i / upr, u = i - tok * upr;
+      const long long kk = k0 + 8 * u;
+      const bool ok = tok < a.m && kk < ke;
+      cp16(dst + bf16fp32__smallm_rowoff(tok, a.xk) + 16 * u, ok ? a.x + tok * a.ldx + kk : a.x,
+           ok ? 16u : 0u);
+    }
+  };
+
+  float acc[MT][4];
+#pragma unroll
+  for (int j = 0; j < MT; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  /* x is staged for all 8 * MT token rows (zeros past m): no per-tile branch in the MMA loop. */
+  const int xrow = bf16fp32__smallm_rowoff(g, a.xk) + 16 * t;
+  const int xtile = 4 * (4 * a.xk + 64); /* bytes between token tiles (8 rows) */
+  auto compute = [&](const uint4 (&r)[SB][2], int b, int buf) {
+    const unsigned char *xb = smem + buf * a.xbuf_bytes + xrow;
+#pragma unroll
+    for (int i = 0; i < SB; i++) {
+      if (i < sb && b * sb + i < nq) {
+        const unsigned char *xl = xb + 64 * (i * a.kwarps + wk); /* sub-chunk within the batch */
+        const uint32_t a0[4] = {r[i][0].x, r[i][1].x, r[i][0].y, r[i][1].y};
+        const uint32_t a1[4] = {r[i][0].z, r[i][1].z, r[i][0].w, r[i][1].w};
+        constexpr int G = MT < 8 ? MT : 8; /* B fragments loaded 8 tiles at a time */
+#pragma unroll
+        for (int j0 = 0; j0 < MT; j0 += G) {
+          uint4 bv[G];
+#pragma unroll
+          for (int j = 0; j < G; j++) bv[j] = *reinterpret_cast<const uint4 *>(xl + (j0 + j) * xtile);
+#pragma unroll
+          for (int j = 0; j < G; j++) {
+            mma16816(acc[j0 + j], a0[0], a0[1], a0[2], a0[3], bv[j].x, bv[j].y);
+            mma16816(acc[j0 + j], a1[0], a1[1], a1[2], a1[3], bv[j].z, bv[j].w);
+          }
+        }
+      }
+    }
+  };
+
+  /* The whole weight slice of the block is requested into L2 first, earliest K first, so
+   * that all of it is in flight at once; the register loads below then mostly hit L2. The
+   * weights do not depend on the previous kernel: with programmatic dependent launch these
+   * requests go out while it finishes (ptxas keeps prefetches, unlike register loads, ahead of
+   * griddepcontrol.wait). x is read only after the wait. Without the launch attribute both
+   * griddepcontrol instructions do nothing. */
+  {
+    const int lines = static_cast<int>((ke - kb + 63) >> 6); /* 128-byte lines per row */
+    const uint16_t *w0 = a.w + n0 * a.ldw + kb;
+    for (int i = tid; i < lines * a.rows; i += BF16FP32__SMALLM_THREADS) {
+      const int l = i / a.rows, r = i - l * a.rows;
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(w0 + r * a.ldw + 64 * l));
+    }
+  }
+  uint4 wa[SB][2], wb[SB][2];
+  load_w(wa, 0);
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  load_x(0, 0);
+  cp_commit();
+
+  /* Batch b: prefetch batch b+1 (weights into the other registers, x into the other buffer
+   * when double-buffered), then compute b. */
+  auto step = [&](const uint4 (&cur)[SB][2], uint4 (&nxt)[SB][2], int b) {
+    const bool more = b + 1 < nb;
+    if (more) load_w(nxt, b + 1);
+    if (a.dbuf) {
+      if (more) load_x(b + 1, (b + 1) & 1);
+      cp_commit();
+      cp_wait<1>();
+    } else {
+      if (b > 0) {
+        __syncthreads(); /* everyone is done with the one buffer */
+        load_x(b, 0);
+        cp_commit();
+      }
+      cp_wait<0>();
+    }
+    __syncthreads();
+    compute(cur, b, a.dbuf ? (b & 1) : 0);
+    if (a.dbuf) __syncthreads(); /* buffer b & 1 is refilled by the next step */
+  };
+  for (int b = 0; b < nb; b += 2) {
+    step(wa, wb, b);
+    if (b + 1 < nb) step(wb, wa, b + 1);
+  }
+  __syncthreads(); /* the x buffers become the partial sums */
+
+  /* Partial sums of each warp group, [wk][token][row]. */
+  float *part = reinterpret_cast<float *>(smem);
+  const int rs = a.rows + 4; /* 4 floats of padding: the stores below avoid bank conflicts */
+#pragma unroll
+  for (int j = 0; j < MT; j++) {
+    float *p = part + (wk * a.mpad + 8 * j + 2 * t) * rs + 16 * wn + g;
+    p[0] = acc[j][0];
+    p[rs] = acc[j][1];
+    p[8] = acc[j][2];
+    p[rs + 8] = acc[j][3];
+  }
+  __syncthreads();
+  /* The block's sum over warp groups 0..WK-1, in that order, into group 0's slot. */
+  const int r4n = a.rows >> 2;
+  const int units = a.m * r4n;
+  if (a.kwarps > 1) {
+    for (int u = tid; u < units; u += BF16FP32__SMALLM_THREADS) {
+      const int tok = u / r4n, r4 = u - tok * r4n;
+      float4 *p0 = reinterpret_cast<float4 *>(part + tok * rs + 4 * r4);
+      float4 v[8];
+#pragma unroll
+      for (int h = 1; h < 8; h++)
+        if (h < a.kwarps) v[h] = *reinterpret_cast<const float4 *>(part + (h * a.mpad + tok) * rs + 4 * r4);
+      float4 sum = *p0;
+#pragma unroll
+      for (int h = 1; h < 8; h++)
+        if (h < a.kwarps) sum.x += v[h].x, sum.y += v[h].y, sum.z += v[h].z, sum.w += v[h].w;
+      *p0 = sum;
+    }
+  }
+  cluster.sync(); /* release / acquire: block sums visible to the whole cluster */
+
+  /* Rank r finishes its share of the block's outputs, four rows at a time: the block sums of
+   * ranks 0..S-1 added in that order (all loads issued first), the same for every M. */
+  const int u0 = units * rank / a.ksplit, u1 = units * (rank + 1) / a.ksplit;
+  for (int u = u0 + tid; u < u1; u += BF16FP32__SMALLM_THREADS) {
+    const int tok = u / r4n, r4 = u - tok * r4n;
+    const int off = tok * rs + 4 * r4;
+    float4 v[BF16FP32__SMALLM_MAX_SPLIT];
+#pragma unroll
+    for (int q = 0; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
+      if (q < a.ksplit) v[q] = *reinterpret_cast<const float4 *>(cluster.map_shared_rank(part, q) + off);
+    float4 sum = v[0];
+#pragma unroll
+    for (int q = 1; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
+      if (q < a.ksplit) sum.x += v[q].x, sum.y += v[q].y, sum.z += v[q].z, sum.w += v[q].w;
+    *reinterpret_cast<float4 *>(a.out + tok * a.ldo + n0 + 4 * r4) = sum;
+  }
+  /* No block leaves while another may still read its shared memory; the values read are
+   * already in registers, so no memory ordering is needed here. */
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+}
+
+template <int MT>
+cudaError_t launch_t(const Args &a, const bf16fp32__smallm_config *c, cudaStream_t stream,
+                     int use_pdl) {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[2];
+  cfg.gridDim = dim3(static_cast<unsigned>(c->grid_x), static_cast<unsigned>(c->grid_y), 1);
+  cfg.blockDim = dim3(static_cast<unsigned>(c->threads), 1, 1);
+  cfg.dynamicSmemBytes = c->smem_bytes;
+  cfg.stream = stream;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(c->grid_x);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.numAttrs = 1;
+  if (use_pdl) {
+    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[1].val.programmaticStreamSerializationAllowed = 1;
+    cfg.numAttrs = 2;
+  }
+  cfg.attrs = attr;
+  return cudaLaunchKernelEx(&cfg, smallm_kernel<MT>, a);
+}
+
+template <int MT>
+cudaError_t load_t(size_t smem_limit) {
+  return cudaFuncSetAttribute(smallm_kernel<MT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(smem_limit));
+}
+
+}  // namespace
+
+extern "C" int bf16fp32__smallm_load(size_t smem_limit) {
+  cudaError_t (*const loads[])(size_t) = {load_t<1>, load_t<2>, load_t<4>,
+                                          load_t<8>, load_t<16>, load_t<32>};
+  for (auto f : loads) {
+    cudaError_t e = f(smem_limit);
+    if (e != cudaSuccess) return static_cast<int>(e);
+  }
+  return 0;
+}
+
+extern "C" int bf16fp32__smallm_launch(const bf16fp32__smallm_config *c, int64_t m, int64_t n,
+                                       int64_t k, const uint16_t *x, int64_t ldx,
+                                       const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
+                                       void *stream, int use_pdl) {
+  (void)n; /* the grid (c->grid_y * rows) covers it */
+  Args a;
+  a.x = x, a.w = w, a.out = out;
+  a.ldx = ldx, a.ldw = ldw, a.ldo = ldo;
+  a.m = static_cast<int>(m), a.k = static_cast<int>(k);
+  a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
+  a.mpad = c->mpad, a.sb = c->sb, a.xk = c->xk, a.dbuf = c->dbuf;
+  a.xbuf_bytes = static_cast<int>(c->xbuf_bytes);
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  switch (c->mt) {
+    case 1: return static_cast<int>(launch_t<1>(a, c, s, use_pdl));
+    case 2: return static_cast<int>(launch_t<2>(a, c, s, use_pdl));
+    case 4: return static_cast<int>(launch_t<4>(a, c, s, use_pdl));
+    case 8: return static_cast<int>(launch_t<8>(a, c, s, use_pdl));
+    case 16: return static_cast<int>(launch_t<16>(a, c, s, use_pdl));
+    default: return static_cast<int>(launch_t<32>(a, c, s, use_pdl));
+  }
+}

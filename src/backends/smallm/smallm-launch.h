@@ -1,0 +1,28 @@
+/* The C-callable side of the smallm kernel (smallm-kernel.cu): module load and one launch.
+ * Both return a cudaError_t as int (0 = cudaSuccess), mapped to a status by the host glue. */
+#ifndef BF16FP32_SMALLM_LAUNCH_H
+#define BF16FP32_SMALLM_LAUNCH_H
+
+#include <stdint.h>
+
+#include "smallm-config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Loads the module and raises every kernel instance's dynamic shared-memory limit to
+ * smem_limit, so that no launch (graph capture included) does either later. */
+int bf16fp32__smallm_load(size_t smem_limit);
+
+/* out[m, n] = x[m, k] . w[n, k]^T with configuration c (from bf16fp32__smallm_choose).
+ * use_pdl: launch with programmatic stream serialization (the weight loads start before the
+ * previous kernel on the stream has finished; x is read only after it). */
+int bf16fp32__smallm_launch(const bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                            const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw,
+                            float *out, int64_t ldo, void *stream, int use_pdl);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,265 @@
+/* smallm on the GPU through the public API (forced): the fp64 oracle bound with poisoned outputs
+ * for every M in 1..64 and samples up to 256, DeepSeek-V4 shapes, padded leading dimensions,
+ * K tails, NaN/Inf, determinism, batch invariance (rows bitwise equal whatever M), declined
+ * shapes falling back, and programmatic dependent launch inside a captured graph. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "support.h"
+#include "testing.h"
+
+typedef struct set {
+  int64_t mmax, n, k, ldx, ldw, ldo;
+  uint16_t *hx, *hw;
+  void *dx, *dw, *dout;
+  double *ref, *absdot; /* oracle of rows 0..mmax-1 */
+  float *full;          /* out of the M = mmax call: the bits every smaller M must match */
+} set;
+
+static int smallm_index = -1;
+
+static uint64_t smallm_calls(bf16fp32_context *ctx) {
+  bf16fp32_backend_info info;
+  if (bf16fp32_backend_info_get(ctx, smallm_index, &info) != BF16FP32_OK) return 0;
+  return info.calls;
+}
+
+static void make_set(set *s, int64_t mmax, int64_t n, int64_t k, int64_t px, int64_t pw,
+                     int64_t po, uint64_t seed, int special) {
+  memset(s, 0, sizeof *s);
+  s->mmax = mmax, s->n = n, s->k = k, s->ldx = k + px, s->ldw = k + pw, s->ldo = n + po;
+  s->hx = malloc((size_t)(mmax * s->ldx) * 2);
+  s->hw = malloc((size_t)(n * s->ldw) * 2);
+  s->ref = malloc((size_t)(mmax * n) * sizeof(double));
+  s->absdot = malloc((size_t)(mmax * n) * sizeof(double));
+  s->full = malloc((size_t)(mmax * s->ldo) * sizeof(float));
+  CHECK(s->hx && s->hw && s->ref && s->absdot && s->full);
+  sup_fill_bf16(s->hx, (size_t)(mmax * s->ldx), seed, -0.5f, 0.5f);
+  sup_fill_bf16(s->hw, (size_t)(n * s->ldw), seed + 1, -0.5f, 0.5f);
+  if (special) {
+    s->hx[0 * s->ldx + 1] = 0x7fc0; /* row 0: NaN everywhere */
+    s->hx[1 * s->ldx + 2] = 0x7f80; /* row 1: +-Inf ... */
+    s->hw[2 * s->ldw + 2] = 0;      /* ... and NaN in column 2 (Inf * 0) */
+    s->hx[2 * s->ldx + 0] = 0x3f80;
+    s->hw[3 * s->ldw + 0] = 0xff80; /* row 2, column 3: -Inf */
+  }
+  s->dx = sup_gpu_alloc((size_t)(mmax * s->ldx) * 2);
+  s->dw = sup_gpu_alloc((size_t)(n * s->ldw) * 2);
+  s->dout = sup_gpu_alloc((size_t)(mmax * s->ldo) * 4 + 64);
+  CHECK(s->dx && s->dw && s->dout);
+  CHECK(!sup_gpu_upload(s->dx, s->hx, (size_t)(mmax * s->ldx) * 2));
+  CHECK(!sup_gpu_upload(s->dw, s->hw, (size_t)(n * s->ldw) * 2));
+  CHECK(!sup_oracle(mmax, n, k, s->hx, s->ldx, s->hw, s->ldw, s->ref, s->absdot, 16));
+}
+
+static void free_set(set *s) {
+  free(s->hx), free(s->hw), free(s->ref), free(s->absdot), free(s->full);
+  sup_gpu_free(s->dx), sup_gpu_free(s->dw), sup_gpu_free(s->dout);
+}
+
+/* Rows row0..row0+m-1 of the set through the API into out (host, m x ldo, poisoned first).
+ * Returns 1 when smallm ran it and the result is within the oracle bound. */
+static int run_rows(bf16fp32_context *ctx, set *s, int64_t m, int64_t row0, float *out) {
+  size_t bytes = (size_t)(m * s->ldo) * 4;
+  sup_poison_f32(out, (size_t)(m * s->ldo));
+  if (sup_gpu_upload(s->dout, out, bytes)) return 0;
+  uint64_t before = smallm_calls(ctx);
+  bf16fp32_status st = bf16fp32_linear(ctx, BF16FP32_DEVICE, m, s->n, s->k,
+                                       (const uint16_t *)s->dx + row0 * s->ldx, s->ldx, s->dw,
+                                       s->ldw, s->dout, s->ldo, NULL);
+  CHECK_OK(st);
+  if (st != BF16FP32_OK || sup_gpu_sync() || sup_gpu_download(out, s->dout, bytes)) return 0;
+  int ran = smallm_calls(ctx) == before + 1;
+  sup_check_result r = sup_compare(m, s->n, s->k, s->ref + row0 * s->n, s->absdot + row0 * s->n,
+                                   out, s->ldo);
+  if (!ran || !sup_check_ok(&r))
+    fprintf(stderr, "m=%lld n=%lld k=%lld row0=%lld: smallm ran %d, worst %.3g, %lld bad, "
+            "%lld unwritten, %lld overwritten\n", (long long)m, (long long)s->n, (long long)s->k,
+            (long long)row0, ran, r.worst_ratio, (long long)r.violations, (long long)r.unwritten,
+            (long long)r.overwritten);
+  return ran && sup_check_ok(&r);
+}
+
+static int same_rows(const set *s, const float *out, int64_t m, int64_t row0) {
+  for (int64_t i = 0; i < m; i++)
+    if (memcmp(out + i * s->ldo, s->full + (row0 + i) * s->ldo, (size_t)s->n * 4) != 0) return 0;
+  return 1;
+}
+
+/* The full call, then each listed M (prefix rows) and some rows alone: all bitwise equal. */
+static void check_set(bf16fp32_context *ctx, set *s, const int64_t *ms, int count) {
+  float *out = malloc((size_t)(s->mmax * s->ldo) * sizeof(float));
+  CHECK(out != NULL);
+  if (!out) return;
+  CHECK(run_rows(ctx, s, s->mmax, 0, s->full));
+  CHECK(run_rows(ctx, s, s->mmax, 0, out)); /* determinism: the same bits again */
+  CHECK(same_rows(s, out, s->mmax, 0));
+  for (int i = 0; i < count; i++) {
+    int ok = run_rows(ctx, s, ms[i], 0, out) && same_rows(s, out, ms[i], 0);
+    if (!ok) fprintf(stderr, "  M=%lld differs from the M=%lld call\n", (long long)ms[i], (long long)s->mmax);
+    CHECK(ok);
+  }
+  const int64_t rows[] = {1, s->mmax / 2, s->mmax - 1};
+  for (int i = 0; i < 3; i++) {
+    int ok = run_rows(ctx, s, 1, rows[i], out) && same_rows(s, out, 1, rows[i]);
+    if (!ok) fprintf(stderr, "  row %lld alone differs\n", (long long)rows[i]);
+    CHECK(ok);
+  }
+  free(out);
+}
+
+static void test_shapes(bf16fp32_context *ctx) {
+  set s;
+  int64_t ms[80];
+  int count = 0;
+  for (int64_t m = 1; m <= 64; m++) ms[count++] = m;
+  const int64_t above[] = {65, 100, 128, 200};
+  for (int i = 0; i < 4; i++) ms[count++] = above[i];
+  make_set(&s, 256, 256, 4096, 0, 0, 0, 11, 0); /* flash.router */
+  check_set(ctx, &s, ms, count);
+  free_set(&s);
+
+  const int64_t few[] = {1, 7, 16, 33};
+  make_set(&s, 64, 2048, 7168, 0, 0, 0, 12, 0); /* pro.c4-main, the largest */
+  check_set(ctx, &s, few, 4);
+  free_set(&s);
+  make_set(&s, 256, 512, 7168, 0, 0, 0, 13, 0);
+  check_set(ctx, &s, few, 4);
+  free_set(&s);
+  make_set(&s, 128, 1024, 4096, 0, 0, 0, 14, 0);
+  check_set(ctx, &s, few, 4);
+  free_set(&s);
+  make_set(&s, 100, 384, 7168, 8, 24, 8, 15, 0); /* padded leading dimensions */
+  const int64_t padded[] = {1, 13, 64};
+  check_set(ctx, &s, padded, 3);
+  free_set(&s);
+
+  /* K ends inside a 32-wide sub-chunk; tiny shapes */
+  const int64_t tails[][3] = {{5, 256, 4104}, {3, 48, 8}, {70, 64, 40}, {256, 1040, 72}};
+  for (int i = 0; i < 4; i++) {
+    float *out = malloc((size_t)(tails[i][0] * tails[i][1]) * sizeof(float));
+    make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
+    CHECK(out && run_rows(ctx, &s, s.mmax, 0, out));
+    free_set(&s);
+    free(out);
+  }
+  /* NaN and Inf propagate */
+  {
+    float *out = malloc((size_t)(9 * 256) * sizeof(float));
+    make_set(&s, 9, 256, 4096, 0, 0, 0, 30, 1);
+    CHECK(out && run_rows(ctx, &s, 9, 0, out));
+    free_set(&s);
+    free(out);
+  }
+}
+
+/* Shapes smallm declines run on another backend (the forced one falls back), still correct. */
+static void test_declines(bf16fp32_context *ctx) {
+  struct {
+    int64_t m, n, k, px, po, out_offset;
+  } cases[] = {
+      {4, 256, 4100, 4, 0, 0},  /* K not a multiple of 8 */
+      {4, 256, 4096, 4, 0, 0},  /* ldx not a multiple of 8 */
+      {257, 256, 512, 0, 0, 0}, /* M above 256 */
+      {4, 200, 512, 0, 0, 0},   /* N not a multiple of 16 */
+      {4, 256, 512, 0, 8, 2},   /* out only 8-byte aligned */
+  };
+  for (int i = 0; i < 5; i++) {
+    set s;
+    make_set(&s, cases[i].m, cases[i].n, cases[i].k, cases[i].px, 0, cases[i].po, 40 + (uint64_t)i, 0);
+    size_t no = (size_t)(s.mmax * s.ldo);
+    float *out = malloc((no + 2) * sizeof(float));
+    float *dout = (float *)s.dout + cases[i].out_offset;
+    CHECK(out != NULL);
+    if (!out) continue;
+    sup_poison_f32(out, no + 2);
+    CHECK(!sup_gpu_upload(s.dout, out, (no + 2) * 4));
+    uint64_t before = smallm_calls(ctx);
+    CHECK_OK(bf16fp32_linear(ctx, BF16FP32_DEVICE, s.mmax, s.n, s.k, s.dx, s.ldx, s.dw, s.ldw,
+                             dout, s.ldo, NULL));
+    CHECK(!sup_gpu_sync() && !sup_gpu_download(out, s.dout, (no + 2) * 4));
+    CHECK(smallm_calls(ctx) == before); /* declined: another backend ran it */
+    sup_check_result r = sup_compare(s.mmax, s.n, s.k, s.ref, s.absdot, out + cases[i].out_offset, s.ldo);
+    CHECK(sup_check_ok(&r));
+    free(out);
+    free_set(&s);
+  }
+}
+
+/* use_pdl = 1: the same bits as a plain launch, also from a replayed graph of several calls. */
+static void test_pdl(void) {
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.use_pdl = 1;
+  bf16fp32_context *ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  if (!ctx) return;
+  CHECK_OK(bf16fp32_force_backend(ctx, "smallm"));
+  set s;
+  make_set(&s, 64, 2048, 4096, 0, 0, 0, 50, 0);
+  float *out = malloc((size_t)(64 * s.ldo) * sizeof(float));
+  CHECK(out != NULL);
+  if (out) {
+    CHECK(run_rows(ctx, &s, 64, 0, s.full));
+    const int64_t ms[] = {1, 16};
+    for (int i = 0; i < 2; i++) CHECK(run_rows(ctx, &s, ms[i], 0, out) && same_rows(&s, out, ms[i], 0));
+
+    /* three calls in one graph: M = 64 into o1, M = 16 into o2, M = 64 into o1 again */
+    size_t bytes = (size_t)(64 * s.ldo) * 4;
+    void *o2 = sup_gpu_alloc(bytes);
+    cudaStream_t st = (cudaStream_t)sup_gpu_stream_create();
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    const int64_t pre[] = {16, 64};
+    CHECK(o2 && st);
+    CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_DEVICE, s.n, s.k, pre, 2, st));
+    CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+    CHECK_OK(bf16fp32_linear(ctx, BF16FP32_DEVICE, 64, s.n, s.k, s.dx, s.ldx, s.dw, s.ldw, s.dout, s.ldo, st));
+    CHECK_OK(bf16fp32_linear(ctx, BF16FP32_DEVICE, 16, s.n, s.k, s.dx, s.ldx, s.dw, s.ldw, o2, s.ldo, st));
+    CHECK_OK(bf16fp32_linear(ctx, BF16FP32_DEVICE, 64, s.n, s.k, s.dx, s.ldx, s.dw, s.ldw, s.dout, s.ldo, st));
+    CHECK(cudaStreamEndCapture(st, &graph) == cudaSuccess);
+    CHECK(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+    sup_poison_f32(out, (size_t)(64 * s.ldo));
+    CHECK(!sup_gpu_upload(s.dout, out, bytes) && !sup_gpu_upload(o2, out, bytes));
+    for (int rep = 0; rep < 3 && exec; rep++) CHECK(cudaGraphLaunch(exec, st) == cudaSuccess);
+    CHECK(!sup_gpu_stream_sync(st));
+    CHECK(!sup_gpu_download(out, s.dout, bytes) && same_rows(&s, out, 64, 0));
+    CHECK(!sup_gpu_download(out, o2, (size_t)(16 * s.ldo) * 4) && same_rows(&s, out, 16, 0));
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    sup_gpu_stream_destroy(st);
+    sup_gpu_free(o2);
+    free(out);
+  }
+  free_set(&s);
+  bf16fp32_destroy(ctx);
+}
+
+int main(void) {
+  if (!sup_gpu_available()) return testing_skip("gpu-smallm", "no CUDA device");
+  bf16fp32_context *ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  if (!ctx) return testing_summary("gpu-smallm");
+  bf16fp32_backend_info info;
+  for (int i = 0; i < bf16fp32_backend_count(); i++)
+    if (bf16fp32_backend_info_get(ctx, i, &info) == BF16FP32_OK && strcmp(info.name, "smallm") == 0)
+      smallm_index = i;
+  if (smallm_index < 0 || bf16fp32_backend_info_get(ctx, smallm_index, &info) != BF16FP32_OK) {
+    bf16fp32_destroy(ctx);
+    return testing_skip("gpu-smallm", "smallm is not in this build");
+  }
+  if (!info.available) {
+    char why[200];
+    snprintf(why, sizeof why, "smallm unavailable: %s", info.reason);
+    bf16fp32_destroy(ctx);
+    return testing_skip("gpu-smallm", why);
+  }
+  CHECK_OK(bf16fp32_force_backend(ctx, "smallm"));
+  test_shapes(ctx);
+  test_declines(ctx);
+  bf16fp32_destroy(ctx);
+  test_pdl();
+  return testing_summary("gpu-smallm");
+}

@@ -1,0 +1,151 @@
+/* The smallm launch configuration, without a GPU: accepted shapes, the (N, K) split of every
+ * DeepSeek-V4 shape, the split's independence of M (batch invariance), and that every M in
+ * 1..256 gets a configuration the kernel can run (threads, tiles, shared memory). */
+#include <stdio.h>
+#include <string.h>
+
+#include "testing.h"
+
+/* Compiled in here so that the test also runs in builds without the CUDA backends (where the
+ * smallm folder is left out of the library); the library's copy is then never linked. */
+#include "backends/smallm/smallm-config.c"
+
+enum { H200_SMS = 132 };
+static const size_t H200_SMEM = 232448; /* sharedMemPerBlockOptin on sm_90 */
+
+static const int dsv4[][2] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 4096}, {384, 7168},
+                              {2048, 7168}, {1024, 7168}, {512, 7168}, {256, 7168}};
+
+static void test_shape_ok(void) {
+  for (int i = 0; i < 9; i++) {
+    int64_t n = dsv4[i][0], k = dsv4[i][1];
+    for (int64_t m = 1; m <= 256; m++) CHECK(bf16fp32__smallm_shape_ok(m, n, k, k, k, n, 16));
+    CHECK(bf16fp32__smallm_shape_ok(7, n, k, k + 8, k + 64, n + 8, 16)); /* padded ld */
+  }
+  CHECK(!bf16fp32__smallm_shape_ok(0, 256, 4096, 4096, 4096, 256, 16));
+  CHECK(!bf16fp32__smallm_shape_ok(257, 256, 4096, 4096, 4096, 256, 16));
+  CHECK(!bf16fp32__smallm_shape_ok(4, 200, 4096, 4096, 4096, 200, 16));  /* N % 16 */
+  CHECK(!bf16fp32__smallm_shape_ok(4, 256, 4100, 4100, 4104, 256, 16));  /* K % 8 */
+  CHECK(!bf16fp32__smallm_shape_ok(4, 256, 4096, 4100, 4096, 256, 16));  /* ldx % 8 */
+  CHECK(!bf16fp32__smallm_shape_ok(4, 256, 4096, 4096, 4097, 256, 16));  /* ldw % 8 */
+  CHECK(!bf16fp32__smallm_shape_ok(4, 256, 4096, 4096, 4096, 260, 16));  /* ldo % 8 */
+  CHECK(!bf16fp32__smallm_shape_ok(4, 256, 4096, 4096, 4096, 256, 8));   /* 8-byte pointers */
+  CHECK(!bf16fp32__smallm_shape_ok(4, 256, 4, 8, 8, 256, 16));           /* K < 8 */
+  CHECK(bf16fp32__smallm_shape_ok(3, 48, 8, 8, 8, 48, 16));
+}
+
+static void test_dsv4_split(void) {
+  /* Expected on an H200: R rows per block, S-block clusters along K, WK warp groups. */
+  static const int want[][3] = {{32, 8, 4}, {32, 2, 4}, {16, 2, 8}, {32, 8, 4}, {32, 8, 4},
+                                {32, 2, 4}, {64, 8, 2}, {32, 8, 4}, {32, 8, 4}};
+  for (int i = 0; i < 9; i++) {
+    bf16fp32__smallm_split s = {0, 0, 0};
+    CHECK(bf16fp32__smallm_choose_split(dsv4[i][0], dsv4[i][1], H200_SMS, &s) == 0);
+    CHECK(s.rows == want[i][0] && s.ksplit == want[i][1] && s.kwarps == want[i][2]);
+    CHECK(dsv4[i][0] / s.rows * s.ksplit <= H200_SMS); /* one wave */
+    CHECK(dsv4[i][0] / s.rows * s.ksplit >= 64);
+    CHECK(s.kwarps * s.rows == 128);
+  }
+}
+
+static void test_generic_split(void) {
+  bf16fp32__smallm_split s = {0, 0, 0};
+  /* another SM count: the rule (32 rows, one block per SM, clusters of up to 8) */
+  CHECK(bf16fp32__smallm_choose_split(256, 4096, 114, &s) == 0 && s.rows == 32 && s.ksplit == 8);
+  CHECK(bf16fp32__smallm_choose_split(2048, 7168, 114, &s) == 0 && s.rows == 32 && s.ksplit == 1);
+  CHECK(bf16fp32__smallm_choose_split(48, 4096, 132, &s) == 0 && s.rows == 16 && s.ksplit == 8);
+  CHECK(bf16fp32__smallm_choose_split(64, 40, 132, &s) == 0 && s.ksplit == 2); /* 2 sub-chunks */
+  CHECK(bf16fp32__smallm_choose_split(200, 4096, 132, &s) != 0);
+}
+
+static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
+  bf16fp32__smallm_config c, c1;
+  int ok = 1;
+  if (bf16fp32__smallm_choose(m, n, k, sms, smem, &c) != 0) return 0;
+  if (bf16fp32__smallm_choose(1, n, k, sms, smem, &c1) != 0) return 0;
+  /* batch invariance: the split (summation order) is the same as at M = 1 */
+  ok &= memcmp(&c.split, &c1.split, sizeof c.split) == 0;
+  ok &= c.threads == BF16FP32__SMALLM_THREADS && c.split.kwarps * c.split.rows == 128;
+  ok &= c.mt == 1 || c.mt == 2 || c.mt == 4 || c.mt == 8 || c.mt == 16 || c.mt == 32;
+  ok &= c.mpad == 8 * c.mt && c.mpad >= m && (c.mt == 1 || 4 * c.mt < m); /* fewest tiles */
+  ok &= c.sb >= 1 && c.sb <= BF16FP32__SMALLM_SB_MAX(c.mt);
+  ok &= c.xk % 64 == 0 && c.xk <= c.sb * c.split.kwarps * 32 + 32 && c.xk >= 32;
+  ok &= c.grid_x == c.split.ksplit && (int64_t)c.grid_y * c.split.rows == n;
+  ok &= c.split.ksplit >= 1 && c.split.ksplit <= BF16FP32__SMALLM_MAX_SPLIT;
+  ok &= c.xbuf_bytes == (size_t)bf16fp32__smallm_rows_bytes(c.mpad, c.xk);
+  ok &= c.smem_bytes >= c.xbuf_bytes * (c.dbuf ? 2 : 1);
+  ok &= c.smem_bytes >= (size_t)c.split.kwarps * (size_t)c.mpad * (size_t)(c.split.rows + 4) * 4;
+  ok &= c.smem_bytes <= smem;
+  /* the batches cover the longest slice; one batch needs no second buffer */
+  int64_t subs_max = ((k + 31) / 32 + c.split.ksplit - 1) / c.split.ksplit;
+  int64_t nq = (subs_max + c.split.kwarps - 1) / c.split.kwarps;
+  ok &= (int64_t)c.nb * c.sb >= nq && (int64_t)(c.nb - 1) * c.sb < nq;
+  ok &= !c.dbuf || c.nb > 1;
+  ok &= c.nb > 1 || (int64_t)c.xk >= subs_max * 32; /* one batch holds the whole slice */
+  /* every rank's slice is non-empty */
+  int64_t k0, k1;
+  for (int r = 0; r < c.split.ksplit; r++) {
+    bf16fp32__smallm_slice(k, c.split.ksplit, r, &k0, &k1);
+    ok &= k1 > k0;
+  }
+  return ok;
+}
+
+static void test_every_m(void) {
+  for (int i = 0; i < 9; i++)
+    for (int64_t m = 1; m <= 256; m++) {
+      int ok = check_config(m, dsv4[i][0], dsv4[i][1], H200_SMS, H200_SMEM);
+      if (!ok) fprintf(stderr, "config m=%lld n=%d k=%d\n", (long long)m, dsv4[i][0], dsv4[i][1]);
+      CHECK(ok);
+    }
+  /* other devices and shapes: other SM counts, K tails, tiny and large N */
+  static const int64_t other[][3] = {{1, 16, 8},       {3, 48, 8},       {70, 64, 40},
+                                     {256, 1040, 72},  {5, 256, 4104},   {17, 4096, 4096},
+                                     {256, 8192, 7168}, {64, 65536, 64}, {256, 16, 1 << 20}};
+  static const int sms[] = {132, 114, 78, 1};
+  for (int s = 0; s < 4; s++)
+    for (int i = 0; i < 9; i++) {
+      int ok = check_config(other[i][0], other[i][1], other[i][2], sms[s], H200_SMEM);
+      if (!ok) fprintf(stderr, "config m=%lld n=%lld k=%lld sms=%d\n", (long long)other[i][0],
+                       (long long)other[i][1], (long long)other[i][2], sms[s]);
+      CHECK(ok);
+    }
+  bf16fp32__smallm_config c;
+  CHECK(bf16fp32__smallm_choose(257, 256, 4096, 132, H200_SMEM, &c) != 0);
+  CHECK(bf16fp32__smallm_choose(4, 200, 4096, 132, H200_SMEM, &c) != 0);
+  CHECK(bf16fp32__smallm_choose(256, 2048, 7168, 132, 16 * 1024, &c) != 0); /* no room */
+}
+
+static void test_slices_and_rows(void) {
+  static const int64_t ks[] = {8, 24, 32, 40, 4096, 4104, 7168, 7176};
+  for (int i = 0; i < 8; i++)
+    for (int s = 1; s <= 8; s++) {
+      int64_t subs = (ks[i] + 31) / 32, prev = 0, k0, k1;
+      if (s > subs) continue;
+      for (int r = 0; r < s; r++) {
+        bf16fp32__smallm_slice(ks[i], s, r, &k0, &k1);
+        CHECK(k0 == prev && k1 > k0 && k0 % 32 == 0);
+        prev = k1;
+      }
+      CHECK(prev == ks[i]);
+    }
+  static const int xks[] = {64, 128, 256, 896, 2048};
+  for (int i = 0; i < 5; i++) {
+    int kc = xks[i];
+    for (int r = 0; r + 1 < 256; r++) {
+      int a = bf16fp32__smallm_rowoff(r, kc), b = bf16fp32__smallm_rowoff(r + 1, kc);
+      CHECK(a % 16 == 0 && b - a >= 2 * kc);          /* rows do not overlap, 16-byte aligned */
+      if (r % 2 == 0) CHECK((b - a) % 128 == 64);    /* rows 2i, 2i+1: other banks */
+    }
+    CHECK(bf16fp32__smallm_rows_bytes(256, kc) >= bf16fp32__smallm_rowoff(255, kc) + 2 * kc);
+  }
+}
+
+int main(void) {
+  test_shape_ok();
+  test_dsv4_split();
+  test_generic_split();
+  test_every_m();
+  test_slices_and_rows();
+  return testing_summary("test-smallm-config");
+}
