@@ -16,6 +16,10 @@
  * interruptions stay small against it: short calls are repeated inside one sample. */
 #define MEASURE_HOST_SAMPLE_S 2e-3
 #define MEASURE_HOST_MAX_INNER 1000000
+/* Host operands rotate over this many bytes of distinct copies: more than any CPU's last-level
+ * cache, so that a timed call streams its weights from memory as in serving. */
+#define MEASURE_HOST_ROTATE_BYTES ((size_t)256 << 20)
+#define MEASURE_HOST_MAX_COPIES 64
 #define MEASURE_MAX_ORACLE_THREADS 32
 
 void bf16fp32__measure_defaults(bf16fp32__measure_opts *o) {
@@ -253,12 +257,17 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
   bf16fp32__check_ref ref = {0};
   const int replays = opt->replays > 0 ? opt->replays : 1;
   const size_t xn = (size_t)m * (size_t)k, wn = (size_t)n * (size_t)k, on = (size_t)m * (size_t)n;
-  uint16_t *x = (uint16_t *)aligned_alloc(64, (xn * 2 + 63) / 64 * 64);
-  uint16_t *w = (uint16_t *)aligned_alloc(64, (wn * 2 + 63) / 64 * 64);
+  const size_t xstride = (xn * 2 + 63) / 64 * 32, wstride = (wn * 2 + 63) / 64 * 32; /* elements */
+  size_t copies = MEASURE_HOST_ROTATE_BYTES / (2 * (xstride + wstride)) + 1;
+  if (copies > MEASURE_HOST_MAX_COPIES) copies = MEASURE_HOST_MAX_COPIES;
+  uint16_t *x = (uint16_t *)aligned_alloc(64, copies * xstride * 2);
+  uint16_t *w = (uint16_t *)aligned_alloc(64, copies * wstride * 2);
   float *out = (float *)aligned_alloc(64, (on * 4 + 63) / 64 * 64);
   int *inner = (int *)calloc((size_t)count, sizeof *inner);
   double *samples = (double *)calloc((size_t)count * (size_t)replays, sizeof *samples);
-  if (!x || !w || !out || !inner || !samples) {
+  bf16fp32__call *calls = (bf16fp32__call *)calloc(copies, sizeof *calls);
+  size_t next = 0; /* the copy the next timed call uses */
+  if (!x || !w || !out || !inner || !samples || !calls) {
     st = bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "measure: host operands for %lldx%lldx%lld",
                         (long long)m, (long long)n, (long long)k);
     goto cleanup;
@@ -272,6 +281,15 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
   call.x = x;
   call.w = w;
   call.out = out;
+  for (size_t i = 0; i < copies; i++) {
+    if (i > 0) {
+      memcpy(x + i * xstride, x, xn * 2);
+      memcpy(w + i * wstride, w, wn * 2);
+    }
+    calls[i] = call;
+    calls[i].x = x + i * xstride;
+    calls[i].w = w + i * wstride;
+  }
 
   for (int c = 0; c < count; c++) {
     bf16fp32__candidate *cd = &cands[c];
@@ -297,7 +315,7 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
     int warm = opt->warmup > 0 ? opt->warmup : 1;
     for (int i = 0; i < warm && s == BF16FP32_OK; i++) {
       double t0 = now_s();
-      s = cd->run(cd->user, &call);
+      s = cd->run(cd->user, &calls[next++ % copies]);
       t = now_s() - t0;
     }
     if (s != BF16FP32_OK) {
@@ -316,7 +334,7 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
       if (cd->status != BF16FP32_OK) continue;
       bf16fp32_status s = BF16FP32_OK;
       double t0 = now_s();
-      for (int i = 0; i < inner[c] && s == BF16FP32_OK; i++) s = cd->run(cd->user, &call);
+      for (int i = 0; i < inner[c] && s == BF16FP32_OK; i++) s = cd->run(cd->user, &calls[next++ % copies]);
       double t = now_s() - t0;
       if (s != BF16FP32_OK) {
         cand_fail(cd, s);
@@ -349,6 +367,7 @@ cleanup:
   free(out);
   free(inner);
   free(samples);
+  free(calls);
   return st;
 }
 

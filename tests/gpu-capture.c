@@ -31,8 +31,8 @@ static int case_alloc(gcase *c, uint64_t seed) {
   c->hx = malloc(nx * 2), c->hw = malloc(nw * 2), c->hout = malloc(no * 4);
   c->dx = sup_gpu_alloc(nx * 2), c->dw = sup_gpu_alloc(nw * 2), c->dout = sup_gpu_alloc(no * 4);
   if (!c->hx || !c->hw || !c->hout || !c->dx || !c->dw || !c->dout) return 1;
-  sup_fill_bf16(c->hx, nx, seed, -0.5f, 0.5f);
-  sup_fill_bf16(c->hw, nw, seed + 1, -0.5f, 0.5f);
+  sup_fill_bf16(c->hx, nx, seed);
+  sup_fill_bf16(c->hw, nw, seed + 1);
   return sup_gpu_upload(c->dx, c->hx, nx * 2) || sup_gpu_upload(c->dw, c->hw, nw * 2);
 }
 

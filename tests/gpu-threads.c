@@ -73,8 +73,8 @@ static void *worker(void *arg) {
       o->ldo = o->n + pick(&rng, 0, MAX_PAD);
       o->offx = (int)pick(&rng, 0, MAX_OFF), o->offw = (int)pick(&rng, 0, MAX_OFF);
       o->offo = (int)pick(&rng, 0, 1);
-      sup_fill_bf16(o->hx, nx_of(o), sup_rng_next(&rng), -0.5f, 0.5f);
-      sup_fill_bf16(o->hw, nw_of(o), sup_rng_next(&rng), -0.5f, 0.5f);
+      sup_fill_bf16(o->hx, nx_of(o), sup_rng_next(&rng));
+      sup_fill_bf16(o->hw, nw_of(o), sup_rng_next(&rng));
       sup_poison_f32(o->hout, no_of(o));
       /* Everything on this thread's stream, so that the calls are ordered after the uploads. */
       if (cudaMemcpyAsync(o->dx, o->hx, nx_of(o) * 2, cudaMemcpyHostToDevice, s) != cudaSuccess ||

@@ -36,8 +36,8 @@ static void make_operands(const grid_case *c, uint64_t seed, operands *o) {
   o->nx = (size_t)(c->m * ldx + c->offset), o->nw = (size_t)(c->n * ldw + c->offset);
   o->no = (size_t)(c->m * ldo + c->offset);
   o->x = malloc(o->nx * 2), o->w = malloc(o->nw * 2), o->out = malloc(o->no * 4);
-  sup_fill_bf16(o->x, o->nx, seed, -0.5f, 0.5f);
-  sup_fill_bf16(o->w, o->nw, seed + 1, -0.5f, 0.5f);
+  sup_fill_bf16(o->x, o->nx, seed);
+  sup_fill_bf16(o->w, o->nw, seed + 1);
   sup_poison_f32(o->out, o->no);
   if (c->special) {
     const uint16_t nan = 0x7fc0, inf = 0x7f80, ninf = 0xff80;

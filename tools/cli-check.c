@@ -141,8 +141,8 @@ static int prepare_case(check_case *c, int64_t m, int64_t n, int64_t k, uint64_t
   c->out = malloc((size_t)(m * n) * 4);
   c->ref = malloc((size_t)(m * n) * 8), c->absdot = malloc((size_t)(m * n) * 8);
   if (!c->x || !c->w || !c->out || !c->ref || !c->absdot) return 1;
-  sup_fill_bf16(c->x, (size_t)(m * k), seed, -0.5f, 0.5f);
-  sup_fill_bf16(c->w, (size_t)(n * k), seed + 1, -0.5f, 0.5f);
+  sup_fill_bf16(c->x, (size_t)(m * k), seed);
+  sup_fill_bf16(c->w, (size_t)(n * k), seed + 1);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (sup_oracle(m, n, k, c->x, k, c->w, k, c->ref, c->absdot, cores > 0 ? (int)cores : 1)) return 1;
   if (!device) return 0;

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "measure.h"
 #include "support.h"
 
 #ifdef BF16FP32_HAVE_CUDA
@@ -20,18 +21,9 @@ uint64_t sup_rng_next(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-void sup_fill_bf16(uint16_t *p, size_t count, uint64_t seed, float lo, float hi) {
-  uint64_t st = seed;
-  for (size_t i = 0; i < count; i++) {
-    double u = (double)(sup_rng_next(&st) >> 11) * (1.0 / 9007199254740992.0);
-    p[i] = bf16fp32__float_to_bf16((float)(lo + (hi - lo) * u));
-  }
-}
+void sup_fill_bf16(uint16_t *p, size_t count, uint64_t seed) { bf16fp32__fill_random_bf16(p, count, seed); }
 
-void sup_poison_f32(float *p, size_t count) {
-  uint32_t bits = SUP_POISON_BITS;
-  for (size_t i = 0; i < count; i++) memcpy(&p[i], &bits, sizeof bits);
-}
+void sup_poison_f32(float *p, size_t count) { bf16fp32__poison_f32(p, count); }
 
 typedef struct oracle_part {
   int64_t m0, m1, n, k, ldx, ldw;

@@ -7,13 +7,14 @@
 #include <stdint.h>
 
 #include "bf16fp32.h"
+#include "measure.h"
 
 /* Fixed bit pattern written into outputs before a run: a signalling NaN no arithmetic makes. */
-#define SUP_POISON_BITS 0x7fbadbadu
+#define SUP_POISON_BITS BF16FP32__POISON_BITS
 
 uint64_t sup_rng_next(uint64_t *state);
-/* count bf16 values uniform in [lo, hi), rounded to nearest even. */
-void sup_fill_bf16(uint16_t *p, size_t count, uint64_t seed, float lo, float hi);
+/* count bf16 values uniform in (-0.5, 0.5), never zero (the library's measurement data). */
+void sup_fill_bf16(uint16_t *p, size_t count, uint64_t seed);
 void sup_poison_f32(float *p, size_t count);
 
 /* Worst element of out against the fp64 oracle, and the elements left unwritten (still the
