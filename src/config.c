@@ -73,12 +73,14 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
   if (opt->tune_file && strlen(opt->tune_file) >= sizeof cfg->tune_file)
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "tune_file path too long");
 
-  long threads = opt->cpu_threads, pdl = opt->use_pdl, log = opt->log_level;
+  long threads = opt->cpu_threads, pdl = opt->use_pdl, log = opt->log_level, builtin = 1;
   long ws_mb = opt->workspace_bytes ? (long)(opt->workspace_bytes >> 20) : 32;
   if ((st = env_int("BF16FP32_THREADS", 0, 1024, &threads)) != BF16FP32_OK) return st;
   if ((st = env_int("BF16FP32_PDL", 0, 1, &pdl)) != BF16FP32_OK) return st;
   if ((st = env_int("BF16FP32_LOG", 0, 2, &log)) != BF16FP32_OK) return st;
   if ((st = env_int("BF16FP32_WORKSPACE_MB", 1, 65536, &ws_mb)) != BF16FP32_OK) return st;
+  if ((st = env_int("BF16FP32_TUNE_BUILTIN", 0, 1, &builtin)) != BF16FP32_OK) return st;
+  cfg->tune_builtin = (int)builtin;
   cfg->cpu_threads = threads ? (int)threads : online_cores();
   cfg->use_pdl = (int)pdl;
   cfg->log_level = (int)log;

@@ -37,6 +37,7 @@ typedef struct bf16fp32__config {
   void *log_user;
   char algo[32];        /* "auto" or a backend name */
   char tune_file[1024]; /* "" when none */
+  int tune_builtin;     /* use the built-in tuned table (BF16FP32_TUNE_BUILTIN, default 1) */
 } bf16fp32__config;
 
 /* A backend: one static const instance per backend, listed in registry.c.

@@ -147,8 +147,10 @@ bf16fp32__tune_table *bf16fp32__tune_load_for_context(const bf16fp32__config *cf
   if (!t) return NULL;
   if (cfg->tune_file[0]) load_file(&l, t);
   bf16fp32__tune_table_finish(t);
-  load_builtin(&l, t);
-  bf16fp32__tune_table_finish(t);
+  if (cfg->tune_builtin) {
+    load_builtin(&l, t);
+    bf16fp32__tune_table_finish(t);
+  }
   bf16fp32__clear_error(); /* nothing here fails the context: leave no error detail behind */
   if (t->count == 0) {
     bf16fp32__tune_free(t);
