@@ -1,55 +1,80 @@
 #!/usr/bin/env bash
-# Everything the H200 session needs in one call: clean build, GPU tests, check, select, the
-# benchmark of the DSV4 suite, the decode-step figures, a tune, and compute-sanitizer on the
-# smallm test. Logs and CSVs go to $OUT (or ./device-out). Usage: tools/device-run.sh [parts]
-# parts: any of build tests check bench decode tune sanitize (default: all).
+# The H200 session in as few calls as possible: clean build, GPU tests, check, select, the
+# benchmark of the DSV4 suite (rules alone), smallm with PDL, the decode-step figures, a tune
+# whose result becomes the shipped table (src/tune-builtin.c, rebuilt), auto with the shipped
+# table and with the fresh tune file, and compute-sanitizer on the smallm test.
+# Logs and CSVs go to $OUT (or ./device-out). Usage: tools/device-run.sh [parts]
+# parts: build tests check bench pdl decode tune shipped sanitize (default: all, in that order).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-device-out}
 mkdir -p "$out"
-parts=${*:-build tests check bench decode tune sanitize}
+parts=${*:-build tests check bench pdl decode tune shipped sanitize}
 build=build-device
+bin=$build/bf16fp32
 want() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 step() { echo "=== $* ($(date +%T))"; }
+rules_only() { BF16FP32_TUNE_FILE= BF16FP32_TUNE_BUILTIN=0 "$@"; }
 
 if want build; then
   step build
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
   cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release >"$out/cmake.log" 2>&1 || { tail -20 "$out/cmake.log"; exit 1; }
   cmake --build $build -j 16 >"$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -30; exit 1; }
-  grep -E "registers|spill|smem" "$out/build.log" | head -40 >"$out/ptxas.txt" || true
 fi
-bin=$build/bf16fp32
 if want tests; then
   step tests
   (cd $build && ctest --output-on-failure -j 4 --timeout 300) >"$out/ctest.log" 2>&1
-  tail -25 "$out/ctest.log"
+  grep -E "tests passed|Failed|\*\*\*" "$out/ctest.log"
 fi
 if want check; then
   step info/check/select
-  $bin info | tee "$out/info.txt"
-  $bin check >"$out/check.txt" 2>&1; echo "check exit $?"; tail -4 "$out/check.txt"
+  $bin info >"$out/info.txt" 2>&1
+  $bin check >"$out/check.txt" 2>&1; echo "check exit $?"; tail -1 "$out/check.txt"
   $bin select >"$out/select.txt" 2>&1
 fi
 if want bench; then
   step bench
-  $bin bench --csv "$out/bench-h200.csv" >"$out/bench.txt" 2>"$out/bench.err"; echo "bench exit $?"
+  rules_only $bin bench --csv "$out/bench-h200.csv" >"$out/bench-h200.txt" 2>"$out/bench.err"
+  echo "bench exit $?"
+fi
+if want pdl; then
+  step pdl
+  BF16FP32_PDL=1 rules_only $bin bench --backends smallm --m 1,4,16,64,256 --csv "$out/bench-pdl.csv" \
+    >"$out/bench-pdl.txt" 2>>"$out/bench.err"
+  echo "pdl bench exit $?"
 fi
 if want decode; then
   step decode
   for model in dsv4-flash dsv4-pro; do
-    $bin bench --decode-step $model --batch 1,4,16,64,256 2>>"$out/bench.err"
-  done | tee "$out/decode-step-h200.txt"
+    rules_only $bin bench --decode-step $model --batch 1,4,16,64,256 2>>"$out/bench.err"
+  done >"$out/decode-step-rules.txt"
+  grep -v "^#" "$out/decode-step-rules.txt"
 fi
 if want tune; then
   step tune
-  $bin tune --out "$out/tune-h200.tsv" --emit-c "$out/tune-builtin.c" >"$out/tune.txt" 2>&1; echo "tune exit $?"
+  rules_only $bin tune --out "$out/tune-h200.tsv" --emit-c src/tune-builtin.c >"$out/tune.txt" 2>&1
+  echo "tune exit $?"
+  cp src/tune-builtin.c "$out/tune-builtin.c"
+  cmake --build $build -j 16 >>"$out/build.log" 2>&1 || { echo "rebuild failed"; exit 1; }
+fi
+if want shipped; then
+  step shipped
+  BF16FP32_TUNE_FILE= $bin bench --backends auto --csv "$out/bench-shipped.csv" >"$out/bench-shipped.txt" 2>>"$out/bench.err"
+  echo "shipped bench exit $?"
+  BF16FP32_TUNE_FILE="$out/tune-h200.tsv" BF16FP32_TUNE_BUILTIN=0 $bin bench --backends auto \
+    --csv "$out/bench-fresh.csv" >"$out/bench-fresh.txt" 2>>"$out/bench.err"
+  echo "fresh bench exit $?"
+  for model in dsv4-flash dsv4-pro; do
+    BF16FP32_TUNE_FILE= $bin bench --decode-step $model --batch 1,4,16,64,256 2>>"$out/bench.err"
+  done >"$out/decode-step-h200.txt"
+  grep -v "^#" "$out/decode-step-h200.txt"
 fi
 if want sanitize; then
   step sanitize
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 $build/gpu-smallm >"$out/sanitize-$tool.txt" 2>&1
-    echo "compute-sanitizer $tool exit $?"; tail -3 "$out/sanitize-$tool.txt"
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $build/gpu-smallm >"$out/sanitize-$tool.txt" 2>&1
+    echo "compute-sanitizer $tool exit $?"; tail -2 "$out/sanitize-$tool.txt"
   done
 fi
 step done
