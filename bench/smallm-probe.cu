@@ -2,7 +2,8 @@
 // invariance, then MEASURING.md timings (graph replay, cold L2, median) against cuBLAS.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
-//        src/backends/smallm/smallm-config.c -lcublas -o smallm-probe
+//        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-config.c -lcublas
+//        -o smallm-probe
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -32,6 +33,7 @@
 static int g_sms;
 static size_t g_smem;
 static int g_fail;
+static bool g_quick; // timing table at M = 1, 16, 64 only
 
 __global__ void fill_bf16(uint16_t *p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -346,20 +348,49 @@ static void timing_setup() {
   printf("\nempty kernel node in graph replay: %.2f us\n", e);
 }
 
+// Variant of the chosen configuration: v = 0 as chosen, 1 the decode kernel with the L2
+// prefetch of its weight slice, 2 the tiled kernel (smallm-kernel.cu) at any M, 3 the decode
+// kernel at M <= 64.
+static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v) {
+  if (v == 1 || v == 3) c.decode = c.mpad <= BF16FP32__SMALLM_DECODE_MAX_M;
+  if (v == 1) c.prefetch = 1;
+  if (v == 2) c.decode = 0;
+  return c;
+}
+
 static void timing_table(const std::vector<int> &mlist) {
-  printf("\n%5s %5s %4s | %6s | %7s %5s | %7s %5s | %7s %5s | cfg R/S/WK mt sb xk nb dbuf smemKB\n", "N", "K", "M",
-         "F", "smallm", "/F", "pdl", "/F", "cublas", "cb/sm");
+  printf("\n%5s %5s %4s | %6s | %7s %5s | %7s | %7s | %7s | %7s | %7s %5s | cfg R/S/WK mt dec smemKB\n", "N", "K",
+         "M", "F", "smallm", "/F", "pdl", "decode", "tiled", "dec+pf", "cublas", "cb/sm");
   for (auto &sh : g_shapes) {
     for (int m : mlist) {
       Rot r(m, sh[0], sh[1]);
       bf16fp32__smallm_config cfg;
       if (bf16fp32__smallm_choose(m, r.n, r.k, g_sms, g_smem, &cfg) != 0) { printf("no config\n"); continue; }
-      double a = time_smallm(r, 0), b = time_smallm(r, 1), c = time_cublas(r);
+      bf16fp32__smallm_config c1 = variant(cfg, 1), c2 = variant(cfg, 2), c3 = variant(cfg, 3);
+      double a = time_smallm(r, 0, &cfg), b = time_smallm(r, 1, &cfg);
+      double t3 = c3.decode ? time_smallm(r, 0, &c3) : 0, t2 = time_smallm(r, 0, &c2);
+      double t1 = c1.decode ? time_smallm(r, 0, &c1) : 0, c = time_cublas(r);
       double F = floor_us(m, r.n, r.k);
-      printf("%5lld %5lld %4d | %6.2f | %7.2f %5.2f | %7.2f %5.2f | %7.2f %5.2f | %d/%d/%d %d %d %d %d %d %zu\n",
-             (long long)r.n, (long long)r.k, m, F, a, a / F, b, b / F, c, c / std::min(a, b), cfg.split.rows,
-             cfg.split.ksplit, cfg.split.kwarps, cfg.mt, cfg.sb, cfg.xk, cfg.nb, cfg.dbuf, cfg.smem_bytes / 1024);
+      printf("%5lld %5lld %4d | %6.2f | %7.2f %5.2f | %7.2f | %7.2f | %7.2f | %7.2f | %7.2f %5.2f | %d/%d/%d %d %d %zu\n",
+             (long long)r.n, (long long)r.k, m, F, a, a / F, b, t3, t2, t1, c, c / a, cfg.split.rows,
+             cfg.split.ksplit, cfg.split.kwarps, cfg.mt, cfg.decode,
+             (cfg.decode ? cfg.decode_smem : cfg.smem_bytes) / 1024);
       fflush(stdout);
+    }
+  }
+}
+
+// ncu targets: a few single calls (chosen configuration, then the tiled kernel).
+static void ncu_calls() {
+  const int cases[][3] = {{256, 4096, 1}, {2048, 7168, 1}, {2048, 7168, 64}};
+  for (auto &cs : cases) {
+    Rot r(cs[2], cs[0], cs[1]);
+    bf16fp32__smallm_config cfg;
+    if (bf16fp32__smallm_choose(cs[2], r.n, r.k, g_sms, g_smem, &cfg) != 0) continue;
+    for (int v : {3, 2}) {
+      bf16fp32__smallm_config c = variant(cfg, v);
+      launch_or_die(run_smallm(r.m, r.n, r.k, r.x(v), r.k, r.w(v), r.k, r.out(v), r.n, g_s, 0, &c));
+      CK(cudaStreamSynchronize(g_s));
     }
   }
 }
@@ -367,7 +398,7 @@ static void timing_table(const std::vector<int> &mlist) {
 // Other splits: timed (no PDL) and each checked against the fp64 oracle on rows 0..1 (a split
 // other than the chosen one sums in another order, so it is compared with the oracle only).
 static void timing_sweep() {
-  printf("\nsplit sweep (us per call, no PDL; '!' = oracle check failed): N K M | R/S:time ...\n");
+  printf("\nsplit sweep (us per call, no PDL; '!' = oracle check failed): N K M | R/S:decode/tiled ...\n");
   for (auto &sh : g_shapes)
     for (int m : {1, 16, 64, 256}) {
       Rot r(m, sh[0], sh[1]);
@@ -380,10 +411,12 @@ static void timing_sweep() {
         for (int S : {1, 2, 4, 8}) {
           int64_t blocks = sh[0] / R * S;
           if (sh[0] % R || blocks < 32 || blocks > 528) continue;
-          bf16fp32__smallm_split sp{R, S, 128 / R};
+          bf16fp32__smallm_split sp{R, S, 128 / R, 0xf};
           bf16fp32__smallm_config cfg;
           if (bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &cfg) != 0) continue;
-          double t = time_smallm(r, 0, &cfg);
+          double t = cfg.decode ? time_smallm(r, 0, &cfg) : 0;
+          bf16fp32__smallm_config ct = variant(cfg, 2);
+          double tt = m >= 16 ? time_smallm(r, 0, &ct) : 0;
           fill_u32<<<256, 256, 0, g_s>>>((uint32_t *)r.out(0), (size_t)m * n, POISON);
           launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &cfg));
           CK(cudaStreamSynchronize(g_s));
@@ -392,7 +425,7 @@ static void timing_sweep() {
           Check c = oracle_check(rows, n, k, hx, k, hw, k, o, n);
           bool ok = c.viol == 0 && c.unwritten == 0;
           if (!ok) g_fail++;
-          printf(" %d/%d:%.2f%s", R, S, t, ok ? "" : "!");
+          printf(" %d/%d:%.2f/%.2f%s", R, S, t, tt, ok ? "" : "!");
         }
       printf("\n");
       fflush(stdout);
@@ -432,18 +465,28 @@ int main(int argc, char **argv) {
          p.l2CacheSize >> 20);
   int e = bf16fp32__smallm_load(g_smem);
   if (e) { printf("load failed %d\n", e); return 2; }
-  bool do_check = true, do_time = true;
+  bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--no-check")) do_check = false;
     if (!strcmp(argv[i], "--no-time")) do_time = false;
+    if (!strcmp(argv[i], "--no-sweep")) do_sweep = false;
+    if (!strcmp(argv[i], "--no-pairs")) do_pairs = false;
+    if (!strcmp(argv[i], "--quick")) g_quick = true;
+    if (!strcmp(argv[i], "--ncu")) do_ncu = true, do_check = false, do_time = false;
+  }
+  if (do_ncu) {
+    timing_setup();
+    ncu_calls();
+    return 0;
   }
   if (do_check) correctness();
   printf("correctness failures: %d\n", g_fail);
   if (do_time) {
     timing_setup();
-    timing_table({1, 4, 8, 16, 32, 64, 128, 256});
-    timing_pairs();
-    timing_sweep();
+    if (g_quick) timing_table({1, 16, 64});
+    else timing_table({1, 4, 16, 32, 64, 128, 256});
+    if (do_pairs) timing_pairs();
+    if (do_sweep) timing_sweep();
     printf("failures after sweep: %d\n", g_fail);
   }
   return g_fail ? 1 : 0;

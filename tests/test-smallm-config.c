@@ -36,12 +36,14 @@ static void test_shape_ok(void) {
 
 static void test_dsv4_split(void) {
   /* Expected on an H200: R rows per block, S-block clusters along K, WK warp groups. */
-  static const int want[][3] = {{32, 8, 4}, {32, 2, 4}, {16, 2, 8}, {32, 8, 4}, {32, 8, 4},
-                                {32, 2, 4}, {64, 8, 2}, {32, 8, 4}, {32, 8, 4}};
+  static const int want[][4] = {{32, 8, 4, 0x0}, {32, 2, 4, 0xf}, {16, 2, 8, 0xf},
+                                {32, 8, 4, 0x0}, {32, 8, 4, 0xb}, {32, 2, 4, 0xf},
+                                {16, 2, 8, 0xf}, {32, 8, 4, 0x3}, {32, 8, 4, 0x1}};
   for (int i = 0; i < 9; i++) {
-    bf16fp32__smallm_split s = {0, 0, 0};
+    bf16fp32__smallm_split s = {0, 0, 0, 0};
     CHECK(bf16fp32__smallm_choose_split(dsv4[i][0], dsv4[i][1], H200_SMS, &s) == 0);
-    CHECK(s.rows == want[i][0] && s.ksplit == want[i][1] && s.kwarps == want[i][2]);
+    CHECK(s.rows == want[i][0] && s.ksplit == want[i][1] && s.kwarps == want[i][2] &&
+          s.decode_mask == want[i][3]);
     CHECK(dsv4[i][0] / s.rows * s.ksplit <= H200_SMS); /* one wave */
     CHECK(dsv4[i][0] / s.rows * s.ksplit >= 64);
     CHECK(s.kwarps * s.rows == 128);
@@ -49,7 +51,7 @@ static void test_dsv4_split(void) {
 }
 
 static void test_generic_split(void) {
-  bf16fp32__smallm_split s = {0, 0, 0};
+  bf16fp32__smallm_split s = {0, 0, 0, 0};
   /* another SM count: the rule (32 rows, one block per SM, clusters of up to 8) */
   CHECK(bf16fp32__smallm_choose_split(256, 4096, 114, &s) == 0 && s.rows == 32 && s.ksplit == 8);
   CHECK(bf16fp32__smallm_choose_split(2048, 7168, 114, &s) == 0 && s.rows == 32 && s.ksplit == 1);
@@ -76,6 +78,16 @@ static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
   ok &= c.smem_bytes >= c.xbuf_bytes * (c.dbuf ? 2 : 1);
   ok &= c.smem_bytes >= (size_t)c.split.kwarps * (size_t)c.mpad * (size_t)(c.split.rows + 4) * 4;
   ok &= c.smem_bytes <= smem;
+  /* the decode kernel: only where the mask says so, at M <= 64, in its shared memory */
+  {
+    const int b = c.mt == 1 ? 0 : c.mt == 2 ? 1 : c.mt == 4 ? 2 : 3;
+    const int want_dec = m <= BF16FP32__SMALLM_DECODE_MAX_M && (c.split.decode_mask >> b & 1) &&
+                         c.decode_smem <= smem;
+    ok &= c.decode == want_dec && c.prefetch == 0;
+    ok &= c.decode_smem >= (size_t)c.split.kwarps * (size_t)c.mpad * (size_t)(c.split.rows + 4) * 4;
+    ok &= c.split.ksplit == 1 || (int64_t)c.upr * c.split.ksplit * 4 >= m * c.split.rows;
+    ok &= !c.decode || c.decode_smem <= smem;
+  }
   /* the batches cover the longest slice; one batch needs no second buffer */
   int64_t subs_max = ((k + 31) / 32 + c.split.ksplit - 1) / c.split.ksplit;
   int64_t nq = (subs_max + c.split.kwarps - 1) / c.split.kwarps;

@@ -12,14 +12,15 @@ int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int6
 }
 
 /* Splits measured fastest on an H200 (132 SMs) for the DeepSeek-V4 shapes, weighing M <= 64
- * first and M = 256 next (bench/smallm-probe.cu split sweep, 2026-11-30; docs/smallm-notes.md).
+ * first and M = 256 next, and the token tilings (bit b: mt = 2^b) where the decode kernel beat
+ * the tiled one (bench/smallm-probe.cu split sweep, 2026-11-30; docs/smallm-notes.md).
  * Every split sums in its own fixed order; which one a shape uses must not depend on M. */
 static const struct {
-  int n, k, rows, ksplit;
+  int n, k, rows, ksplit, decode_mask;
 } tuned_132[] = {
-    {256, 4096, 32, 8},  {512, 4096, 32, 8},  {1024, 4096, 16, 2}, {2048, 4096, 32, 2},
-    {256, 7168, 32, 8},  {384, 7168, 32, 8},  {512, 7168, 32, 8},  {1024, 7168, 64, 8},
-    {2048, 7168, 32, 2},
+    {256, 4096, 32, 8, 0x0},  {512, 4096, 32, 8, 0x0},  {1024, 4096, 16, 2, 0xf},
+    {2048, 4096, 32, 2, 0xf}, {256, 7168, 32, 8, 0x1},  {384, 7168, 32, 8, 0xb},
+    {512, 7168, 32, 8, 0x3},  {1024, 7168, 16, 2, 0xf}, {2048, 7168, 32, 2, 0xf},
 };
 
 int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__smallm_split *s) {
@@ -30,6 +31,8 @@ int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__
    * leave about one block per SM, up to a portable cluster of 8 (this rule picks the measured
    * winner for seven of the nine shapes above). */
   s->rows = n % 32 == 0 ? 32 : 16;
+  /* the decode kernel won at N >= 1024 and lost to the tiled one at most smaller N */
+  s->decode_mask = n >= 1024 ? 0xf : 0x0;
   int64_t split = sm_count / (n / s->rows);
   if (split > BF16FP32__SMALLM_MAX_SPLIT) split = BF16FP32__SMALLM_MAX_SPLIT;
   if (sm_count == 132)
@@ -37,6 +40,7 @@ int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__
       if (tuned_132[i].n == n && tuned_132[i].k == k) {
         s->rows = tuned_132[i].rows;
         split = tuned_132[i].ksplit;
+        s->decode_mask = tuned_132[i].decode_mask;
       }
   if (split > subs) split = subs;
   if (split < 1) split = 1;
@@ -76,6 +80,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   if (sp.kwarps != 128 / sp.rows) return -1;
   if (sp.ksplit < 1 || sp.ksplit > BF16FP32__SMALLM_MAX_SPLIT || sp.ksplit > (k + 31) / 32)
     return -1;
+  if (sp.decode_mask < 0 || sp.decode_mask > 15) return -1;
   const int r = sp.rows, wk = sp.kwarps;
   const int64_t tiles = (m + 7) / 8;
   const int mt = tiles <= 1 ? 1 : tiles <= 2 ? 2 : tiles <= 4 ? 4 : tiles <= 8 ? 8 : tiles <= 16 ? 16 : 32;
@@ -113,5 +118,17 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->grid_y = (int)(n / r);
   c->xbuf_bytes = xb;
   c->smem_bytes = smem;
+  {
+    const int64_t units = m * (r / 4);
+    c->upr = sp.ksplit > 1 ? (int)((units + sp.ksplit - 1) / sp.ksplit) : 0;
+    c->decode_smem = (size_t)wk * (size_t)mpad * (size_t)(r + 4) * sizeof(float) +
+                     (size_t)sp.ksplit * (size_t)c->upr * 16;
+  }
+  {
+    const int b = mt == 1 ? 0 : mt == 2 ? 1 : mt == 4 ? 2 : 3;
+    c->decode = m <= BF16FP32__SMALLM_DECODE_MAX_M && (sp.decode_mask >> b & 1) &&
+                c->decode_smem <= smem_limit;
+  }
+  c->prefetch = 0;
   return 0;
 }

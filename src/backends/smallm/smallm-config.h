@@ -16,6 +16,10 @@
 extern "C" {
 #endif
 
+/* Calls with M up to this may run the decode kernel (smallm-decode.cu, per the split's
+ * decode_mask), others run the tiled kernel (smallm-kernel.cu); both do the same arithmetic
+ * for every output. */
+#define BF16FP32__SMALLM_DECODE_MAX_M 64
 /* Limits of the kernel: tokens per call, blocks of a cluster; every block has 8 warps. */
 #define BF16FP32__SMALLM_MAX_M 256
 #define BF16FP32__SMALLM_MAX_SPLIT 8
@@ -36,6 +40,9 @@ typedef struct bf16fp32__smallm_split {
   int kwarps; /* WK = 128 / R: warp groups of a block; group g sums the slice's 32-wide
                  sub-chunks j with j % WK == g, in increasing j (the 8 / WK warps of a group
                  own 16 rows each) */
+  int decode_mask; /* which token tilings run the decode kernel: bit b for mt = 2^b (b = 0..3,
+                      M <= 64); the other M run the tiled kernel. Both sum alike, so this is
+                      speed only, never bits. */
 } bf16fp32__smallm_split;
 
 /* One launch: the split plus the M-dependent batching (which never changes the sums). */
@@ -52,6 +59,12 @@ typedef struct bf16fp32__smallm_config {
   int grid_y;  /* = N / rows */
   size_t xbuf_bytes; /* one x batch buffer */
   size_t smem_bytes; /* dynamic shared memory of one block */
+  /* The decode kernel (m <= BF16FP32__SMALLM_DECODE_MAX_M): */
+  int decode;         /* 1: run it (the fields above then only give mt, mpad and the grid) */
+  int upr;            /* float4 block sums one rank finishes, at most: ceil(m rows / 4 / S) */
+  int prefetch;       /* 1: the block requests its weight slice into L2 before loading it */
+  size_t decode_smem; /* partial sums (kwarps * mpad * (rows + 4) floats), then (S > 1) the
+                         block sums received: ksplit * upr float4 */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
@@ -68,7 +81,8 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
                             bf16fp32__smallm_config *c);
 
 /* The same with the split given (rows 16..128 dividing n, kwarps = 128 / rows, ksplit 1..8
- * and at most the number of 32-wide sub-chunks): for tests and timing experiments. */
+ * and at most the number of 32-wide sub-chunks, decode_mask 0..15): for tests and timing
+ * experiments. */
 int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32__smallm_split *split,
                                  size_t smem_limit, bf16fp32__smallm_config *c);
 

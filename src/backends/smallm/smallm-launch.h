@@ -22,6 +22,13 @@ int bf16fp32__smallm_launch(const bf16fp32__smallm_config *c, int64_t m, int64_t
                             const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw,
                             float *out, int64_t ldo, void *stream, int use_pdl);
 
+/* The decode kernel's module load and launch (smallm-decode.cu); bf16fp32__smallm_load and
+ * bf16fp32__smallm_launch call them (c->decode). */
+int bf16fp32__smallm_decode_load(size_t smem_limit);
+int bf16fp32__smallm_decode_launch(const bf16fp32__smallm_config *c, int64_t m, int64_t k,
+                                   const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw,
+                                   float *out, int64_t ldo, void *stream, int use_pdl);
+
 #ifdef __cplusplus
 }
 #endif

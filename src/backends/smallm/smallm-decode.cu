@@ -1,0 +1,297 @@
+/* smallm decode kernel (sm_90, M <= 64): the same arithmetic as smallm-kernel.cu (same split,
+ * k permutation, MMA order, reduction tree), with no barrier in the main loop: each lane keeps a
+ * ring of weight and x fragments in flight (x read straight from global memory, L1-cached),
+ * and K slices are reduced by pushing partial sums into the owning block's shared memory. */
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "smallm-launch.h"
+
+namespace cg = cooperative_groups;
+
+namespace {
+
+struct DArgs {
+  const uint16_t *x;
+  const uint16_t *w;
+  float *out;
+  long long ldx, ldw, ldo;
+  int m, k;
+  int rows, ksplit, kwarps;
+  int mpad;        /* 8 * MT: tokens of the partial sums */
+  int part_floats; /* kwarps * mpad * (rows + 4): the partial sums (a multiple of 4) */
+  int upr;         /* float4 slots per source rank: the most units one rank finishes */
+  int pf;   /* 1: request the block's weight slice into L2 first */
+};
+
+#ifndef SMALLM_W_L2HINT
+#define SMALLM_W_L2HINT "L2::128B"
+#endif
+
+/* 16 weight bytes, streamed once (no L1 allocation); zeros where pred is false (past k). */
+__device__ __forceinline__ uint4 ldg_w(const uint16_t *p, bool pred) {
+  uint4 v;
+  asm volatile(
+      "{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t"
+      "mov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\tmov.b32 %2, 0;\n\tmov.b32 %3, 0;\n\t"
+      "@q ld.global.nc.L1::no_allocate." SMALLM_W_L2HINT ".v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "r"(static_cast<int>(pred)));
+  return v;
+}
+
+/* 16 bytes of x, which every warp group of the block re-reads: kept in L1. Zeros past m or k. */
+__device__ __forceinline__ uint4 ldg_x(const uint16_t *p, bool pred) {
+  uint4 v;
+  asm volatile(
+      "{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t"
+      "mov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\tmov.b32 %2, 0;\n\tmov.b32 %3, 0;\n\t"
+      "@q ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "r"(static_cast<int>(pred)));
+  return v;
+}
+
+__device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                         uint32_t a3, uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+/* Ring depths: DW weight sub-chunks (DRAM latency) and DX x sub-chunks (L1/L2 latency) in
+ * flight per lane; DW is a multiple of DX so that one unrolled pass cycles both rings. */
+template <int MT>
+struct Depth {
+  static constexpr int DW = MT <= 2 ? 8 : MT == 4 ? 6 : 4;
+  static constexpr int DX = MT == 1 ? 4 : 2;
+  static constexpr int MINB = MT <= 2 ? 2 : 1;
+};
+
+/* Block (rank, blockIdx.y): rows n0 .. n0 + rows - 1 over the K slice of its cluster rank.
+ * Warp (wk, wn) owns rows 16 wn .. 16 wn + 15 and sums the slice's sub-chunks j with
+ * j % kwarps == wk in increasing j, two MMAs per sub-chunk exactly as smallm-kernel.cu does.
+ * Then every warp stores its partial sums into the shared memory of the rank that finishes
+ * those rows; that rank adds them as smallm-kernel.cu does: over warp groups 0..WK-1 for each
+ * rank, then over ranks 0..S-1. */
+template <int MT>
+__global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, Depth<MT>::MINB)
+    smallm_decode_kernel(const __grid_constant__ DArgs a) {
+  constexpr int DW = Depth<MT>::DW, DX = Depth<MT>::DX;
+  extern __shared__ __align__(16) float smem[]; /* partial sums, then the received block sums */
+  const int tid = threadIdx.x;
+  const int lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int wk = warp % a.kwarps, wn = warp / a.kwarps;
+  const bool clustered = a.ksplit > 1;
+  int rank = 0;
+  if (clustered) {
+    rank = static_cast<int>(cg::this_cluster().block_rank());
+    /* "This block runs": the wait before the first remote store pairs with it, so no block
+     * writes into a block that has not started. Nothing waits for it until then. */
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+  }
+  const long long n0 = static_cast<long long>(blockIdx.y) * a.rows;
+  int64_t kb, ke;
+  bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
+  const int nsubs = static_cast<int>((ke - kb + 31) >> 5);
+  const int nq = (nsubs - wk + a.kwarps - 1) / a.kwarps; /* this warp's sub-chunks */
+
+  if (a.pf) {
+    const int lines = static_cast<int>((ke - kb + 63) >> 6);
+    const uint16_t *w0 = a.w + n0 * a.ldw + kb;
+    for (int i = tid; i < lines * a.rows; i += BF16FP32__SMALLM_THREADS) {
+      const int l = i / a.rows, r = i - l * a.rows;
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(w0 + r * a.ldw + 64 * l));
+    }
+  }
+
+  const uint16_t *wrow = a.w + (n0 + 16 * wn + g) * a.ldw + kb; /* + lane k offset */
+  const long long w8 = 8 * a.ldw;
+  const int kstep = 32 * a.kwarps;
+  const int kfirst = 32 * wk + 8 * t; /* this lane's k offset in sub-chunk q = 0 */
+  const int klim = static_cast<int>(ke - kb);  /* slice length */
+  uint4 rw[DW][2];
+#pragma unroll
+  for (int i = 0; i < DW; i++) {
+    const int kk = kfirst + i * kstep;
+    const bool ok = i < nq && kk < klim;
+    rw[i][0] = ldg_w(wrow + kk, ok);
+    rw[i][1] = ldg_w(wrow + w8 + kk, ok);
+  }
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+
+  /* x rows g, g + 8, ... of the tiles (zeros past m); kk is relative to the slice start. */
+  const uint16_t *xrow = a.x + static_cast<long long>(g) * a.ldx + kb;
+  const long long x8 = 8 * a.ldx;
+  uint4 rx[DX][MT];
+#pragma unroll
+  for (int i = 0; i < DX; i++) {
+    const int kk = kfirst + i * kstep;
+    const bool ok = i < nq && kk < klim;
+#pragma unroll
+    for (int j = 0; j < MT; j++) rx[i][j] = ldg_x(xrow + j * x8 + kk, ok && 8 * j + g < a.m);
+  }
+
+  float acc[MT][4];
+#pragma unroll
+  for (int j = 0; j < MT; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+
+  for (int q0 = 0; q0 < nq; q0 += DW) {
+#pragma unroll
+    for (int i = 0; i < DW; i++) {
+      const int q = q0 + i;
+      const int xi = i % DX;
+      if (q < nq) {
+        const uint32_t a0[4] = {rw[i][0].x, rw[i][1].x, rw[i][0].y, rw[i][1].y};
+        const uint32_t a1[4] = {rw[i][0].z, rw[i][1].z, rw[i][0].w, rw[i][1].w};
+#pragma unroll
+        for (int j = 0; j < MT; j++) {
+          mma16816(acc[j], a0[0], a0[1], a0[2], a0[3], rx[xi][j].x, rx[xi][j].y);
+          mma16816(acc[j], a1[0], a1[1], a1[2], a1[3], rx[xi][j].z, rx[xi][j].w);
+        }
+      }
+      {
+        const int qw = q + DW, kk = kfirst + qw * kstep;
+        const bool ok = qw < nq && kk < klim;
+        rw[i][0] = ldg_w(wrow + kk, ok);
+        rw[i][1] = ldg_w(wrow + w8 + kk, ok);
+      }
+      {
+        const int qx = q + DX, kk = kfirst + qx * kstep;
+        const bool ok = qx < nq && kk < klim;
+#pragma unroll
+        for (int j = 0; j < MT; j++)
+          rx[xi][j] = ldg_x(xrow + j * x8 + kk, ok && 8 * j + g < a.m);
+      }
+    }
+  }
+
+  /* Partial sums of the warp groups, part[wk][token][row] (rows padded by 4 floats), tokens
+   * below m only; then the block's sum over groups 0..WK-1 in that order (smallm-kernel.cu's). */
+  float *part = smem;
+  const int rs = a.rows + 4;
+#pragma unroll
+  for (int j = 0; j < MT; j++)
+    if (8 * j + 2 * t < a.m) {
+      float *p = part + (wk * a.mpad + 8 * j + 2 * t) * rs + 16 * wn + g;
+      p[0] = acc[j][0];
+      p[rs] = acc[j][1];
+      p[8] = acc[j][2];
+      p[rs + 8] = acc[j][3];
+    }
+  __syncthreads();
+  const int r4n = a.rows >> 2;
+  const int units = a.m * r4n; /* four rows of one token */
+  /* Rank q finishes units [units q / S, units (q + 1) / S); its slot for rank r's block sum of
+   * unit u is recv[r * a.upr + u - u0(q)] (float4). */
+  float4 *recv = reinterpret_cast<float4 *>(smem + a.part_floats);
+  if (clustered) asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); /* all started */
+  cg::cluster_group cluster = cg::this_cluster();
+  for (int u = tid; u < units; u += BF16FP32__SMALLM_THREADS) {
+    const int tok = u / r4n, r4 = u - tok * r4n;
+    float4 v[8];
+#pragma unroll
+    for (int h = 0; h < 8; h++)
+      if (h < a.kwarps) v[h] = *reinterpret_cast<const float4 *>(part + (h * a.mpad + tok) * rs + 4 * r4);
+    float4 sum = v[0];
+#pragma unroll
+    for (int h = 1; h < 8; h++)
+      if (h < a.kwarps) sum.x += v[h].x, sum.y += v[h].y, sum.z += v[h].z, sum.w += v[h].w;
+    if (!clustered) {
+      *reinterpret_cast<float4 *>(a.out + tok * a.ldo + n0 + 4 * r4) = sum;
+    } else {
+      /* owner: the largest q with units q / S <= u, as in the owner's own range below */
+      int q = static_cast<int>((static_cast<long long>(u) * a.ksplit + a.ksplit - 1) / units);
+      while (q > 0 && units * q / a.ksplit > u) q--;
+      while (q + 1 < a.ksplit && units * (q + 1) / a.ksplit <= u) q++;
+      const int uq = units * q / a.ksplit;
+      *cluster.map_shared_rank(recv + rank * a.upr + (u - uq), q) = sum;
+    }
+  }
+  if (!clustered) return;
+  /* Every push is visible once everyone has arrived; nobody touches another block's shared
+   * memory after this barrier, so blocks may leave as soon as they are done. */
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  const int u0 = units * rank / a.ksplit, u1 = units * (rank + 1) / a.ksplit;
+  for (int u = u0 + tid; u < u1; u += BF16FP32__SMALLM_THREADS) {
+    const int tok = u / r4n, r4 = u - tok * r4n;
+    float4 v[BF16FP32__SMALLM_MAX_SPLIT];
+#pragma unroll
+    for (int q = 0; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
+      if (q < a.ksplit) v[q] = recv[q * a.upr + (u - u0)];
+    float4 sum = v[0];
+#pragma unroll
+    for (int q = 1; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
+      if (q < a.ksplit) sum.x += v[q].x, sum.y += v[q].y, sum.z += v[q].z, sum.w += v[q].w;
+    *reinterpret_cast<float4 *>(a.out + tok * a.ldo + n0 + 4 * r4) = sum;
+  }
+}
+
+template <int MT>
+cudaError_t launch_t(const DArgs &a, const bf16fp32__smallm_config *c, cudaStream_t stream,
+                     int use_pdl) {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[2];
+  int na = 0;
+  cfg.gridDim = dim3(static_cast<unsigned>(c->grid_x), static_cast<unsigned>(c->grid_y), 1);
+  cfg.blockDim = dim3(static_cast<unsigned>(c->threads), 1, 1);
+  cfg.dynamicSmemBytes = c->decode_smem;
+  cfg.stream = stream;
+  if (c->split.ksplit > 1) {
+    attr[na].id = cudaLaunchAttributeClusterDimension;
+    attr[na].val.clusterDim.x = static_cast<unsigned>(c->grid_x);
+    attr[na].val.clusterDim.y = 1;
+    attr[na].val.clusterDim.z = 1;
+    na++;
+  }
+  if (use_pdl) {
+    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[na].val.programmaticStreamSerializationAllowed = 1;
+    na++;
+  }
+  cfg.numAttrs = na;
+  cfg.attrs = attr;
+  return cudaLaunchKernelEx(&cfg, smallm_decode_kernel<MT>, a);
+}
+
+template <int MT>
+cudaError_t load_t(size_t smem_limit) {
+  return cudaFuncSetAttribute(smallm_decode_kernel<MT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(smem_limit));
+}
+
+}  // namespace
+
+extern "C" int bf16fp32__smallm_decode_load(size_t smem_limit) {
+  cudaError_t (*const loads[])(size_t) = {load_t<1>, load_t<2>, load_t<4>, load_t<8>};
+  for (auto f : loads) {
+    cudaError_t e = f(smem_limit);
+    if (e != cudaSuccess) return static_cast<int>(e);
+  }
+  return 0;
+}
+
+extern "C" int bf16fp32__smallm_decode_launch(const bf16fp32__smallm_config *c, int64_t m,
+                                              int64_t k, const uint16_t *x, int64_t ldx,
+                                              const uint16_t *w, int64_t ldw, float *out,
+                                              int64_t ldo, void *stream, int use_pdl) {
+  DArgs a;
+  a.x = x, a.w = w, a.out = out;
+  a.ldx = ldx, a.ldw = ldw, a.ldo = ldo;
+  a.m = static_cast<int>(m), a.k = static_cast<int>(k);
+  a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
+  a.mpad = c->mpad, a.pf = c->prefetch;
+  a.part_floats = c->split.kwarps * c->mpad * (c->split.rows + 4);
+  a.upr = c->upr;
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  switch (c->mt) {
+    case 1: return static_cast<int>(launch_t<1>(a, c, s, use_pdl));
+    case 2: return static_cast<int>(launch_t<2>(a, c, s, use_pdl));
+    case 4: return static_cast<int>(launch_t<4>(a, c, s, use_pdl));
+    default: return static_cast<int>(launch_t<8>(a, c, s, use_pdl));
+  }
+}
