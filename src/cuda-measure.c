@@ -15,16 +15,6 @@
 
 static size_t align_up(size_t v) { return (v + MEASURE_ALIGN - 1) / MEASURE_ALIGN * MEASURE_ALIGN; }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* NO_DEVICE (with the reason) when the runtime sees no usable device. */
 static bf16fp32_status need_device(void) {
   int count = 0;
@@ -58,18 +48,10 @@ cleanup:
   return st;
 }
 
-static void cand_fail(bf16fp32__candidate *c, bf16fp32_status s) {
-  c->status = s;
-  c->median_us = -1.0;
-  const char *e = bf16fp32_last_error();
-  snprintf(c->detail, sizeof c->detail, "%s%s%s", bf16fp32_status_name(s), e && *e ? ": " : "",
-           e ? e : "");
-}
-
 /* Records a CUDA failure on a candidate; the error is cleared when it is not sticky. */
 static bf16fp32_status cand_cuda_fail(bf16fp32__candidate *c, cudaError_t e, const char *what) {
   bf16fp32_status s = bf16fp32__cuda_status(e, what, __FILE__, __LINE__);
-  cand_fail(c, s);
+  bf16fp32__candidate_fail(c, s);
   return s;
 }
 
@@ -141,7 +123,7 @@ static bf16fp32_status prepare_candidate(bf16fp32__candidate *cd, const rotation
   bf16fp32_status s = BF16FP32_OK;
   if (cd->prewarm) s = cd->prewarm(cd->user, &call.shape, stream);
   if (s != BF16FP32_OK) {
-    cand_fail(cd, s);
+    bf16fp32__candidate_fail(cd, s);
     if (s == BF16FP32_CUDA_FATAL) st = s;
     goto cleanup;
   }
@@ -149,7 +131,7 @@ static bf16fp32_status prepare_candidate(bf16fp32__candidate *cd, const rotation
   BF16FP32__TRY(bf16fp32__device_poison_f32(rot_out(rot, 0), (size_t)m * (size_t)n, stream));
   s = cd->run(cd->user, &call);
   if (s != BF16FP32_OK) {
-    cand_fail(cd, s);
+    bf16fp32__candidate_fail(cd, s);
     if (s == BF16FP32_CUDA_FATAL) st = s;
     (void)cudaGetLastError();
     goto cleanup;
@@ -176,7 +158,7 @@ static bf16fp32_status prepare_candidate(bf16fp32__candidate *cd, const rotation
   }
   e = cudaStreamEndCapture(stream, &graph); /* always: leaves capture mode */
   if (s != BF16FP32_OK) {
-    cand_fail(cd, s);
+    bf16fp32__candidate_fail(cd, s);
     if (s == BF16FP32_CUDA_FATAL) st = s;
     (void)cudaGetLastError();
     goto cleanup;
@@ -308,7 +290,7 @@ bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
   }
   for (int c = 0; c < count; c++) {
     if (!exec[c]) continue;
-    double ms = median_of(samples + (size_t)c * (size_t)replays, replays);
+    double ms = bf16fp32__median(samples + (size_t)c * (size_t)replays, replays);
     cands[c].median_us = ms * 1e3 / calls;
   }
 
@@ -323,7 +305,7 @@ cleanup:
   if (st != BF16FP32_OK) {
     /* Nothing is timed when the measure itself failed. */
     for (int c = 0; c < count; c++)
-      if (cands[c].status == BF16FP32_OK && cands[c].median_us < 0) cand_fail(&cands[c], st);
+      if (cands[c].status == BF16FP32_OK && cands[c].median_us < 0) bf16fp32__candidate_fail(&cands[c], st);
   }
   bf16fp32__check_ref_free(&ref);
   free(xh);
@@ -422,7 +404,7 @@ bf16fp32_status bf16fp32__time_graphs_device(bf16fp32__graph_job *jobs, int coun
     }
   }
   for (int j = 0; j < count; j++)
-    if (exec[j]) jobs[j].median_ms = median_of(samples + (size_t)j * (size_t)replays, replays);
+    if (exec[j]) jobs[j].median_ms = bf16fp32__median(samples + (size_t)j * (size_t)replays, replays);
 
 cleanup:
   if (exec)

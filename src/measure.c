@@ -217,7 +217,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static double median_of(double *v, int n) {
+double bf16fp32__median(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
@@ -232,8 +232,9 @@ static void cand_reset(bf16fp32__candidate *c) {
   c->detail[0] = '\0';
 }
 
-static void cand_fail(bf16fp32__candidate *c, bf16fp32_status s) {
+void bf16fp32__candidate_fail(bf16fp32__candidate *c, bf16fp32_status s) {
   c->status = s;
+  c->median_us = -1.0;
   const char *e = bf16fp32_last_error();
   snprintf(c->detail, sizeof c->detail, "%s%s%s", bf16fp32_status_name(s), e && *e ? ": " : "",
            e ? e : "");
@@ -297,13 +298,13 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
     bf16fp32_status s = BF16FP32_OK;
     if (cd->prewarm) s = cd->prewarm(cd->user, &call.shape, NULL);
     if (s != BF16FP32_OK) {
-      cand_fail(cd, s);
+      bf16fp32__candidate_fail(cd, s);
       continue;
     }
     bf16fp32__poison_f32(out, on);
     s = cd->run(cd->user, &call);
     if (s != BF16FP32_OK) {
-      cand_fail(cd, s);
+      bf16fp32__candidate_fail(cd, s);
       continue;
     }
     bf16fp32__check_result res;
@@ -319,7 +320,7 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
       t = now_s() - t0;
     }
     if (s != BF16FP32_OK) {
-      cand_fail(cd, s);
+      bf16fp32__candidate_fail(cd, s);
       continue;
     }
     double want = MEASURE_HOST_SAMPLE_S / (t > 1e-9 ? t : 1e-9);
@@ -337,7 +338,7 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
       for (int i = 0; i < inner[c] && s == BF16FP32_OK; i++) s = cd->run(cd->user, &calls[next++ % copies]);
       double t = now_s() - t0;
       if (s != BF16FP32_OK) {
-        cand_fail(cd, s);
+        bf16fp32__candidate_fail(cd, s);
         continue;
       }
       samples[(size_t)c * (size_t)replays + (size_t)r] = t / inner[c];
@@ -351,13 +352,13 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
     bf16fp32__poison_f32(out, on);
     bf16fp32_status s = cd->run(cd->user, &call);
     if (s != BF16FP32_OK) {
-      cand_fail(cd, s);
+      bf16fp32__candidate_fail(cd, s);
       continue;
     }
     bf16fp32__check_ref_compare(&ref, out, n, &res);
     cand_record_check(cd, &res);
     if (cd->wrong) continue;
-    cd->median_us = 1e6 * median_of(samples + (size_t)c * (size_t)replays, replays);
+    cd->median_us = 1e6 * bf16fp32__median(samples + (size_t)c * (size_t)replays, replays);
   }
 
 cleanup:

@@ -53,6 +53,12 @@ bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n,
 bf16fp32_status bf16fp32__time_graph(bf16fp32_status (*record)(void *user, void *stream),
                                      void *user, int warmup, int replays, double *median_ms);
 
+/* Marks a candidate failed with status s and this thread's last error as the detail. */
+void bf16fp32__candidate_fail(bf16fp32__candidate *c, bf16fp32_status s);
+
+/* The median of n values (sorts v in place). */
+double bf16fp32__median(double *v, int n);
+
 /* The floor F of MEASURING.md in microseconds. */
 double bf16fp32__floor_us(int64_t m, int64_t n, int64_t k);
 

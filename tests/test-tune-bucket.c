@@ -4,17 +4,8 @@
 #include <string.h>
 
 #include "tune-table.h"
+#include "testing.h"
 
-static int failures;
-#define EXPECT(cond, ...)                                           \
-  do {                                                              \
-    if (!(cond)) {                                                  \
-      failures++;                                                   \
-      fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                 \
-      fprintf(stderr, "\n");                                        \
-    }                                                               \
-  } while (0)
 
 static void test_bucket(void) {
   for (int64_t m = 1; m <= 16; m++) EXPECT(bf16fp32__tune_bucket(m) == m, "m=%lld", (long long)m);
@@ -127,10 +118,5 @@ static void test_lookup(void) {
 int main(void) {
   test_bucket();
   test_lookup();
-  if (failures) {
-    fprintf(stderr, "test-tune-bucket: %d failure(s)\n", failures);
-    return 1;
-  }
-  printf("test-tune-bucket: ok\n");
-  return 0;
+  return testing_summary("test-tune-bucket");
 }

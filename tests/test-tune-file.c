@@ -10,17 +10,8 @@
 #include <unistd.h>
 
 #include "tune-file.h"
+#include "testing.h"
 
-static int failures;
-#define EXPECT(cond, ...)                                             \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      failures++;                                                     \
-      fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fprintf(stderr, "\n");                                          \
-    }                                                                 \
-  } while (0)
 
 static char dir[512];
 
@@ -637,10 +628,5 @@ int main(void) {
   test_merge();
   test_emit_c();
   remove_tree(dir);
-  if (failures) {
-    fprintf(stderr, "test-tune-file: %d failure(s)\n", failures);
-    return 1;
-  }
-  printf("test-tune-file: ok\n");
-  return 0;
+  return testing_summary("test-tune-file");
 }

@@ -11,18 +11,8 @@
 #include <unistd.h>
 
 #include "tune-file.h"
+#include "testing.h"
 
-static int failures;
-#define EXPECT(cond, ...)                                                   \
-  do {                                                                      \
-    if (!(cond)) {                                                          \
-      if (++failures <= 20) {                                               \
-        fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond);     \
-        fprintf(stderr, __VA_ARGS__);                                       \
-        fprintf(stderr, "\n");                                              \
-      }                                                                     \
-    }                                                                       \
-  } while (0)
 
 static uint64_t rng_state;
 static uint64_t rnd(void) {
@@ -382,11 +372,6 @@ int main(void) {
   unlink(path);
   unlink(lock);
   rmdir(dir);
-  if (failures) {
-    fprintf(stderr, "test-tune-fuzz: %d failure(s) (seed %#llx, %ld iterations)\n", failures,
-            (unsigned long long)seed, iters);
-    return 1;
-  }
-  printf("test-tune-fuzz: ok (seed %#llx, %ld iterations)\n", (unsigned long long)seed, iters);
-  return 0;
+  printf("test-tune-fuzz: seed %#llx, %ld iterations\n", (unsigned long long)seed, iters);
+  return testing_summary("test-tune-fuzz");
 }

@@ -8,17 +8,8 @@
 
 #include "dispatch.h"
 #include "tune-file.h"
+#include "testing.h"
 
-static int failures;
-#define EXPECT(cond, ...)                                             \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      failures++;                                                     \
-      fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fprintf(stderr, "\n");                                          \
-    }                                                                 \
-  } while (0)
 
 static int logged;
 static void count_log(void *user, int level, const char *line) {
@@ -140,10 +131,5 @@ int main(void) {
   snprintf(lock, sizeof lock, "%s.lock", other);
   unlink(lock);
   rmdir(dir);
-  if (failures) {
-    fprintf(stderr, "test-tune-run: %d failure(s)\n", failures);
-    return 1;
-  }
-  printf("test-tune-run: ok\n");
-  return 0;
+  return testing_summary("test-tune-run");
 }

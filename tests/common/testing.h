@@ -30,6 +30,17 @@ extern int testing_checks;
     }                                                                             \
   } while (0)
 
+/* CHECK with a printf-style explanation; only the first 50 failures are printed. */
+#define EXPECT(cond, ...)                                                         \
+  do {                                                                            \
+    testing_checks++;                                                             \
+    if (!(cond) && ++testing_failures <= 50) {                                    \
+      fprintf(stderr, "%s:%d: EXPECT failed: %s: ", __FILE__, __LINE__, #cond);    \
+      fprintf(stderr, __VA_ARGS__);                                               \
+      fputc('\n', stderr);                                                        \
+    }                                                                             \
+  } while (0)
+
 /* Prints "name: N passed, N failed" and returns the exit code (1 on any failure). */
 int testing_summary(const char *name);
 /* Exit code 77 (skipped) with a reason. */

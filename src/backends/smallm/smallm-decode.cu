@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
 
 namespace cg = cooperative_groups;
@@ -234,27 +235,9 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, Depth<MT>::MINB)
 template <int MT>
 cudaError_t launch_t(const DArgs &a, const bf16fp32__smallm_config *c, cudaStream_t stream,
                      int use_pdl) {
-  cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[2];
-  int na = 0;
-  cfg.gridDim = dim3(static_cast<unsigned>(c->grid_x), static_cast<unsigned>(c->grid_y), 1);
-  cfg.blockDim = dim3(static_cast<unsigned>(c->threads), 1, 1);
-  cfg.dynamicSmemBytes = c->decode_smem;
-  cfg.stream = stream;
-  if (c->split.ksplit > 1) {
-    attr[na].id = cudaLaunchAttributeClusterDimension;
-    attr[na].val.clusterDim.x = static_cast<unsigned>(c->grid_x);
-    attr[na].val.clusterDim.y = 1;
-    attr[na].val.clusterDim.z = 1;
-    na++;
-  }
-  if (use_pdl) {
-    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[na].val.programmaticStreamSerializationAllowed = 1;
-    na++;
-  }
-  cfg.numAttrs = na;
-  cfg.attrs = attr;
+  cudaLaunchConfig_t cfg =
+      bf16fp32__smallm_launch_config(c, c->decode_smem, stream, c->split.ksplit > 1, use_pdl, attr);
   return cudaLaunchKernelEx(&cfg, smallm_decode_kernel<MT>, a);
 }
 

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
 
 namespace cg = cooperative_groups;
@@ -250,23 +251,9 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
 template <int MT>
 cudaError_t launch_t(const Args &a, const bf16fp32__smallm_config *c, cudaStream_t stream,
                      int use_pdl) {
-  cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[2];
-  cfg.gridDim = dim3(static_cast<unsigned>(c->grid_x), static_cast<unsigned>(c->grid_y), 1);
-  cfg.blockDim = dim3(static_cast<unsigned>(c->threads), 1, 1);
-  cfg.dynamicSmemBytes = c->smem_bytes;
-  cfg.stream = stream;
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(c->grid_x);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.numAttrs = 1;
-  if (use_pdl) {
-    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[1].val.programmaticStreamSerializationAllowed = 1;
-    cfg.numAttrs = 2;
-  }
-  cfg.attrs = attr;
+  cudaLaunchConfig_t cfg =
+      bf16fp32__smallm_launch_config(c, c->smem_bytes, stream, true, use_pdl, attr);
   return cudaLaunchKernelEx(&cfg, smallm_kernel<MT>, a);
 }
 

@@ -1,0 +1,38 @@
+/* The launch configuration both smallm kernels share: grid and block from the config, the
+ * K-split cluster along x, and the programmatic-dependent-launch attribute when asked for. */
+#ifndef BF16FP32_SMALLM_LAUNCH_CONFIG_CUH
+#define BF16FP32_SMALLM_LAUNCH_CONFIG_CUH
+
+#include <cuda_runtime.h>
+
+#include "smallm-config.h"
+
+/* attr must outlive the launch; cluster: set the cluster attribute (grid_x blocks). */
+static inline cudaLaunchConfig_t bf16fp32__smallm_launch_config(const bf16fp32__smallm_config *c,
+                                                                size_t smem, cudaStream_t stream,
+                                                                bool cluster, int use_pdl,
+                                                                cudaLaunchAttribute (&attr)[2]) {
+  cudaLaunchConfig_t cfg = {};
+  unsigned na = 0;
+  cfg.gridDim = dim3(static_cast<unsigned>(c->grid_x), static_cast<unsigned>(c->grid_y), 1);
+  cfg.blockDim = dim3(static_cast<unsigned>(c->threads), 1, 1);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  if (cluster) {
+    attr[na].id = cudaLaunchAttributeClusterDimension;
+    attr[na].val.clusterDim.x = static_cast<unsigned>(c->grid_x);
+    attr[na].val.clusterDim.y = 1;
+    attr[na].val.clusterDim.z = 1;
+    na++;
+  }
+  if (use_pdl) {
+    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[na].val.programmaticStreamSerializationAllowed = 1;
+    na++;
+  }
+  cfg.numAttrs = na;
+  cfg.attrs = attr;
+  return cfg;
+}
+
+#endif
