@@ -1,0 +1,69 @@
+/* cpu-simd's cache-blocking loop, shared by the per-ISA kernels (the reasons are in cpu-simd.h):
+ * groups of w rows meet sweeps of x rows in register tiles, copied or prefetched when it pays. */
+#ifndef BF16FP32_CPU_SIMD_BLOCKING_H
+#define BF16FP32_CPU_SIMD_BLOCKING_H
+
+#include "cpu-simd.h"
+
+/* One register tile over the whole of k: out[0:mr, 0:nr] of the tile's rows and columns. The
+ * copying kind also stores the w rows it reads to wc (stride ldc); the other ignores wc. Both
+ * prefetch pf_rows rows at pf (stride pfld) to L2 along the way, for a later tile. */
+typedef void (*bf16fp32__simd_tile_fn)(const uint16_t *x, int64_t ldx, const uint16_t *w,
+                                       int64_t ldw, float *o, int64_t ldo, int64_t k,
+                                       uint16_t *wc, int64_t ldc, const uint16_t *pf,
+                                       int pf_rows, int64_t pfld);
+
+/* tiles / copying[(mr - 1) * 8 + (nr - 1)]; full-height tiles (mr_max rows) are nr_full wide,
+ * shorter ones (the last rows) nr_short wide; both divide 24. */
+static inline void bf16fp32__simd_blocked(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
+                                          int64_t n0, int64_t n1, uint16_t *scratch,
+                                          const bf16fp32__simd_tile_fn *tiles,
+                                          const bf16fp32__simd_tile_fn *copying, int mr_max,
+                                          int nr_full, int nr_short) {
+  const int64_t k = a->k, ldx = a->ldx, ldw = a->ldw, ldo = a->ldo;
+  const int64_t ldp = bf16fp32__simd_packed_ld(k);
+  for (int64_t mc = m0; mc < m1; mc += BF16FP32__SIMD_X_BLOCK_ROWS) {
+    const int64_t mce = m1 - mc > BF16FP32__SIMD_X_BLOCK_ROWS ? mc + BF16FP32__SIMD_X_BLOCK_ROWS
+                                                              : m1;
+    /* A group of w rows meets every x row of the sweep before the next group. When its stride
+     * aliases, the first row tile copies the group to scratch as it reads it, and the other row
+     * tiles read the copy. */
+    const int64_t group = mce - mc <= BF16FP32__SIMD_FEW_ROWS ? BF16FP32__SIMD_GROUP
+                                                              : bf16fp32__simd_w_block_rows(k);
+    const int pack = scratch && bf16fp32__simd_should_pack(mce - mc, ldw);
+    for (int64_t g = n0; g < n1; g += group) {
+      const int64_t ge = g + group < n1 ? g + group : n1;
+      /* The next group's rows (whichever thread takes them), spread over this group's tile
+       * calls and prefetched to L2 as they run, so the next group does not start on a miss. */
+      const int64_t next = mce - mc >= BF16FP32__SIMD_PREFETCH_MIN_ROWS
+                               ? (ge + group < a->n ? group : a->n - ge) : 0;
+      const int64_t calls =
+          (mce - mc + mr_max - 1) / mr_max * ((ge - g + nr_full - 1) / nr_full);
+      int64_t call = 0;
+      for (int64_t i = mc; i < mce; i += mr_max) {
+        const int mr = mce - i < mr_max ? (int)(mce - i) : mr_max;
+        const int nr_main = mr == mr_max ? nr_full : nr_short;
+        const int copy = pack && i == mc, from_copy = pack && i > mc;
+        const bf16fp32__simd_tile_fn *fns = copy ? copying : tiles;
+        const uint16_t *xi = a->x + i * ldx;
+        float *oi = a->out + i * ldo;
+        for (int64_t j = g; j < ge; j += nr_main) {
+          const int nr = ge - j < nr_main ? (int)(ge - j) : nr_main;
+          uint16_t *wc = pack ? scratch + (j - g) * ldp : NULL;
+          int64_t r0 = next * call / calls, r1 = next * (call + 1) / calls;
+          if (r1 > next) r1 = next;
+          if (r0 > r1) r0 = r1;
+          call++;
+          const uint16_t *pf = r1 > r0 ? a->w + (ge + r0) * ldw : NULL;
+          const bf16fp32__simd_tile_fn fn = fns[(mr - 1) * 8 + (nr - 1)];
+          if (from_copy)
+            fn(xi, ldx, wc, ldp, oi + j, ldo, k, NULL, 0, pf, (int)(r1 - r0), ldw);
+          else
+            fn(xi, ldx, a->w + j * ldw, ldw, oi + j, ldo, k, wc, ldp, pf, (int)(r1 - r0), ldw);
+        }
+      }
+    }
+  }
+}
+
+#endif

@@ -1,0 +1,94 @@
+/* cpu-simd internals: instruction-set levels, the per-ISA kernels, and the hooks the unit test
+ * uses to force a level. Not part of the backend interface (that is bf16fp32__backend). */
+#ifndef BF16FP32_CPU_SIMD_H
+#define BF16FP32_CPU_SIMD_H
+
+#include <stdint.h>
+
+/* Ordered: a higher level implies the CPU and OS also run the lower ones. */
+typedef enum bf16fp32__simd_isa {
+  BF16FP32__ISA_NONE = 0,       /* no usable vector path: the backend is unavailable */
+  BF16FP32__ISA_AVX2 = 1,       /* AVX2 + FMA, YMM state enabled by the OS */
+  BF16FP32__ISA_AVX512BF16 = 2, /* AVX-512 F/BW/VL/DQ + BF16, ZMM and opmask state enabled */
+} bf16fp32__simd_isa;
+
+/* The best level this CPU and OS support (cpuid and xgetbv; never assumed). */
+bf16fp32__simd_isa bf16fp32__simd_detect(void);
+const char *bf16fp32__simd_isa_name(bf16fp32__simd_isa isa);
+
+/* The operands of one call as the kernels see them. */
+typedef struct bf16fp32__simd_args {
+  const uint16_t *x, *w;
+  float *out;
+  int64_t m, n, k, ldx, ldw, ldo;
+} bf16fp32__simd_args;
+
+/* Cache blocking, shared by both kernels (blocking.h); the figures are measurements on the
+ * 2-core Zen 4 VM this was tuned on.
+ * - Up to FEW_ROWS x rows (x stays in L2): each group of 24 w rows meets all of them while it is
+ *   in L1/L2. More rows: L2 blocks of w rows (W_BLOCK_BYTES) meet sweeps of up to X_BLOCK_ROWS
+ *   x rows (a few MB: L3). At M = 16 the groups are 15-25% faster than blocks (a block's first
+ *   pass stalls on memory).
+ * - From PREFETCH_MIN_ROWS rows, the tiles of a group prefetch the next group into L2 (20%
+ *   faster at M = 16 when w is beyond L3, 2% at M = 256). Below, tiles are bound by loads and
+ *   prefetches (loads too) slow them by 15%; w streams on the hardware prefetchers alone.
+ * - Rows whose stride is a multiple of 4 KiB (k = 4096) fall in the same L1 sets; when x's and
+ *   w's do, the 4 + 6 lines a step touches exceed its 8 ways: 10-25% slower. From
+ *   PACK_MIN_ROWS x rows, the first row tile of a group copies the w rows it reads to scratch at
+ *   a padded stride (stores only) and the other row tiles read the copy (13% faster at 128
+ *   rows, even at 32, slower below). With few rows, each thread copies x instead (12-18%). */
+#define BF16FP32__SIMD_W_BLOCK_BYTES (384 * 1024)
+#define BF16FP32__SIMD_X_BLOCK_ROWS 256
+#define BF16FP32__SIMD_FEW_ROWS 16
+#define BF16FP32__SIMD_GROUP 24
+#define BF16FP32__SIMD_PREFETCH_MIN_ROWS 4
+#define BF16FP32__SIMD_PACK_MIN_ROWS 32
+
+/* Does a stride (elements) put consecutive rows within a cache line of the same L1 set? */
+static inline int bf16fp32__simd_aliases(int64_t ld) {
+  const int64_t off = (ld * 2) % 4096;
+  return off < 64 || off > 4096 - 64;
+}
+/* Copy w groups for a sweep of `rows` x rows at this w stride? */
+static inline int bf16fp32__simd_should_pack(int64_t rows, int64_t ldw) {
+  return rows >= BF16FP32__SIMD_PACK_MIN_ROWS && bf16fp32__simd_aliases(ldw);
+}
+/* Copy the (few) x rows? When both strides alias and x's lines share w's sets (their addresses
+ * within 256 bytes of each other modulo 4 KiB, as page-aligned tensors are). */
+static inline int bf16fp32__simd_should_copy_x(int64_t rows, const uint16_t *x, int64_t ldx,
+                                               const uint16_t *w, int64_t ldw) {
+  const uint64_t apart = ((uintptr_t)x - (uintptr_t)w) % 4096;
+  return rows >= 2 && rows <= BF16FP32__SIMD_FEW_ROWS && bf16fp32__simd_aliases(ldx) &&
+         bf16fp32__simd_aliases(ldw) && (apart < 256 || apart > 4096 - 256);
+}
+
+/* Stride of a copied w row: k rounded up to a cache line, plus one line. */
+static inline int64_t bf16fp32__simd_packed_ld(int64_t k) { return (k + 31) / 32 * 32 + 32; }
+/* Rows of w per L2 block: a multiple of 24, which every tile width of both kernels divides. */
+static inline int64_t bf16fp32__simd_w_block_rows(int64_t k) {
+  int64_t nb = BF16FP32__SIMD_W_BLOCK_BYTES / (2 * bf16fp32__simd_packed_ld(k)) / 24 * 24;
+  return nb < 24 ? 24 : nb;
+}
+/* uint16 elements of one thread's scratch: a block of copied w rows, or the few x rows. */
+static inline int64_t bf16fp32__simd_scratch_elems(int64_t k) {
+  return bf16fp32__simd_w_block_rows(k) * bf16fp32__simd_packed_ld(k);
+}
+
+/* Computes out[m0:m1, n0:n1] on the calling thread; scratch (NULL: read w in place) holds
+ * bf16fp32__simd_scratch_elems(k) elements. Each element is reduced over the whole of k in one
+ * fixed order whatever the block, tile or copy it goes through, so results do not depend on m,
+ * the thread count or the split (deterministic and batch-invariant for a given ISA level). */
+typedef void (*bf16fp32__simd_block_fn)(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
+                                        int64_t n0, int64_t n1, uint16_t *scratch);
+void bf16fp32__simd_block_avx512bf16(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
+                                     int64_t n0, int64_t n1, uint16_t *scratch);
+void bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
+                               int64_t n1, uint16_t *scratch);
+
+/* Test hooks on a state made by the backend's probe. force: 0 on success, -1 when the level is
+ * above what was detected or is NONE. The thread count is the one probe was configured with. */
+int bf16fp32__cpu_simd_force_isa(void *state, bf16fp32__simd_isa isa);
+bf16fp32__simd_isa bf16fp32__cpu_simd_isa(const void *state);
+int bf16fp32__cpu_simd_threads(const void *state);
+
+#endif

@@ -1,0 +1,330 @@
+/* cpu-simd against the fp64 oracle: odd shapes, padded strides, 2-byte-aligned pointers, k tails,
+ * NaN/Inf, 1 and several threads, every ISA level the CPU has; plus determinism, thread-count
+ * and batch invariance, the w-copy path and two callers sharing one state. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cpu-simd/cpu-simd.h"
+#include "internal.h"
+#include "support.h"
+#include "testing.h"
+
+extern const bf16fp32__backend bf16fp32__backend_cpu_simd;
+static const bf16fp32__backend *const be = &bf16fp32__backend_cpu_simd;
+
+/* Guard elements around every buffer: they must keep their poison / pattern. */
+#define GUARD 64
+
+typedef struct operands {
+  int64_t m, n, k, ldx, ldw, ldo;
+  uint16_t *xbuf, *wbuf; /* with guards; x and w start `shift` elements in (2-byte aligned) */
+  float *obuf;
+  const uint16_t *x, *w;
+  float *out;
+} operands;
+
+static void operands_free(operands *o) {
+  free(o->xbuf);
+  free(o->wbuf);
+  free(o->obuf);
+  memset(o, 0, sizeof *o);
+}
+
+/* shift 1 makes x, w 2-byte aligned and out 4-byte aligned (odd element offsets). */
+static int operands_make(operands *o, int64_t m, int64_t n, int64_t k, int64_t padx, int64_t padw,
+                         int64_t pado, int shift, uint64_t seed) {
+  memset(o, 0, sizeof *o);
+  o->m = m, o->n = n, o->k = k;
+  o->ldx = k + padx, o->ldw = k + padw, o->ldo = n + pado;
+  const size_t xs = (size_t)(m * o->ldx) + 2 * GUARD, ws = (size_t)(n * o->ldw) + 2 * GUARD;
+  const size_t os = (size_t)(m * o->ldo) + 2 * GUARD;
+  /* Page-aligned: x and w then share their offset in a page, as large tensors usually do (the
+   * case where their rows compete for L1 sets and the kernels copy one of them). */
+  o->xbuf = aligned_alloc(4096, (xs * 2 + 4095) / 4096 * 4096);
+  o->wbuf = aligned_alloc(4096, (ws * 2 + 4095) / 4096 * 4096);
+  o->obuf = aligned_alloc(4096, (os * 4 + 4095) / 4096 * 4096);
+  if (!o->xbuf || !o->wbuf || !o->obuf) return -1;
+  /* The padding columns hold data too (never zeros): reading them would show. */
+  sup_fill_bf16(o->xbuf, xs, seed * 3 + 1);
+  sup_fill_bf16(o->wbuf, ws, seed * 3 + 2);
+  o->x = o->xbuf + GUARD + shift;
+  o->w = o->wbuf + GUARD + shift;
+  o->out = o->obuf + GUARD + shift;
+  return 0;
+}
+
+static void poison(operands *o) {
+  sup_poison_f32(o->obuf, (size_t)(o->m * o->ldo) + 2 * GUARD);
+}
+
+static int poisoned(const float *p) {
+  uint32_t b;
+  memcpy(&b, p, 4);
+  return b == SUP_POISON_BITS;
+}
+
+/* The guards before and after out still hold the poison (sup_check sees the padding columns). */
+static int guards_ok(const operands *o) {
+  const float *lim = o->obuf + (size_t)(o->m * o->ldo) + 2 * GUARD;
+  for (const float *p = o->obuf; p < o->out; p++)
+    if (!poisoned(p)) return 0;
+  for (const float *p = o->out + o->m * o->ldo; p < lim; p++)
+    if (!poisoned(p)) return 0;
+  return 1;
+}
+
+static bf16fp32_status run(void *state, const operands *o) {
+  bf16fp32__call c;
+  memset(&c, 0, sizeof c);
+  c.shape = (bf16fp32__shape){o->m, o->n, o->k, o->ldx, o->ldw, o->ldo, BF16FP32_HOST, 2};
+  c.x = o->x;
+  c.w = o->w;
+  c.out = o->out;
+  return be->run(state, &c);
+}
+
+static void *probe(int threads) {
+  bf16fp32__config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.device = -1;
+  cfg.cpu_threads = threads;
+  void *state = NULL;
+  char why[256] = "";
+  if (be->probe(&cfg, &state, why, sizeof why) != BF16FP32_OK) {
+    fprintf(stderr, "probe failed: %s\n", why);
+    return NULL;
+  }
+  return state;
+}
+
+/* Runs and checks against the oracle; prints the case on failure. */
+static int check_case(void *state, operands *o, const char *what) {
+  poison(o);
+  bf16fp32_status st = run(state, o);
+  CHECK(st == BF16FP32_OK);
+  sup_check_result r = sup_check(o->m, o->n, o->k, o->x, o->ldx, o->w, o->ldw, o->out, o->ldo);
+  int ok = sup_check_ok(&r) && guards_ok(o);
+  CHECK(ok);
+  if (!ok)
+    fprintf(stderr,
+            "  %s [%s, %d threads] m=%lld n=%lld k=%lld ldx=%lld ldw=%lld ldo=%lld: "
+            "violations %lld "
+            "unwritten %lld overwritten %lld guards %d worst %.3g at (%lld,%lld)\n",
+            what, bf16fp32__simd_isa_name(bf16fp32__cpu_simd_isa(state)),
+            bf16fp32__cpu_simd_threads(state), (long long)o->m, (long long)o->n, (long long)o->k,
+            (long long)o->ldx, (long long)o->ldw, (long long)o->ldo, (long long)r.violations,
+            (long long)r.unwritten, (long long)r.overwritten, guards_ok(o), r.worst_ratio,
+            (long long)r.worst_i, (long long)r.worst_j);
+  return ok;
+}
+
+static void test_shapes(void *state, uint64_t seed) {
+  static const int64_t ms[] = {1, 2, 3, 4, 5, 7, 9, 13, 17, 33};
+  static const int64_t ns[] = {1, 2, 3, 5, 7, 8, 9, 13, 23, 24, 25, 49, 97};
+  static const int64_t ks[] = {1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 257, 1000};
+  uint64_t rng = seed;
+  for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
+    for (size_t b = 0; b < sizeof ns / sizeof ns[0]; b += 1 + (a & 1))
+      for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c += 1 + (b & 1)) {
+        uint64_t r = sup_rng_next(&rng);
+        operands o;
+        int64_t padx = (r & 1) ? (int64_t)(r >> 8) % 19 : 0;
+        int64_t padw = (r & 2) ? (int64_t)(r >> 16) % 23 : 0;
+        int64_t pado = (r & 4) ? 1 + (int64_t)(r >> 24) % 7 : 0;
+        int shift = (r >> 32) & 1;
+        if (operands_make(&o, ms[a], ns[b], ks[c], padx, padw, pado, shift, r) != 0) {
+          CHECK(!"out of memory");
+          return;
+        }
+        check_case(state, &o, "shape");
+        operands_free(&o);
+      }
+}
+
+/* Larger cases: DSV4-like (M = 1, 16), the w-copy path (>= 32 rows, w stride a multiple of
+ * 4 KiB, with k shorter than it), the x-copy path (<= 16 rows, both strides multiples of 4 KiB),
+ * M split (few columns, many rows), several x sweeps (> 256 rows). */
+static void test_large(void *state) {
+  static const int64_t cases[][6] = {
+      /* m, n, k, padx, padw, pado */
+      {1, 256, 4096, 0, 0, 0},  {1, 203, 4096, 3, 5, 1}, {16, 384, 7168, 0, 0, 0},
+      {3, 77, 4100, 1, 1, 1},   {70, 50, 2048, 0, 0, 2}, {67, 61, 3000, 5, 1096, 3},
+      {300, 30, 2048, 0, 0, 0}, {257, 9, 129, 2, 3, 4},  {129, 200, 4096, 0, 0, 0},
+      {520, 48, 96, 1, 2, 3},   {16, 100, 2048, 0, 0, 0}, {5, 33, 4096, 0, 0, 1},
+  };
+  int copied_x = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    operands o;
+    const int64_t *c = cases[i];
+    if (operands_make(&o, c[0], c[1], c[2], c[3], c[4], c[5], (int)(i & 1), 100 + i) != 0) {
+      CHECK(!"out of memory");
+      return;
+    }
+    check_case(state, &o, "large");
+    copied_x += o.m <= 16 && bf16fp32__simd_should_copy_x(o.m, o.x, o.ldx, o.w, o.ldw);
+    operands_free(&o);
+  }
+  CHECK(copied_x > 0); /* the x-copy path ran at least once */
+}
+
+static void put(uint16_t *p, float v) { *p = bf16fp32__float_to_bf16(v); }
+
+/* NaN and Inf as IEEE says: Inf * finite, Inf * 0 = NaN, Inf - Inf = NaN, NaN anywhere, products
+ * that overflow fp32, in the k tail and in the body. */
+static void test_special(void *state) {
+  const int64_t k = 77; /* a tail of 13 after two 32-blocks (and 5 after 16-blocks) */
+  operands o;
+  if (operands_make(&o, 5, 9, k, 3, 1, 2, 1, 7) != 0) {
+    CHECK(!"out of memory");
+    return;
+  }
+  uint16_t *x = (uint16_t *)o.x, *w = (uint16_t *)o.w;
+  put(&x[0 * o.ldx + 3], INFINITY);   /* row 0: +Inf times w: +-Inf per column sign */
+  put(&x[1 * o.ldx + 70], -INFINITY); /* row 1: -Inf in the tail */
+  put(&w[2 * o.ldw + 70], 0.0f);      /* ... times 0 in column 2: NaN */
+  put(&x[2 * o.ldx + 10], INFINITY);  /* row 2: +Inf and -Inf: NaN where w has one sign there */
+  put(&x[2 * o.ldx + 40], -INFINITY);
+  put(&w[0 * o.ldw + 10], 0.25f);
+  put(&w[0 * o.ldw + 40], 0.25f);
+  put(&w[4 * o.ldw + 50], NAN);       /* column 4: NaN for every row */
+  put(&w[5 * o.ldw + 76], NAN);       /* column 5: NaN in the last element */
+  for (int64_t i = 0; i < k; i++) {   /* row 3 x column 6: every product above FLT_MAX; */
+    put(&x[3 * o.ldx + i], 1.0e36f);  /* row 3 x the others: large, no partial sum overflows */
+    put(&w[6 * o.ldw + i], 1.0e4f);
+  }
+  check_case(state, &o, "special");
+  /* Spot the classes directly as well. */
+  const float *out = o.out;
+  CHECK(isinf(out[0 * o.ldo + 0]));
+  CHECK(isnan(out[1 * o.ldo + 2]));
+  CHECK(isnan(out[2 * o.ldo + 0]));
+  for (int64_t i = 0; i < o.m; i++) CHECK(isnan(out[i * o.ldo + 4]) && isnan(out[i * o.ldo + 5]));
+  CHECK(isinf(out[3 * o.ldo + 6]) && out[3 * o.ldo + 6] > 0);
+  operands_free(&o);
+}
+
+/* Same bits: twice on one state, on another thread count, and row by row (M = 1 calls). */
+static void test_invariance(void *state, void *other) {
+  operands o;
+  if (operands_make(&o, 37, 131, 1111, 5, 7, 3, 1, 42) != 0) {
+    CHECK(!"out of memory");
+    return;
+  }
+  const size_t cnt = (size_t)(o.m * o.ldo);
+  float *first = malloc(cnt * 4), *again = malloc(cnt * 4);
+  if (!first || !again) {
+    CHECK(!"out of memory");
+    goto done;
+  }
+  poison(&o);
+  CHECK(run(state, &o) == BF16FP32_OK);
+  memcpy(first, o.out, cnt * 4);
+  poison(&o);
+  CHECK(run(state, &o) == BF16FP32_OK);
+  CHECK(memcmp(first, o.out, cnt * 4) == 0); /* repeated run */
+  poison(&o);
+  CHECK(run(other, &o) == BF16FP32_OK);
+  CHECK(memcmp(first, o.out, cnt * 4) == 0); /* other thread count */
+  memcpy(again, first, cnt * 4);
+  for (int64_t i = 0; i < o.m; i++) { /* each row alone */
+    operands row = o;
+    row.m = 1;
+    row.x = o.x + i * o.ldx;
+    row.out = o.out + i * o.ldo;
+    CHECK(run(state, &row) == BF16FP32_OK);
+  }
+  CHECK(memcmp(again, o.out, cnt * 4) == 0);
+done:
+  free(first);
+  free(again);
+  operands_free(&o);
+}
+
+/* Two host threads calling into one state: one gets the pool, the other runs alone. */
+typedef struct racer {
+  void *state;
+  operands *o;
+  int ok;
+} racer;
+
+static void *race(void *arg) {
+  racer *r = arg;
+  r->ok = 1;
+  for (int i = 0; i < 20 && r->ok; i++) {
+    poison(r->o);
+    if (run(r->state, r->o) != BF16FP32_OK) r->ok = 0;
+    const operands *o = r->o;
+    sup_check_result c = sup_check(o->m, o->n, o->k, o->x, o->ldx, o->w, o->ldw, o->out, o->ldo);
+    if (!sup_check_ok(&c)) r->ok = 0;
+  }
+  return NULL;
+}
+
+static void test_two_callers(void *state) {
+  operands a, b;
+  if (operands_make(&a, 72, 40, 2048, 0, 0, 0, 0, 5) != 0 ||
+      operands_make(&b, 9, 300, 513, 1, 2, 3, 1, 6) != 0) {
+    CHECK(!"out of memory");
+    return;
+  }
+  racer ra = {state, &a, 0}, rb = {state, &b, 0};
+  pthread_t t;
+  int started = pthread_create(&t, NULL, race, &ra) == 0;
+  race(&rb);
+  if (started) pthread_join(t, NULL);
+  else race(&ra);
+  CHECK(ra.ok && rb.ok);
+  operands_free(&a);
+  operands_free(&b);
+}
+
+int main(void) {
+  const bf16fp32__simd_isa top = bf16fp32__simd_detect();
+  printf("test-cpu-simd: detected %s\n", bf16fp32__simd_isa_name(top));
+  if (top == BF16FP32__ISA_NONE) {
+    char why[256] = "";
+    void *state = NULL;
+    bf16fp32__config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.cpu_threads = 1;
+    CHECK(be->probe(&cfg, &state, why, sizeof why) == BF16FP32_BACKEND_UNAVAILABLE && why[0]);
+    if (testing_failures) return testing_summary("test-cpu-simd");
+    return testing_skip("test-cpu-simd", "no AVX2+FMA on this CPU");
+  }
+  static const int thread_counts[] = {1, 3};
+  void *states[2];
+  for (int t = 0; t < 2; t++) {
+    states[t] = probe(thread_counts[t]);
+    CHECK(states[t] != NULL);
+    if (!states[t]) return testing_summary("test-cpu-simd");
+    CHECK(bf16fp32__cpu_simd_isa(states[t]) == top);
+    CHECK(bf16fp32__cpu_simd_threads(states[t]) == thread_counts[t]);
+  }
+  bf16fp32__shape host = {1, 1, 1, 1, 1, 1, BF16FP32_HOST, 2}, dev = host;
+  dev.where = BF16FP32_DEVICE;
+  CHECK(be->supports(states[0], &host) && !be->supports(states[0], &dev));
+  CHECK(be->prewarm(states[0], &host, NULL) == BF16FP32_OK);
+  /* A level above the detected one is refused; NONE too. */
+  CHECK(bf16fp32__cpu_simd_force_isa(states[0], BF16FP32__ISA_NONE) != 0);
+  if (top < BF16FP32__ISA_AVX512BF16)
+    CHECK(bf16fp32__cpu_simd_force_isa(states[0], BF16FP32__ISA_AVX512BF16) != 0);
+
+  for (int isa = top; isa >= BF16FP32__ISA_AVX2; isa--) {
+    for (int t = 0; t < 2; t++)
+      CHECK(bf16fp32__cpu_simd_force_isa(states[t], (bf16fp32__simd_isa)isa) == 0);
+    int before = testing_failures;
+    for (int t = 0; t < 2; t++) {
+      test_shapes(states[t], 1000 + 17 * (uint64_t)isa + (uint64_t)t);
+      test_large(states[t]);
+      test_special(states[t]);
+    }
+    test_invariance(states[1], states[0]);
+    test_two_callers(states[1]);
+    printf("test-cpu-simd: %s %s\n", bf16fp32__simd_isa_name((bf16fp32__simd_isa)isa),
+           testing_failures == before ? "ok" : "FAILED");
+  }
+  for (int t = 0; t < 2; t++) be->reset(states[t]);
+  return testing_summary("test-cpu-simd");
+}

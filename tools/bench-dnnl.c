@@ -1,0 +1,198 @@
+/* The oneDNN CPU baseline: bf16 x bf16 -> f32 matmul with the weights transposed through strides,
+ * timed like the library's host calls (one primitive per shape, warm-up, median of reps). */
+#include "bench-dnnl.h"
+
+#include <stdio.h>
+
+#ifndef BF16FP32_HAVE_DNNL
+
+#define NOT_FOUND "oneDNN not found at build time (apt-get install libdnnl-dev)"
+
+int bench_dnnl_available(char *why, size_t len) {
+  if (why && len) snprintf(why, len, "%s", NOT_FOUND);
+  return 0;
+}
+
+int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, double *median_us,
+                    char *why, size_t len) {
+  (void)m, (void)n, (void)k, (void)threads, (void)reps;
+  if (median_us) *median_us = 0.0;
+  if (why && len) snprintf(why, len, "%s", NOT_FOUND);
+  return -1;
+}
+
+#else
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dnnl.h>
+
+#include "support.h"
+
+__attribute__((format(printf, 3, 4))) static void say(char *why, size_t len, const char *fmt, ...) {
+  if (!why || !len) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, len, fmt, ap);
+  va_end(ap);
+}
+
+/* Any dnnl call: on failure name it and its status, then leave through cleanup. */
+#define DNNL_TRY(call)                                                              \
+  do {                                                                              \
+    dnnl_status_t s_ = (call);                                                      \
+    if (s_ != dnnl_success) {                                                       \
+      say(why, len, "oneDNN: %s failed with status %d", #call, (int)s_);            \
+      goto cleanup;                                                                 \
+    }                                                                               \
+  } while (0)
+
+/* oneDNN from Debian is OpenMP-threaded. The program is not built with -fopenmp, so the OpenMP
+ * runtime oneDNN loaded is reached through dlsym: no link flag, and so the very libgomp oneDNN
+ * uses. */
+typedef void (*omp_set_fn)(int);
+typedef int (*omp_get_fn)(void);
+
+static int set_threads(int threads, int *previous, char *why, size_t len) {
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+  omp_set_fn set = (omp_set_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+  omp_get_fn get = (omp_get_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "omp_get_max_threads");
+  if (!set || !get) {
+    say(why, len, "oneDNN is OpenMP-threaded but omp_set_num_threads is not loaded");
+    return -1;
+  }
+  if (previous) *previous = get();
+  set(threads);
+  if (get() != threads) {
+    say(why, len, "omp_set_num_threads(%d) did not take: OpenMP runs %d threads", threads, get());
+    return -1;
+  }
+  return 0;
+#elif DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_SEQ
+  if (previous) *previous = 1;
+  if (threads != 1) {
+    say(why, len, "this sequential oneDNN cannot run %d threads", threads);
+    return -1;
+  }
+  return 0;
+#else
+  (void)threads;
+  (void)previous;
+  say(why, len, "the threading runtime of this oneDNN is not supported here");
+  return -1;
+#endif
+}
+
+int bench_dnnl_available(char *why, size_t len) {
+  dnnl_engine_t engine = NULL;
+  if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) {
+    say(why, len, "oneDNN: no CPU engine");
+    return 0;
+  }
+  dnnl_engine_destroy(engine);
+  const dnnl_version_t *v = dnnl_version();
+  say(why, len, "oneDNN %d.%d.%d (%s)", v->major, v->minor, v->patch,
+      v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "not OpenMP");
+  return 1;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, double *median_us,
+                    char *why, size_t len) {
+  int rc = -1, previous = -1;
+  dnnl_engine_t engine = NULL;
+  dnnl_stream_t stream = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_t prim = NULL;
+  dnnl_memory_t xm = NULL, wm = NULL, om = NULL;
+  uint16_t *x = NULL, *w = NULL;
+  float *out = NULL;
+  double *times = NULL;
+
+  if (median_us) *median_us = 0.0;
+  if (m < 1 || n < 1 || k < 1 || threads < 1 || reps < 1 || !median_us) {
+    say(why, len, "bench_dnnl_time: bad arguments");
+    return -1;
+  }
+  /* Before the primitive is made: oneDNN sizes its blocking by the thread count it sees. */
+  if (set_threads(threads, &previous, why, len) != 0) goto cleanup;
+
+  size_t xs = (size_t)(m * k), ws = (size_t)(n * k), os = (size_t)(m * n);
+  x = aligned_alloc(64, (xs * 2 + 63) / 64 * 64);
+  w = aligned_alloc(64, (ws * 2 + 63) / 64 * 64);
+  out = aligned_alloc(64, (os * 4 + 63) / 64 * 64);
+  times = malloc(sizeof(double) * (size_t)reps);
+  if (!x || !w || !out || !times) {
+    say(why, len, "bench_dnnl_time: out of memory");
+    goto cleanup;
+  }
+  sup_fill_bf16(x, xs, 1);
+  sup_fill_bf16(w, ws, 2);
+  memset(out, 0, os * 4);
+
+  dnnl_memory_desc_t xd, wd, od;
+  dnnl_dims_t xdims = {m, k}, xstr = {k, 1};
+  dnnl_dims_t wdims = {k, n}, wstr = {1, k}; /* w[N,K] row-major is [K,N] with strides (1, K) */
+  dnnl_dims_t odims = {m, n}, ostr = {n, 1};
+  DNNL_TRY(dnnl_memory_desc_init_by_strides(&xd, 2, xdims, dnnl_bf16, xstr));
+  DNNL_TRY(dnnl_memory_desc_init_by_strides(&wd, 2, wdims, dnnl_bf16, wstr));
+  DNNL_TRY(dnnl_memory_desc_init_by_strides(&od, 2, odims, dnnl_f32, ostr));
+  dnnl_matmul_desc_t md;
+  DNNL_TRY(dnnl_matmul_desc_init(&md, &xd, &wd, NULL, &od));
+  DNNL_TRY(dnnl_engine_create(&engine, dnnl_cpu, 0));
+  DNNL_TRY(dnnl_primitive_desc_create(&pd, &md, NULL, engine, NULL));
+  DNNL_TRY(dnnl_primitive_create(&prim, pd));
+  DNNL_TRY(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+  DNNL_TRY(dnnl_memory_create(&xm, &xd, engine, x));
+  DNNL_TRY(dnnl_memory_create(&wm, &wd, engine, w));
+  DNNL_TRY(dnnl_memory_create(&om, &od, engine, out));
+
+  dnnl_exec_arg_t args[3] = {
+      {DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, om}};
+  int warm = reps / 10 > 3 ? reps / 10 : 3;
+  for (int i = 0; i < warm; i++) {
+    DNNL_TRY(dnnl_primitive_execute(prim, stream, 3, args));
+    DNNL_TRY(dnnl_stream_wait(stream));
+  }
+  for (int i = 0; i < reps; i++) {
+    double t0 = sup_now();
+    DNNL_TRY(dnnl_primitive_execute(prim, stream, 3, args));
+    DNNL_TRY(dnnl_stream_wait(stream));
+    times[i] = (sup_now() - t0) * 1e6;
+  }
+  qsort(times, (size_t)reps, sizeof(double), cmp_double);
+  *median_us = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
+
+  const char *impl = NULL;
+  if (why && len) {
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl)
+      snprintf(why, len, "%s", impl);
+    else
+      snprintf(why, len, "oneDNN matmul");
+  }
+  rc = 0;
+
+cleanup:
+  if (om) dnnl_memory_destroy(om);
+  if (wm) dnnl_memory_destroy(wm);
+  if (xm) dnnl_memory_destroy(xm);
+  if (stream) dnnl_stream_destroy(stream);
+  if (prim) dnnl_primitive_destroy(prim);
+  if (pd) dnnl_primitive_desc_destroy(pd);
+  if (engine) dnnl_engine_destroy(engine);
+  if (previous > 0) set_threads(previous, NULL, NULL, 0);
+  free(times);
+  free(out);
+  free(w);
+  free(x);
+  return rc;
+}
+
+#endif
