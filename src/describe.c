@@ -5,6 +5,7 @@
 
 #include "context.h"
 #include "identity.h"
+#include "tune-table.h"
 
 /* Appends to buf (len bytes), never past its end. */
 static void append(char *buf, size_t len, const char *fmt, ...) {
@@ -37,8 +38,14 @@ bf16fp32_status bf16fp32_describe(bf16fp32_context *ctx, char *buf, size_t len) 
   bf16fp32__cpu_identity_query(ctx->cfg.cpu_threads, &cpu);
   bf16fp32__cpu_identity_describe(&cpu, line, sizeof line);
   append(buf, len, "cpu: %s\n", line);
-  append(buf, len, "algo: %s; tune file: %s%s\n", ctx->cfg.algo,
-         ctx->cfg.tune_file[0] ? ctx->cfg.tune_file : "(none)", ctx->tune ? " (loaded)" : "");
+  append(buf, len, "algo: %s; tune file: %s\n", ctx->cfg.algo,
+         ctx->cfg.tune_file[0] ? ctx->cfg.tune_file : "(none)");
+  if (ctx->tune)
+    append(buf, len, "tuned table: %d entries (%s%s%s)\n", ctx->tune->count, ctx->tune->file,
+           ctx->tune->file[0] && ctx->tune->builtin[0] ? " and " : "",
+           ctx->tune->builtin[0] ? "the built-in table" : "");
+  else
+    append(buf, len, "tuned table: none (built-in rules decide)\n");
   append(buf, len, "backends (registry order):\n");
   for (int b = 0; b < bf16fp32__registry_count; b++) {
     const bf16fp32__backend_slot *s = &ctx->slot[b];
