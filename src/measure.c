@@ -16,10 +16,7 @@
  * interruptions stay small against it: short calls are repeated inside one sample. */
 #define MEASURE_HOST_SAMPLE_S 2e-3
 #define MEASURE_HOST_MAX_INNER 1000000
-/* Host operands rotate over this many bytes of distinct copies: more than any CPU's last-level
- * cache, so that a timed call streams its weights from memory as in serving. */
-#define MEASURE_HOST_ROTATE_BYTES ((size_t)256 << 20)
-#define MEASURE_HOST_MAX_COPIES 64
+
 #define MEASURE_MAX_ORACLE_THREADS 32
 
 void bf16fp32__measure_defaults(bf16fp32__measure_opts *o) {
@@ -217,6 +214,11 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+size_t bf16fp32__host_copies(size_t bytes_per_copy) {
+  size_t copies = BF16FP32__HOST_ROTATE_BYTES / (bytes_per_copy ? bytes_per_copy : 1) + 1;
+  return copies > BF16FP32__HOST_MAX_COPIES ? BF16FP32__HOST_MAX_COPIES : copies;
+}
+
 double bf16fp32__median(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -259,8 +261,7 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
   const int replays = opt->replays > 0 ? opt->replays : 1;
   const size_t xn = (size_t)m * (size_t)k, wn = (size_t)n * (size_t)k, on = (size_t)m * (size_t)n;
   const size_t xstride = (xn * 2 + 63) / 64 * 32, wstride = (wn * 2 + 63) / 64 * 32; /* elements */
-  size_t copies = MEASURE_HOST_ROTATE_BYTES / (2 * (xstride + wstride)) + 1;
-  if (copies > MEASURE_HOST_MAX_COPIES) copies = MEASURE_HOST_MAX_COPIES;
+  size_t copies = bf16fp32__host_copies(2 * (xstride + wstride));
   uint16_t *x = (uint16_t *)aligned_alloc(64, copies * xstride * 2);
   uint16_t *w = (uint16_t *)aligned_alloc(64, copies * wstride * 2);
   float *out = (float *)aligned_alloc(64, (on * 4 + 63) / 64 * 64);

@@ -56,6 +56,13 @@ bf16fp32_status bf16fp32__time_graph(bf16fp32_status (*record)(void *user, void 
 /* Marks a candidate failed with status s and this thread's last error as the detail. */
 void bf16fp32__candidate_fail(bf16fp32__candidate *c, bf16fp32_status s);
 
+/* Host timing rotates its operands over this many bytes of distinct copies: more than any
+ * CPU's last-level cache, so that a timed call streams its weights from memory as in serving. */
+#define BF16FP32__HOST_ROTATE_BYTES ((size_t)256 << 20)
+#define BF16FP32__HOST_MAX_COPIES 64
+/* How many copies of bytes_per_copy make the host rotation (at least 1). */
+size_t bf16fp32__host_copies(size_t bytes_per_copy);
+
 /* The median of n values (sorts v in place). */
 double bf16fp32__median(double *v, int n);
 
