@@ -153,6 +153,7 @@ static void test_large(void *state) {
       {3, 77, 4100, 1, 1, 1},   {70, 50, 2048, 0, 0, 2}, {67, 61, 3000, 5, 1096, 3},
       {300, 30, 2048, 0, 0, 0}, {257, 9, 129, 2, 3, 4},  {129, 200, 4096, 0, 0, 0},
       {520, 48, 96, 1, 2, 3},   {16, 100, 2048, 0, 0, 0}, {5, 33, 4096, 0, 0, 1},
+      {83, 100, 4100, 3, 5, 1}, /* first-pass x prefetch: rows not a multiple of 4, k tail */
   };
   int copied_x = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

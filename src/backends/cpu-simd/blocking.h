@@ -39,7 +39,9 @@ static inline void bf16fp32__simd_blocked(const bf16fp32__simd_args *a, int64_t 
                                ? (ge + group < a->n ? group : a->n - ge) : 0;
       const int64_t calls =
           (mce - mc + mr_max - 1) / mr_max * ((ge - g + nr_full - 1) / nr_full);
-      int64_t call = 0;
+      int64_t call = 0, wdone = 0;
+      const int x_pf =
+          a->x_cold && g == n0 && ge - g > nr_full && mce - mc > BF16FP32__SIMD_FEW_ROWS;
       for (int64_t i = mc; i < mce; i += mr_max) {
         const int mr = mce - i < mr_max ? (int)(mce - i) : mr_max;
         const int nr_main = mr == mr_max ? nr_full : nr_short;
@@ -50,16 +52,25 @@ static inline void bf16fp32__simd_blocked(const bf16fp32__simd_args *a, int64_t 
         for (int64_t j = g; j < ge; j += nr_main) {
           const int nr = ge - j < nr_main ? (int)(ge - j) : nr_main;
           uint16_t *wc = pack ? scratch + (j - g) * ldp : NULL;
-          int64_t r0 = next * call / calls, r1 = next * (call + 1) / calls;
-          if (r1 > next) r1 = next;
-          if (r0 > r1) r0 = r1;
           call++;
-          const uint16_t *pf = r1 > r0 ? a->w + (ge + r0) * ldw : NULL;
+          const uint16_t *pf = NULL;
+          int pf_rows = 0;
+          int64_t pfld = ldw;
+          if (x_pf && j == g && i + mr_max < mce) {
+            /* The first tile of a row tile fetches the next row tile's x (never past mce). */
+            const int64_t nx = i + mr_max, nxe = nx + mr_max < mce ? nx + mr_max : mce;
+            if (nxe > nx) pf = a->x + nx * ldx, pf_rows = (int)(nxe - nx), pfld = ldx;
+          } else {
+            int64_t r1 = next * call / calls;
+            if (r1 > next) r1 = next;
+            if (r1 > wdone) pf = a->w + (ge + wdone) * ldw, pf_rows = (int)(r1 - wdone);
+            if (r1 > wdone) wdone = r1;
+          }
           const bf16fp32__simd_tile_fn fn = fns[(mr - 1) * 8 + (nr - 1)];
           if (from_copy)
-            fn(xi, ldx, wc, ldp, oi + j, ldo, k, NULL, 0, pf, (int)(r1 - r0), ldw);
+            fn(xi, ldx, wc, ldp, oi + j, ldo, k, NULL, 0, pf, pf_rows, pfld);
           else
-            fn(xi, ldx, a->w + j * ldw, ldw, oi + j, ldo, k, wc, ldp, pf, (int)(r1 - r0), ldw);
+            fn(xi, ldx, a->w + j * ldw, ldw, oi + j, ldo, k, wc, ldp, pf, pf_rows, pfld);
         }
       }
     }

@@ -77,6 +77,7 @@ static int take(simd_range *r, int64_t unit, int from_back, int64_t *lo, int64_t
 static void job_part(void *arg, int tid) {
   simd_job *j = arg;
   bf16fp32__simd_args a = j->a;
+  a.x_cold = 1;
   uint16_t *scratch = j->scratch[tid];
   int copied = 0;
   for (int v = tid < j->nt ? 0 : 1; v < j->nt; v++) {
@@ -95,6 +96,7 @@ static void job_part(void *arg, int tid) {
       }
       if (j->split_n) j->block(&a, 0, a.m, lo, hi, scratch);
       else j->block(&a, lo, hi, 0, a.n, scratch);
+      a.x_cold = !j->split_n; /* a share of columns meets the same x rows again */
     }
   }
 }

@@ -21,6 +21,9 @@ typedef struct bf16fp32__simd_args {
   const uint16_t *x, *w;
   float *out;
   int64_t m, n, k, ldx, ldw, ldo;
+  /* The block is the thread's first pass over these x rows in the call: they come from memory,
+   * so the tiles of its first group prefetch the next row tile's x (as they do the next w). */
+  int x_cold;
 } bf16fp32__simd_args;
 
 /* Cache blocking, shared by both kernels (blocking.h); the figures are measurements on the
@@ -32,6 +35,9 @@ typedef struct bf16fp32__simd_args {
  * - From PREFETCH_MIN_ROWS rows, the tiles of a group prefetch the next group into L2 (20%
  *   faster at M = 16 when w is beyond L3, 2% at M = 256). Below, tiles are bound by loads and
  *   prefetches (loads too) slow them by 15%; w streams on the hardware prefetchers alone.
+ *   Above FEW_ROWS, a thread's first group also meets its x rows for the first time (from memory
+ *   under a cold cache): the first tile of each row tile prefetches the next row tile's x
+ *   instead of its share of w (3-6% faster at M = 256 on the DSV4 shapes with N <= 512).
  * - Rows whose stride is a multiple of 4 KiB (k = 4096) fall in the same L1 sets; when x's and
  *   w's do, the 4 + 6 lines a step touches exceed its 8 ways: 10-25% slower. From
  *   PACK_MIN_ROWS x rows, the first row tile of a group copies the w rows it reads to scratch at
