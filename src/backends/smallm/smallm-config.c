@@ -122,7 +122,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
     const int64_t units = m * (r / 4);
     c->upr = sp.ksplit > 1 ? (int)((units + sp.ksplit - 1) / sp.ksplit) : 0;
     c->decode_smem = (size_t)wk * (size_t)mpad * (size_t)(r + 4) * sizeof(float) +
-                     (size_t)sp.ksplit * (size_t)c->upr * 16;
+                     (size_t)sp.ksplit * (size_t)c->upr * 16 + 16;
   }
   {
     const int b = mt == 1 ? 0 : mt == 2 ? 1 : mt == 4 ? 2 : 3;

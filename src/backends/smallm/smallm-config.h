@@ -64,7 +64,7 @@ typedef struct bf16fp32__smallm_config {
   int upr;            /* float4 block sums one rank finishes, at most: ceil(m rows / 4 / S) */
   int prefetch;       /* 1: the block requests its weight slice into L2 before loading it */
   size_t decode_smem; /* partial sums (kwarps * mpad * (rows + 4) floats), then (S > 1) the
-                         block sums received: ksplit * upr float4 */
+                         block sums received: ksplit * upr float4, then their barrier (16) */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
