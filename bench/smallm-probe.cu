@@ -1,5 +1,7 @@
 // smallm-probe: the smallm kernel alone (no library): fp64-oracle check, determinism, batch
 // invariance, then MEASURING.md timings (graph replay, cold L2, median) against cuBLAS.
+// --reads: the read floors of the kernels' grids (loads only: register loads in the kernels'
+// fragment pattern and contiguous, bulk copies); --frag-reads: the fragment-pattern part only.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-config.c -lcublas
@@ -400,7 +402,7 @@ static void ncu_calls() {
 static void timing_sweep() {
   printf("\nsplit sweep (us per call, no PDL; '!' = oracle check failed): N K M | R/S:decode/tiled ...\n");
   for (auto &sh : g_shapes)
-    for (int m : {1, 16, 64, 256}) {
+    for (int m : {1, 16, 64}) {
       Rot r(m, sh[0], sh[1]);
       const int64_t n = r.n, k = r.k, rows = std::min(2, m);
       std::vector<uint16_t> hw(n * k), hx(rows * k);
@@ -416,7 +418,7 @@ static void timing_sweep() {
           if (bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &cfg) != 0) continue;
           double t = cfg.decode ? time_smallm(r, 0, &cfg) : 0;
           bf16fp32__smallm_config ct = variant(cfg, 2);
-          double tt = m >= 16 ? time_smallm(r, 0, &ct) : 0;
+          double tt = m >= 64 ? time_smallm(r, 0, &ct) : 0;
           fill_u32<<<256, 256, 0, g_s>>>((uint32_t *)r.out(0), (size_t)m * n, POISON);
           launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &cfg));
           CK(cudaStreamSynchronize(g_s));
@@ -453,6 +455,205 @@ static void timing_pairs() {
     }
 }
 
+// ---- read floors: how fast a grid can read the weight bytes, by register loads or bulk copies ----
+
+// Reads exactly the weight bytes a smallm block reads (rows n0.., its K slice), contiguous
+// 16-byte loads, L per thread in flight, and keeps nothing: the floor of "this grid reads this".
+template <int L>
+__global__ void read_slice(const uint16_t *w, int64_t ldw, int k, int rows, int ksplit, unsigned *sink) {
+  int64_t kb, ke;
+  bf16fp32__smallm_slice(k, ksplit, blockIdx.x, &kb, &ke);
+  const int per_row = (int)((ke - kb) / 8), units = per_row * rows; // 16-byte units
+  const uint16_t *w0 = w + (int64_t)blockIdx.y * rows * ldw + kb;
+  unsigned acc = 0;
+  for (int i0 = threadIdx.x; i0 < units; i0 += blockDim.x * L) {
+    uint4 v[L];
+#pragma unroll
+    for (int j = 0; j < L; j++) {
+      const int i = i0 + j * blockDim.x;
+      v[j] = make_uint4(0, 0, 0, 0);
+      if (i < units) {
+        const int r = i / per_row, u = i - r * per_row;
+        asm volatile("ld.global.L1::no_allocate.L2::128B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(v[j].x), "=r"(v[j].y), "=r"(v[j].z), "=r"(v[j].w) : "l"(w0 + r * ldw + 8 * u));
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < L; j++) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+  }
+  if (acc == 0x12345679u) sink[blockIdx.y] = acc;
+}
+
+static double time_read(const Rot &r, int rows, int ksplit, bool cluster) {
+  static unsigned *sink = nullptr;
+  if (!sink) CK(cudaMalloc(&sink, 1 << 20));
+  return time_calls(200, [&](int i) {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    cfg.gridDim = dim3(ksplit, (unsigned)(r.n / rows), 1);
+    cfg.blockDim = dim3(256, 1, 1);
+    cfg.stream = g_s;
+    if (cluster) {
+      at[0].id = cudaLaunchAttributeClusterDimension;
+      at[0].val.clusterDim.x = ksplit, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+      cfg.attrs = at, cfg.numAttrs = 1;
+    }
+    launch_or_die((int)cudaLaunchKernelEx(&cfg, read_slice<8>, r.w(i), (int64_t)r.k, (int)r.k, rows, ksplit, sink));
+  });
+}
+
+// A grid-stride read of the whole matrix at full occupancy (MEASURING.md's plain read).
+__global__ void read_all(const uint4 *w, size_t n16, unsigned *sink) {
+  unsigned acc = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n16; i += (size_t)gridDim.x * blockDim.x) {
+    uint4 v;
+    asm volatile("ld.global.L1::no_allocate.L2::128B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(w + i));
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x12345679u) sink[0] = acc;
+}
+
+static double time_read_all(const Rot &r) {
+  static unsigned *sink = nullptr;
+  if (!sink) CK(cudaMalloc(&sink, 1 << 20));
+  return time_calls(200, [&](int i) {
+    read_all<<<g_sms * 8, 256, 0, g_s>>>((const uint4 *)r.w(i), (size_t)r.n * r.k / 8, sink);
+  });
+}
+
+// Loads only, by bulk copies: block (rank, y) copies its R rows of the K slice into shared memory
+// (one cp.async.bulk per row, lane r issues row r, one mbarrier), waits, and folds a word per row.
+__global__ void read_bulk(const uint16_t *w, int64_t ldw, int k, int rows, int ksplit, unsigned *sink) {
+  extern __shared__ __align__(128) unsigned char sm[];
+  uint64_t *bar = reinterpret_cast<uint64_t *>(sm);
+  unsigned char *buf = sm + 128;
+  int64_t kb, ke;
+  bf16fp32__smallm_slice(k, ksplit, blockIdx.x, &kb, &ke);
+  const unsigned bytes = (unsigned)((ke - kb) * 2), pitch = bytes + 16;
+  const uint32_t bar_s = (uint32_t)__cvta_generic_to_shared(bar);
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_s));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    if (threadIdx.x == 0)
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar_s), "r"(bytes * rows) : "memory");
+    __syncwarp();
+    for (int r = threadIdx.x; r < rows; r += 32) {
+      const uint16_t *src = w + ((int64_t)blockIdx.y * rows + r) * ldw + kb;
+      uint32_t dst = (uint32_t)__cvta_generic_to_shared(buf + r * pitch);
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                   ::"r"(dst), "l"(src), "r"(bytes), "r"(bar_s) : "memory");
+    }
+  }
+  asm volatile("{\n\t.reg .pred p;\n\tWAIT_%=:\n\t"
+               "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n\t@!p bra WAIT_%=;\n\t}" ::"r"(bar_s) : "memory");
+  unsigned acc = 0;
+  for (int r = threadIdx.x; r < rows; r += blockDim.x) acc ^= *reinterpret_cast<const unsigned *>(buf + r * pitch + 4 * (r & 7));
+  if (acc == 0x12345679u) sink[blockIdx.y] = acc;
+}
+
+static double time_read_bulk(const Rot &r, int rows, int ksplit, int threads) {
+  static unsigned *sink = nullptr;
+  if (!sink) {
+    CK(cudaMalloc(&sink, 1 << 20));
+    CK(cudaFuncSetAttribute(read_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g_smem));
+  }
+  int64_t kb, ke;
+  bf16fp32__smallm_slice(r.k, ksplit, 0, &kb, &ke);
+  size_t smem = 128 + (size_t)rows * ((ke - kb) * 2 + 16);
+  if (smem > g_smem) return -1;
+  return time_calls(200, [&](int i) {
+    read_bulk<<<dim3(ksplit, (unsigned)(r.n / rows)), threads, smem, g_s>>>(r.w(i), (int64_t)r.k, (int)r.k, rows,
+                                                                            ksplit, sink);
+  });
+}
+
+// The same with more threads per block (4 loads each).
+static double time_read_t(const Rot &r, int rows, int ksplit, int threads) {
+  static unsigned *sink = nullptr;
+  if (!sink) CK(cudaMalloc(&sink, 1 << 20));
+  return time_calls(200, [&](int i) {
+    read_slice<4><<<dim3(ksplit, (unsigned)(r.n / rows)), threads, 0, g_s>>>(r.w(i), (int64_t)r.k, (int)r.k, rows,
+                                                                             ksplit, sink);
+  });
+}
+
+// Loads only, in the decode kernel's fragment pattern: warp (wk, wn) of WK = 128 / R groups,
+// lane (g, t) reads 16 bytes at k = 32 (wk + q WK) + 8 t of rows g and g + 8 of its 16-row tile
+// (8 sub-chunks in flight). halves = 2: 16 warps, each reading one of the two rows.
+__global__ void read_frag(const uint16_t *w, int64_t ldw, int k, int rows, int ksplit, int halves, unsigned *sink) {
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) % 8, half = threadIdx.x / 256;
+  const int g = lane >> 2, t = lane & 3, wk_n = 128 / rows, wk = warp % wk_n, wn = warp / wk_n;
+  int64_t kb, ke;
+  bf16fp32__smallm_slice(k, ksplit, blockIdx.x, &kb, &ke);
+  const int nsubs = (int)((ke - kb + 31) >> 5), nq = (nsubs - wk + wk_n - 1) / wk_n;
+  const uint16_t *r0 = w + ((int64_t)blockIdx.y * rows + 16 * wn + g + 8 * half) * ldw + kb + 32 * wk + 8 * t;
+  const int64_t r8 = 8 * ldw;
+  unsigned acc = 0;
+  for (int q0 = 0; q0 < nq; q0 += 8) {
+    uint4 v[8][2];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        v[i][h] = make_uint4(0, 0, 0, 0);
+        const int64_t kk = (int64_t)(q0 + i) * 32 * wk_n;
+        if (q0 + i < nq && (h == 0 || halves == 1) && kb + kk + 32 * wk + 8 * t < ke)
+          asm volatile("ld.global.nc.L1::no_allocate.L2::128B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                       : "=r"(v[i][h].x), "=r"(v[i][h].y), "=r"(v[i][h].z), "=r"(v[i][h].w)
+                       : "l"(r0 + h * r8 + kk));
+      }
+#pragma unroll
+    for (int i = 0; i < 8; i++) acc ^= v[i][0].x ^ v[i][1].y ^ v[i][0].z ^ v[i][1].w;
+  }
+  if (acc == 0x12345679u) sink[blockIdx.y] = acc;
+}
+
+static double time_read_frag(const Rot &r, int rows, int ksplit, int halves) {
+  static unsigned *sink = nullptr;
+  if (!sink) CK(cudaMalloc(&sink, 1 << 20));
+  return time_calls(200, [&](int i) {
+    read_frag<<<dim3(ksplit, (unsigned)(r.n / rows)), 256 * halves, 0, g_s>>>(r.w(i), (int64_t)r.k, (int)r.k, rows,
+                                                                              ksplit, halves, sink);
+  });
+}
+
+static void exp_frag_reads() {
+  printf("\nfragment-pattern read floors (us per call, loads only) at the chosen split: N K R/S | contiguous 256 thr, "
+         "512 thr | fragment pattern 256 thr (2 rows per lane), 512 thr (1 row per lane)\n");
+  for (auto &sh : g_shapes) {
+    Rot r(1, sh[0], sh[1]);
+    bf16fp32__smallm_config cfg;
+    if (bf16fp32__smallm_choose(1, r.n, r.k, g_sms, g_smem, &cfg) != 0) continue;
+    const int R = cfg.split.rows, S = cfg.split.ksplit;
+    printf("%5lld %5lld %d/%d | %.2f %.2f | %.2f %.2f\n", (long long)r.n, (long long)r.k, R, S, time_read(r, R, S, false),
+           time_read_t(r, R, S, 512), time_read_frag(r, R, S, 1), time_read_frag(r, R, S, 2));
+    fflush(stdout);
+  }
+}
+
+static void exp_reads() {
+  printf("\nread floors (us per call, loads only, graph of 200, cold): R/S grid -> ldg256 ldg256+cluster(S) "
+         "ldg512 ldg1024 bulk128\n");
+  for (auto &sh : g_shapes) {
+    Rot r(1, sh[0], sh[1]);
+    printf("%5lld %5lld rd-all %.2f |", (long long)r.n, (long long)r.k, time_read_all(r));
+    for (int R : {16, 32, 64})
+      for (int S : {1, 2, 4, 8}) {
+        int64_t blocks = r.n / R * S;
+        if (r.n % R || blocks < 64 || blocks > 1100) continue;
+        printf(" %d/%d:%.2f/%.2f/%.2f/%.2f/%.2f", R, S, time_read(r, R, S, false),
+               S > 1 ? time_read(r, R, S, true) : 0.0, time_read_t(r, R, S, 512), time_read_t(r, R, S, 1024),
+               time_read_bulk(r, R, S, 128));
+      }
+    printf("\n");
+    fflush(stdout);
+  }
+}
+
 int main(int argc, char **argv) {
   int dev = 0;
   cudaDeviceProp p;
@@ -472,6 +673,12 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--no-sweep")) do_sweep = false;
     if (!strcmp(argv[i], "--no-pairs")) do_pairs = false;
     if (!strcmp(argv[i], "--quick")) g_quick = true;
+    if (!strcmp(argv[i], "--reads") || !strcmp(argv[i], "--frag-reads")) {
+      timing_setup();
+      exp_frag_reads();
+      if (!strcmp(argv[i], "--reads")) exp_reads();
+      return 0;
+    }
     if (!strcmp(argv[i], "--ncu")) do_ncu = true, do_check = false, do_time = false;
   }
   if (do_ncu) {
