@@ -38,6 +38,11 @@ typedef struct bf16fp32__simd_args {
  *   Above FEW_ROWS, a thread's first group also meets its x rows for the first time (from memory
  *   under a cold cache): the first tile of each row tile prefetches the next row tile's x
  *   instead of its share of w (3-6% faster at M = 256 on the DSV4 shapes with N <= 512).
+ *   What is left at M = 256 (0.94-0.99x oneDNN at N <= 512 in alternated runs): warm work runs
+ *   at 98% of the FMA peak; each thread's first units wait on x and the first w block from
+ *   memory (3-5% of the call; one core pulls 7-10 GB/s while it computes). Finer work units
+ *   (one w block by 32-128 x rows, stolen), w blocks of twice the bytes (5-10% slower), a row
+ *   split between threads and x prefetched 2-3 row tiles ahead were all within 2%: not kept.
  * - Rows whose stride is a multiple of 4 KiB (k = 4096) fall in the same L1 sets; when x's and
  *   w's do, the 4 + 6 lines a step touches exceed its 8 ways: 10-25% slower. From
  *   PACK_MIN_ROWS x rows, the first row tile of a group copies the w rows it reads to scratch at
