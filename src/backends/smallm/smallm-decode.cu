@@ -205,7 +205,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, Depth<MT>::MINB)
   /* Rank q finishes units [units q / S, units (q + 1) / S); its slot for rank r's block sum of
    * unit u is recv[r * a.upr + u - u0(q)] (float4). */
   float4 *recv = reinterpret_cast<float4 *>(smem + a.part_floats);
-  if (clustered) asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); /* all started */
+  if (clustered) /* all started, their barriers set */
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
   cg::cluster_group cluster = cg::this_cluster();
   for (int u = tid; u < units; u += BF16FP32__SMALLM_THREADS) {
     const int tok = u / r4n, r4 = u - tok * r4n;
@@ -225,12 +226,14 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, Depth<MT>::MINB)
       while (q > 0 && units * q / a.ksplit > u) q--;
       while (q + 1 < a.ksplit && units * (q + 1) / a.ksplit <= u) q++;
       const int uq = units * q / a.ksplit;
-      const uint32_t slot = static_cast<uint32_t>(__cvta_generic_to_shared(recv + rank * a.upr + (u - uq)));
+      const uint32_t slot =
+          static_cast<uint32_t>(__cvta_generic_to_shared(recv + rank * a.upr + (u - uq)));
       uint32_t rslot, rdone;
       asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rslot) : "r"(slot), "r"(q));
       asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rdone) : "r"(done), "r"(q));
       asm volatile(
-          "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];"
+          "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32"
+          " [%0], {%1, %2, %3, %4}, [%5];"
           ::"r"(rslot), "f"(sum.x), "f"(sum.y), "f"(sum.z), "f"(sum.w), "r"(rdone)
           : "memory");
     }
@@ -240,7 +243,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, Depth<MT>::MINB)
    * writes into another after its own pushes, so a block leaves as soon as its sums are done. */
   asm volatile(
       "{\n\t.reg .pred p;\n\tWAIT_%=:\n\t"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], 0;\n\t@!p bra WAIT_%=;\n\t}" ::"r"(done)
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], 0;\n\t"
+      "@!p bra WAIT_%=;\n\t}" ::"r"(done)
       : "memory");
   const int u0 = units * rank / a.ksplit, u1 = units * (rank + 1) / a.ksplit;
   for (int u = u0 + tid; u < u1; u += BF16FP32__SMALLM_THREADS) {
