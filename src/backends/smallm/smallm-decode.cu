@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "smallm-fragments.cuh"
 #include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
 
@@ -29,22 +30,6 @@ struct DArgs {
   int pf;   /* 1: request the block's weight slice into L2 first */
 };
 
-#ifndef SMALLM_W_L2HINT
-#define SMALLM_W_L2HINT "L2::128B"
-#endif
-
-/* 16 weight bytes, streamed once (no L1 allocation); zeros where pred is false (past k). */
-__device__ __forceinline__ uint4 ldg_w(const uint16_t *p, bool pred) {
-  uint4 v;
-  asm volatile(
-      "{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t"
-      "mov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\tmov.b32 %2, 0;\n\tmov.b32 %3, 0;\n\t"
-      "@q ld.global.nc.L1::no_allocate." SMALLM_W_L2HINT ".v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p), "r"(static_cast<int>(pred)));
-  return v;
-}
-
 /* 16 bytes of x, which every warp group of the block re-reads: kept in L1. Zeros past m or k. */
 __device__ __forceinline__ uint4 ldg_x(const uint16_t *p, bool pred) {
   uint4 v;
@@ -55,14 +40,6 @@ __device__ __forceinline__ uint4 ldg_x(const uint16_t *p, bool pred) {
       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
       : "l"(p), "r"(static_cast<int>(pred)));
   return v;
-}
-
-__device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                         uint32_t a3, uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
 /* Ring depths: DW weight sub-chunks (DRAM latency) and DX x sub-chunks (L1/L2 latency) in

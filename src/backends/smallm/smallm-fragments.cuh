@@ -1,0 +1,33 @@
+/* The device pieces both smallm kernels build their sums from: the 16-byte weight load and the
+ * bf16 MMA. One definition, so that both kernels multiply and add exactly alike (the batch
+ * invariance across kernels rests on it). */
+#ifndef BF16FP32_SMALLM_FRAGMENTS_CUH
+#define BF16FP32_SMALLM_FRAGMENTS_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+/* 16 bytes of a weight row, streamed once: no L1 allocation, whole 128-byte lines from DRAM
+ * (the other half is the neighbouring sub-chunk). Zeros where pred is false (past k). */
+static __device__ __forceinline__ uint4 ldg_w(const uint16_t *p, bool pred) {
+  uint4 v;
+  asm volatile(
+      "{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %5, 0;\n\t"
+      "mov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\tmov.b32 %2, 0;\n\tmov.b32 %3, 0;\n\t"
+      "@q ld.global.nc.L1::no_allocate.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "r"(static_cast<int>(pred)));
+  return v;
+}
+
+/* d += a . b on one m16n8k16 tile, bf16 operands, fp32 accumulator. */
+static __device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1,
+                                                uint32_t a2, uint32_t a3, uint32_t b0,
+                                                uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+#endif
