@@ -67,15 +67,6 @@ static void case_check(gcase *c, const char *what) {
   CHECK(sup_check_ok(&r));
 }
 
-static int backend_index(bf16fp32_context *ctx, const char *name) {
-  for (int i = 0; i < bf16fp32_backend_count(); i++) {
-    bf16fp32_backend_info info;
-    if (bf16fp32_backend_info_get(ctx, i, &info) == BF16FP32_OK && strcmp(info.name, name) == 0)
-      return i;
-  }
-  return -1;
-}
-
 /* Calls completed by backend b (or by all device backends when b < 0), and failures. */
 static void counters(bf16fp32_context *ctx, int b, uint64_t *calls, uint64_t *failures) {
   *calls = *failures = 0;
@@ -123,7 +114,7 @@ static int end_and_replay(cudaStream_t s, int replay) {
 
 /* Prewarm on s, capture every warm case, replay twice (re-poisoned), check each time. */
 static void captured_sequence(bf16fp32_context *ctx, const char *name, cudaStream_t s) {
-  int b = strcmp(name, "auto") == 0 ? -1 : backend_index(ctx, name);
+  int b = strcmp(name, "auto") == 0 ? -1 : sup_backend_index(ctx, name);
   uint64_t calls0, fails0, calls1, fails1;
   const int64_t ms_256[] = {1, 4, 33}, ms_96[] = {7}, ms_130[] = {3};
   CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_DEVICE, 256, 512, ms_256, 3, s));
@@ -189,7 +180,7 @@ int main(void) {
   for (int i = 0; i < 3; i++) {
     bf16fp32_backend_info info;
     memset(&info, 0, sizeof info);
-    int b = backend_index(ctx, forced_names[i]);
+    int b = sup_backend_index(ctx, forced_names[i]);
     CHECK(b >= 0 && bf16fp32_backend_info_get(ctx, b, &info) == BF16FP32_OK);
     if (b >= 0 && !info.available) fprintf(stderr, "%s unavailable: %s\n", info.name, info.reason);
     CHECK(b >= 0 && info.available);
@@ -205,7 +196,7 @@ int main(void) {
   CHECK(s != NULL);
   for (int f = 0; f < 4 && s; f++) {
     const char *name = forced_names[f];
-    int b = strcmp(name, "auto") == 0 ? -1 : backend_index(ctx, name);
+    int b = strcmp(name, "auto") == 0 ? -1 : sup_backend_index(ctx, name);
     CHECK_OK(bf16fp32_force_backend(ctx, name));
     captured_sequence(ctx, name, s);
 

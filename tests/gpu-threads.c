@@ -134,15 +134,6 @@ static void counters(bf16fp32_context *ctx, int b, uint64_t *calls, uint64_t *fa
   }
 }
 
-static int backend_index(bf16fp32_context *ctx, const char *name) {
-  for (int i = 0; i < bf16fp32_backend_count(); i++) {
-    bf16fp32_backend_info info;
-    if (bf16fp32_backend_info_get(ctx, i, &info) == BF16FP32_OK && strcmp(info.name, name) == 0)
-      return i;
-  }
-  return -1;
-}
-
 int main(void) {
   if (!sup_gpu_available()) return testing_skip("gpu-threads", "no CUDA device");
   static const char *const phases[] = {"auto", "cublas", "cublaslt", "fp32"};
@@ -153,7 +144,7 @@ int main(void) {
   if (!ctx) return testing_summary("gpu-threads");
   for (int p = 0; p < 4; p++) {
     const char *name = phases[p];
-    int b = p == 0 ? -1 : backend_index(ctx, name);
+    int b = p == 0 ? -1 : sup_backend_index(ctx, name);
     uint64_t calls0, fails0, b0, calls1, fails1, b1;
     CHECK(p == 0 || b >= 0);
     CHECK_OK(bf16fp32_force_backend(ctx, name));

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tune-table.h"
+#include "support.h"
 #include "testing.h"
 
 
@@ -27,20 +28,6 @@ static void test_bucket(void) {
   EXPECT(bf16fp32__tune_is_bucket(13) && bf16fp32__tune_is_bucket(1024), "buckets");
 }
 
-static bf16fp32__tune_entry entry(int where, int64_t n, int64_t k, int64_t m, const char *winner,
-                                  double us, const char *runner, double rus, int line) {
-  bf16fp32__tune_entry e;
-  memset(&e, 0, sizeof e);
-  e.where = where;
-  e.n = n, e.k = k, e.m = m;
-  snprintf(e.winner, sizeof e.winner, "%s", winner);
-  e.winner_us = us;
-  snprintf(e.runner_up, sizeof e.runner_up, "%s", runner);
-  e.runner_up_us = runner[0] ? rus : -1;
-  e.line = line;
-  return e;
-}
-
 static void test_lookup(void) {
   bf16fp32__tune_table t;
   memset(&t, 0, sizeof t);
@@ -49,14 +36,14 @@ static void test_lookup(void) {
   /* Added out of order, with a duplicate key whose later addition must win. */
   const int64_t ms[] = {64, 1, 4, 16, 32, 4096};
   for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
-    bf16fp32__tune_entry e = entry(BF16FP32_HOST, 256, 4096, ms[i], "cpu-ref", (double)ms[i], "", 0, (int)i + 10);
+    bf16fp32__tune_entry e = sup_tune_entry(BF16FP32_HOST, 256, 4096, ms[i], "cpu-ref", (double)ms[i], "", 0, (int)i + 10);
     EXPECT(bf16fp32__tune_table_add(&t, &e) == BF16FP32_OK, "add");
   }
-  bf16fp32__tune_entry dup = entry(BF16FP32_HOST, 256, 4096, 16, "later", 1.5, "cpu-ref", 2.5, 99);
+  bf16fp32__tune_entry dup = sup_tune_entry(BF16FP32_HOST, 256, 4096, 16, "later", 1.5, "cpu-ref", 2.5, 99);
   bf16fp32__tune_table_add(&t, &dup);
-  bf16fp32__tune_entry other = entry(BF16FP32_HOST, 512, 4096, 1, "cpu-ref", 7, "", 0, 100);
+  bf16fp32__tune_entry other = sup_tune_entry(BF16FP32_HOST, 512, 4096, 1, "cpu-ref", 7, "", 0, 100);
   bf16fp32__tune_table_add(&t, &other);
-  bf16fp32__tune_entry dev = entry(BF16FP32_DEVICE, 256, 4096, 1, "smallm", 2.1, "cublas", 6.3, 0);
+  bf16fp32__tune_entry dev = sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 1, "smallm", 2.1, "cublas", 6.3, 0);
   bf16fp32__tune_table_add(&t, &dev);
   bf16fp32__tune_table_finish(&t);
   EXPECT(t.count == 8, "count %d", t.count); /* 6 buckets (one twice), 1 other, 1 device */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tune-file.h"
+#include "support.h"
 #include "testing.h"
 
 
@@ -91,26 +92,13 @@ static bf16fp32__tune_header sample_header(void) {
   return h;
 }
 
-static bf16fp32__tune_entry entry(int where, int64_t n, int64_t k, int64_t m, const char *winner,
-                                  double us, const char *runner, double rus) {
-  bf16fp32__tune_entry e;
-  memset(&e, 0, sizeof e);
-  e.where = where;
-  e.n = n, e.k = k, e.m = m;
-  snprintf(e.winner, sizeof e.winner, "%s", winner);
-  e.winner_us = us;
-  snprintf(e.runner_up, sizeof e.runner_up, "%s", runner);
-  e.runner_up_us = runner[0] ? rus : -1;
-  return e;
-}
-
 static int sample_entries(bf16fp32__tune_entry *e) {
   int n = 0;
-  e[n++] = entry(BF16FP32_DEVICE, 256, 4096, 1, "smallm", 2.1, "cublas", 6.3);
-  e[n++] = entry(BF16FP32_DEVICE, 256, 4096, 32, "smallm", 2.875, "cublaslt", 6.4);
-  e[n++] = entry(BF16FP32_DEVICE, 2048, 7168, 16384, "cublas", 732.4, "cublaslt", 741.25);
-  e[n++] = entry(BF16FP32_HOST, 256, 4096, 1, "cpu-simd", 120.5, "cpu-ref", 9001.125);
-  e[n++] = entry(BF16FP32_HOST, 384, 7168, 7, "cpu-ref", 0.001, "", 0);
+  e[n++] = sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 1, "smallm", 2.1, "cublas", 6.3, 0);
+  e[n++] = sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 32, "smallm", 2.875, "cublaslt", 6.4, 0);
+  e[n++] = sup_tune_entry(BF16FP32_DEVICE, 2048, 7168, 16384, "cublas", 732.4, "cublaslt", 741.25, 0);
+  e[n++] = sup_tune_entry(BF16FP32_HOST, 256, 4096, 1, "cpu-simd", 120.5, "cpu-ref", 9001.125, 0);
+  e[n++] = sup_tune_entry(BF16FP32_HOST, 384, 7168, 7, "cpu-ref", 0.001, "", 0, 0);
   return n;
 }
 
@@ -509,7 +497,7 @@ static void test_merge(void) {
   EXPECT(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0644, "new file mode %o", sb.st_mode & 0777);
 
   /* Our entry replaces the file's for the same key; others stay. */
-  bf16fp32__tune_entry upd = entry(BF16FP32_DEVICE, 256, 4096, 1, "cublas", 5.5, "smallm", 5.6);
+  bf16fp32__tune_entry upd = sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 1, "cublas", 5.5, "smallm", 5.6, 0);
   EXPECT(bf16fp32__tune_file_merge(path, &gpu_only, &upd, 1, collect_warning, &w) == BF16FP32_OK, "update");
   bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
   const bf16fp32__tune_entry *g = find(&f.table, BF16FP32_DEVICE, 256, 4096, 1);

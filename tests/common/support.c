@@ -1,6 +1,7 @@
 /* Test and tool support: random operands, poison, the oracle check, GPU memory helpers. */
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -111,6 +112,29 @@ sup_check_result sup_check(int64_t m, int64_t n, int64_t k, const uint16_t *x, i
 
 int sup_check_ok(const sup_check_result *r) {
   return r->violations == 0 && r->unwritten == 0 && r->overwritten == 0;
+}
+
+int sup_backend_index(bf16fp32_context *ctx, const char *name) {
+  for (int i = 0; i < bf16fp32_backend_count(); i++) {
+    bf16fp32_backend_info info;
+    if (bf16fp32_backend_info_get(ctx, i, &info) == BF16FP32_OK && strcmp(info.name, name) == 0)
+      return i;
+  }
+  return -1;
+}
+
+bf16fp32__tune_entry sup_tune_entry(int where, int64_t n, int64_t k, int64_t m, const char *winner,
+                                    double us, const char *runner, double runner_us, int line) {
+  bf16fp32__tune_entry e;
+  memset(&e, 0, sizeof e);
+  e.where = where;
+  e.n = n, e.k = k, e.m = m;
+  snprintf(e.winner, sizeof e.winner, "%s", winner);
+  e.winner_us = us;
+  snprintf(e.runner_up, sizeof e.runner_up, "%s", runner);
+  e.runner_up_us = runner[0] ? runner_us : -1;
+  e.line = line;
+  return e;
 }
 
 double sup_now(void) {

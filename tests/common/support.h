@@ -8,6 +8,7 @@
 
 #include "bf16fp32.h"
 #include "measure.h"
+#include "tune-table.h"
 
 /* Fixed bit pattern written into outputs before a run: a signalling NaN no arithmetic makes. */
 #define SUP_POISON_BITS BF16FP32__POISON_BITS
@@ -39,6 +40,13 @@ sup_check_result sup_compare(int64_t m, int64_t n, int64_t k, const double *ref,
 sup_check_result sup_check(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_t ldx,
                            const uint16_t *w, int64_t ldw, const float *out, int64_t ldo);
 int sup_check_ok(const sup_check_result *r);
+
+/* The index of the backend called name in ctx (for bf16fp32_backend_info_get), or -1. */
+int sup_backend_index(bf16fp32_context *ctx, const char *name);
+
+/* A tuning-table entry; an empty runner gets no runner-up time (-1). */
+bf16fp32__tune_entry sup_tune_entry(int where, int64_t n, int64_t k, int64_t m, const char *winner,
+                                    double us, const char *runner, double runner_us, int line);
 
 /* Monotonic clock in seconds. */
 double sup_now(void);
