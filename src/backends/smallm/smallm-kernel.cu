@@ -22,6 +22,7 @@ struct Args {
   long long ldx, ldw, ldo;
   int m, k;
   int rows, ksplit, kwarps;
+  int rshift; /* log2(rows): the index splits below are shifts, not divisions */
   int mpad, sb, xk, dbuf;
   int xbuf_bytes;
 };
@@ -81,19 +82,23 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
       r[i][1] = ldg_w(wrow + w8 + kk, ok);
     }
   };
-  /* x batch b (block sub-chunks [b sb WK, (b+1) sb WK)) into buffer buf, zeros past m and k. */
+  /* x batch b (block sub-chunks [b sb WK, (b+1) sb WK)) into buffer buf, zeros past m and k.
+   * Each thread keeps one 16-byte column of the batch and steps over token rows, so the loop
+   * does no division. */
+  const int ups = 4 * sb * a.kwarps; /* 16-byte units per token row of a full batch (<= 128) */
+  const int xtok0 = tid / ups, xu = tid - xtok0 * ups;
+  const int xstep = BF16FP32__SMALLM_THREADS / ups;
   auto load_x = [&](int b, int buf) {
     const int s0 = b * sb * a.kwarps;
     const int ns = min(sb * a.kwarps, nsubs - s0);
-    const int upr = 4 * ns; /* 16-byte units per token row */
-    const uint32_t dst = xs + buf * a.xbuf_bytes;
-    const long long k0 = kb + 32LL * s0;
-    for (int i = tid; i < a.mpad * upr; i += BF16FP32__SMALLM_THREADS) {
-      const int tok = i / upr, u = i - tok * upr;
-      const long long kk = k0 + 8 * u;
+    if (xu >= 4 * ns || xtok0 >= xstep) return; /* (threads past xstep whole rows idle) */
+    const long long kk = kb + 32LL * s0 + 8 * xu;
+    const uint32_t dst = xs + buf * a.xbuf_bytes + 16 * xu;
+    const uint16_t *src = a.x + xtok0 * a.ldx + kk;
+    const long long src_step = xstep * a.ldx;
+    for (int tok = xtok0; tok < a.mpad; tok += xstep, src += src_step) {
       const bool ok = tok < a.m && kk < ke;
-      cp16(dst + bf16fp32__smallm_rowoff(tok, a.xk) + 16 * u, ok ? a.x + tok * a.ldx + kk : a.x,
-           ok ? 16u : 0u);
+      cp16(dst + bf16fp32__smallm_rowoff(tok, a.xk), ok ? src : a.x, ok ? 16u : 0u);
     }
   };
 
@@ -137,7 +142,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
     const int lines = static_cast<int>((ke - kb + 63) >> 6); /* 128-byte lines per row */
     const uint16_t *w0 = a.w + n0 * a.ldw + kb;
     for (int i = tid; i < lines * a.rows; i += BF16FP32__SMALLM_THREADS) {
-      const int l = i / a.rows, r = i - l * a.rows;
+      const int l = i >> a.rshift, r = i & (a.rows - 1);
       asm volatile("prefetch.global.L2 [%0];" ::"l"(w0 + r * a.ldw + 64 * l));
     }
   }
@@ -188,11 +193,11 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
   }
   __syncthreads();
   /* The block's sum over warp groups 0..WK-1, in that order, into group 0's slot. */
-  const int r4n = a.rows >> 2;
+  const int r4n = a.rows >> 2, r4shift = a.rshift - 2;
   const int units = a.m * r4n;
   if (a.kwarps > 1) {
     for (int u = tid; u < units; u += BF16FP32__SMALLM_THREADS) {
-      const int tok = u / r4n, r4 = u - tok * r4n;
+      const int tok = u >> r4shift, r4 = u & (r4n - 1);
       float4 *p0 = reinterpret_cast<float4 *>(part + tok * rs + 4 * r4);
       float4 v[8];
 #pragma unroll
@@ -211,7 +216,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
    * ranks 0..S-1 added in that order (all loads issued first), the same for every M. */
   const int u0 = units * rank / a.ksplit, u1 = units * (rank + 1) / a.ksplit;
   for (int u = u0 + tid; u < u1; u += BF16FP32__SMALLM_THREADS) {
-    const int tok = u / r4n, r4 = u - tok * r4n;
+    const int tok = u >> r4shift, r4 = u & (r4n - 1);
     const int off = tok * rs + 4 * r4;
     float4 v[BF16FP32__SMALLM_MAX_SPLIT];
 #pragma unroll
@@ -266,6 +271,8 @@ extern "C" int bf16fp32__smallm_launch(const bf16fp32__smallm_config *c, int64_t
   a.ldx = ldx, a.ldw = ldw, a.ldo = ldo;
   a.m = static_cast<int>(m), a.k = static_cast<int>(k);
   a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
+  a.rshift = 0;
+  while ((1 << a.rshift) < a.rows) a.rshift++;
   a.mpad = c->mpad, a.sb = c->sb, a.xk = c->xk, a.dbuf = c->dbuf;
   a.xbuf_bytes = static_cast<int>(c->xbuf_bytes);
   cudaStream_t s = static_cast<cudaStream_t>(stream);
