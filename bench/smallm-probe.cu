@@ -1,10 +1,13 @@
 // smallm-probe: the smallm kernel alone (no library): fp64-oracle check, determinism, batch
 // invariance, then MEASURING.md timings (graph replay, cold L2, median) against cuBLAS.
 // --reads: the read floors of the kernels' grids (loads only: register loads in the kernels'
-// fragment pattern and contiguous, bulk copies); --frag-reads: the fragment-pattern part only.
+// fragment pattern and contiguous, bulk copies); --frag-reads: the fragment-pattern part only;
+// --wide: the wide kernel's block shapes at M = 64, 128, 256 (with --no-table: only those);
+// --ncu-wide: single wide-kernel calls for a profiler.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
-//        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-config.c -lcublas
+//        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
+//        src/backends/smallm/smallm-config.c -lcublas
 //        -o smallm-probe
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -356,6 +359,7 @@ static void timing_setup() {
 static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v) {
   if (v == 1 || v == 3) c.decode = c.mpad <= BF16FP32__SMALLM_DECODE_MAX_M;
   if (v == 1) c.prefetch = 1;
+  if (v == 2 || v == 3) c.wide = 0;
   if (v == 2) c.decode = 0;
   return c;
 }
@@ -397,6 +401,19 @@ static void ncu_calls() {
   }
 }
 
+// ncu targets for the wide kernel: single calls at a given block shape.
+static void ncu_wide_calls() {
+  const int cases[][5] = {{256, 4096, 256, 32, 64}, {1024, 4096, 256, 32, 64}, {2048, 7168, 256, 64, 64}};
+  for (auto &cs : cases) {
+    Rot r(cs[2], cs[0], cs[1]);
+    bf16fp32__smallm_config c;
+    if (bf16fp32__smallm_choose(cs[2], r.n, r.k, g_sms, g_smem, &c) != 0) continue;
+    if (bf16fp32__smallm_use_wide(&c, r.n, cs[3], cs[4], g_smem) != 0) continue;
+    launch_or_die(run_smallm(r.m, r.n, r.k, r.x(1), r.k, r.w(1), r.k, r.out(1), r.n, g_s, 0, &c));
+    CK(cudaStreamSynchronize(g_s));
+  }
+}
+
 // Other splits: timed (no PDL) and each checked against the fp64 oracle on rows 0..1 (a split
 // other than the chosen one sums in another order, so it is compared with the oracle only).
 static void timing_sweep() {
@@ -429,6 +446,43 @@ static void timing_sweep() {
           if (!ok) g_fail++;
           printf(" %d/%d:%.2f/%.2f%s", R, S, t, tt, ok ? "" : "!");
         }
+      printf("\n");
+      fflush(stdout);
+    }
+}
+
+// The wide kernel's block shapes (rows x tokens) against the tiled kernel and cuBLAS, each
+// compared bit for bit with the tiled kernel over all M rows ('!' = differs).
+static void timing_wide() {
+  const int blocks[][2] = {{32, 32}, {32, 64}, {64, 32}, {64, 64}, {32, 128}, {64, 128}};
+  printf("\nwide kernel (us per call, no PDL): N K M | tiled cublas | rows x tokens:us ...\n");
+  for (auto &sh : g_shapes)
+    for (int m : {64, 128, 256}) {
+      Rot r(m, sh[0], sh[1]);
+      const int64_t n = r.n, k = r.k;
+      bf16fp32__smallm_split sp;
+      bf16fp32__smallm_config base;
+      if (bf16fp32__smallm_choose_split(n, k, g_sms, &sp) != 0 ||
+          bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &base) != 0)
+        continue;
+      base = variant(base, 2);
+      launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &base));
+      CK(cudaStreamSynchronize(g_s));
+      std::vector<float> ref((size_t)m * n), o((size_t)m * n);
+      CK(cudaMemcpy(ref.data(), r.out(0), ref.size() * 4, cudaMemcpyDeviceToHost));
+      printf("%5d %5d %3d | %6.2f %6.2f |", sh[0], sh[1], m, time_smallm(r, 0, &base), time_cublas(r));
+      for (auto &b : blocks) {
+        bf16fp32__smallm_config c = base;
+        if (bf16fp32__smallm_use_wide(&c, n, b[0], b[1], g_smem) != 0) continue;
+        double t = time_smallm(r, 0, &c);
+        fill_u32<<<256, 256, 0, g_s>>>((uint32_t *)r.out(0), (size_t)m * n, POISON);
+        launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &c));
+        CK(cudaStreamSynchronize(g_s));
+        CK(cudaMemcpy(o.data(), r.out(0), o.size() * 4, cudaMemcpyDeviceToHost));
+        bool same = memcmp(o.data(), ref.data(), o.size() * 4) == 0;
+        if (!same) g_fail++;
+        printf(" %dx%d:%.2f%s", b[0], b[1], t, same ? "" : "!");
+      }
       printf("\n");
       fflush(stdout);
     }
@@ -666,13 +720,15 @@ int main(int argc, char **argv) {
          p.l2CacheSize >> 20);
   int e = bf16fp32__smallm_load(g_smem);
   if (e) { printf("load failed %d\n", e); return 2; }
-  bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true;
+  bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true, do_wide = false, do_table = true;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--no-check")) do_check = false;
     if (!strcmp(argv[i], "--no-time")) do_time = false;
     if (!strcmp(argv[i], "--no-sweep")) do_sweep = false;
     if (!strcmp(argv[i], "--no-pairs")) do_pairs = false;
     if (!strcmp(argv[i], "--quick")) g_quick = true;
+    if (!strcmp(argv[i], "--wide")) do_wide = true;
+    if (!strcmp(argv[i], "--no-table")) do_table = false;
     if (!strcmp(argv[i], "--reads") || !strcmp(argv[i], "--frag-reads")) {
       timing_setup();
       exp_frag_reads();
@@ -680,6 +736,11 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (!strcmp(argv[i], "--ncu")) do_ncu = true, do_check = false, do_time = false;
+    if (!strcmp(argv[i], "--ncu-wide")) {
+      timing_setup();
+      ncu_wide_calls();
+      return 0;
+    }
   }
   if (do_ncu) {
     timing_setup();
@@ -690,8 +751,13 @@ int main(int argc, char **argv) {
   printf("correctness failures: %d\n", g_fail);
   if (do_time) {
     timing_setup();
-    if (g_quick) timing_table({1, 16, 64});
-    else timing_table({1, 4, 16, 32, 64, 128, 256});
+    if (!do_table) {
+    } else if (g_quick) {
+      timing_table({1, 16, 64});
+    } else {
+      timing_table({1, 4, 16, 32, 64, 128, 256});
+    }
+    if (do_wide) timing_wide();
     if (do_pairs) timing_pairs();
     if (do_sweep) timing_sweep();
     printf("failures after sweep: %d\n", g_fail);

@@ -1,6 +1,7 @@
 /* The smallm launch configuration, without a GPU: accepted shapes, the (N, K) split of every
- * DeepSeek-V4 shape, the split's independence of M (batch invariance), and that every M in
- * 1..256 gets a configuration the kernel can run (threads, tiles, shared memory). */
+ * DeepSeek-V4 shape, the split's independence of M (batch invariance), that every M in 1..256
+ * gets a configuration the kernels can run (threads, tiles, shared memory), and the wide
+ * kernel's blocks. */
 #include <stdio.h>
 #include <string.h>
 
@@ -88,6 +89,17 @@ static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
     ok &= c.split.ksplit == 1 || (int64_t)c.upr * c.split.ksplit * 4 >= m * c.split.rows;
     ok &= !c.decode || c.decode_smem <= smem;
   }
+  /* the wide kernel exactly above M = 64 on the DeepSeek-V4 shapes (blocks of 32 or 64 rows),
+   * in its shared memory, with whole warps */
+  if (c.wide) {
+    const int wt = BF16FP32__SMALLM_WIDE_WARP_TOKENS(c.split.kwarps);
+    ok &= m > BF16FP32__SMALLM_DECODE_MAX_M && !c.decode;
+    ok &= c.wide_rows % 32 == 0 && n % c.wide_rows == 0 && c.wide_tokens % wt == 0;
+    ok &= c.wide_rows / 32 * (c.wide_tokens / wt) <= BF16FP32__SMALLM_WARPS;
+    ok &= c.wide_smem <= smem && c.wide_smem >= 128 + (size_t)c.wide_tokens * (c.wide_rows + 4) * 4;
+  } else {
+    ok &= m <= BF16FP32__SMALLM_DECODE_MAX_M || n % 32 != 0;
+  }
   /* the batches cover the longest slice; one batch needs no second buffer */
   int64_t subs_max = ((k + 31) / 32 + c.split.ksplit - 1) / c.split.ksplit;
   int64_t nq = (subs_max + c.split.kwarps - 1) / c.split.kwarps;
@@ -128,6 +140,28 @@ static void test_every_m(void) {
   CHECK(bf16fp32__smallm_choose(256, 2048, 7168, 132, 16 * 1024, &c) != 0); /* no room */
 }
 
+/* The wide kernel's blocks: the first of 64 x 64, 32 x 64, 32 x 32 that gives every SM a
+ * block, and the limits of bf16fp32__smallm_use_wide. */
+static void test_wide_blocks(void) {
+  bf16fp32__smallm_config c;
+  CHECK(bf16fp32__smallm_choose(256, 512, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_rows == 64 && c.wide_tokens == 64); /* 8 slices x 4 x 8 = 256 blocks */
+  CHECK(bf16fp32__smallm_choose(256, 256, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_rows == 32 && c.wide_tokens == 64); /* 64 x 64 would be 128 blocks */
+  CHECK(bf16fp32__smallm_choose(65, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_rows == 32 && c.wide_tokens == 32); /* 32 x 64 would be 2 x 2 x 32 blocks */
+  CHECK(bf16fp32__smallm_choose(64, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0 && !c.wide);
+  CHECK(bf16fp32__smallm_choose(100, 48, 4096, H200_SMS, H200_SMEM, &c) == 0 && !c.wide);
+  CHECK(bf16fp32__smallm_choose(256, 256, 4096, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_wide(&c, 256, 48, 64, H200_SMEM) != 0);  /* rows % 32 */
+  CHECK(bf16fp32__smallm_use_wide(&c, 256, 64, 48, H200_SMEM) != 0);  /* tokens % 32 (WK 4) */
+  CHECK(bf16fp32__smallm_use_wide(&c, 256, 128, 128, H200_SMEM) != 0); /* 16 warps */
+  CHECK(bf16fp32__smallm_use_wide(&c, 256, 64, 64, 16 * 1024) != 0);  /* no room */
+  CHECK(bf16fp32__smallm_use_wide(&c, 256, 32, 256, H200_SMEM) == 0 && c.wide_tokens == 256);
+  CHECK(bf16fp32__smallm_choose(256, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_wide(&c, 1024, 32, 16, H200_SMEM) == 0); /* WK 8: 16-token warps */
+}
+
 static void test_slices_and_rows(void) {
   static const int64_t ks[] = {8, 24, 32, 40, 4096, 4104, 7168, 7176};
   for (int i = 0; i < 8; i++)
@@ -158,6 +192,7 @@ int main(void) {
   test_dsv4_split();
   test_generic_split();
   test_every_m();
+  test_wide_blocks();
   test_slices_and_rows();
   return testing_summary("test-smallm-config");
 }

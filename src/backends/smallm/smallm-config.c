@@ -51,9 +51,23 @@ int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__
 
 int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_t smem_limit,
                             bf16fp32__smallm_config *c) {
+  /* Above M = 64 the wide kernel: the largest of these blocks (rows x tokens) that still gives
+   * every SM a block, else the smallest; where none fits, the tiled kernel. On the H200 this
+   * picked the fastest block of six, or one within 8 % of it, for every DeepSeek-V4 shape at
+   * M = 128 and 256 (docs/smallm-notes.md, session 3). */
+  static const int blocks[][2] = {{64, 64}, {32, 64}, {32, 32}};
   bf16fp32__smallm_split sp;
   if (bf16fp32__smallm_choose_split(n, k, sm_count, &sp) != 0) return -1;
-  return bf16fp32__smallm_choose_with(m, n, k, &sp, smem_limit, c);
+  if (bf16fp32__smallm_choose_with(m, n, k, &sp, smem_limit, c) != 0) return -1;
+  if (m <= BF16FP32__SMALLM_DECODE_MAX_M) return 0;
+  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+    const int rows = blocks[i][0], tokens = blocks[i][1];
+    const int64_t count = sp.ksplit * ((m + tokens - 1) / tokens) * (n % rows == 0 ? n / rows : 0);
+    const int last = i + 1 == sizeof blocks / sizeof blocks[0];
+    if ((count >= sm_count || last) && bf16fp32__smallm_use_wide(c, n, rows, tokens, smem_limit) == 0)
+      break;
+  }
+  return 0;
 }
 
 /* Shared memory for sb sub-chunks per warp per batch: x buffers (two when there is more than
@@ -130,5 +144,27 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
                 c->decode_smem <= smem_limit;
   }
   c->prefetch = 0;
+  c->wide = 0;
+  c->wide_rows = c->wide_tokens = 0;
+  c->wide_smem = 0;
+  return 0;
+}
+
+int bf16fp32__smallm_use_wide(bf16fp32__smallm_config *c, int64_t n, int rows, int tokens,
+                              size_t smem_limit) {
+  const int wt = BF16FP32__SMALLM_WIDE_WARP_TOKENS(c->split.kwarps);
+  if (rows < 32 || rows % 32 != 0 || n % rows != 0 || tokens < wt || tokens % wt != 0) return -1;
+  if (rows / 32 * (tokens / wt) > BF16FP32__SMALLM_WARPS || rows > 256 || tokens > 256) return -1;
+  /* the ring (rows padded by one sub-chunk), or the block sums, after 128 bytes of barriers */
+  size_t ring = (size_t)BF16FP32__SMALLM_WIDE_STAGES * (size_t)(rows + tokens) * 64 *
+                (BF16FP32__SMALLM_WIDE_SUBS + 1);
+  size_t sums = (size_t)tokens * (size_t)(rows + 4) * sizeof(float);
+  size_t smem = 128 + (ring > sums ? ring : sums);
+  if (smem > smem_limit) return -1;
+  c->wide = 1;
+  c->decode = 0;
+  c->wide_rows = rows;
+  c->wide_tokens = tokens;
+  c->wide_smem = smem;
   return 0;
 }

@@ -17,8 +17,8 @@ extern "C" {
 #endif
 
 /* Calls with M up to this may run the decode kernel (smallm-decode.cu, per the split's
- * decode_mask), others run the tiled kernel (smallm-kernel.cu); both do the same arithmetic
- * for every output. */
+ * decode_mask) or else run the tiled kernel (smallm-kernel.cu); larger M run the wide kernel
+ * (smallm-wide.cu) where its blocks fit. All three do the same arithmetic for every output. */
 #define BF16FP32__SMALLM_DECODE_MAX_M 64
 /* Limits of the kernel: tokens per call, blocks of a cluster; every block has 8 warps. */
 #define BF16FP32__SMALLM_MAX_M 256
@@ -31,6 +31,15 @@ extern "C" {
 /* Weight sub-chunks (32 K each) a warp holds in registers per batch, for mt token tiles; the
  * kernel double-buffers them (compile-time, so that the arrays stay in registers). */
 #define BF16FP32__SMALLM_SB_MAX(mt) ((mt) <= 4 ? 4 : (mt) <= 16 ? 2 : 1)
+
+/* The wide kernel (smallm-wide.cu, large M): a ring of STAGES shared-memory buffers, each
+ * holding SUBS consecutive 32-wide sub-chunks of the block's weight rows and tokens (rows padded
+ * by one sub-chunk); each warp keeps 32 rows x WARP_TOKENS(WK) tokens of all WK chains. */
+#ifndef BF16FP32__SMALLM_WIDE_STAGES
+#define BF16FP32__SMALLM_WIDE_STAGES 2
+#endif
+#define BF16FP32__SMALLM_WIDE_SUBS 4
+#define BF16FP32__SMALLM_WIDE_WARP_TOKENS(wk) ((wk) <= 4 ? 32 : 16)
 
 /* The split fixes every output's summation order, so it depends on (N, K, SM count) only,
  * never on M: that is what makes the backend batch-invariant. */
@@ -65,6 +74,14 @@ typedef struct bf16fp32__smallm_config {
   int prefetch;       /* 1: the block requests its weight slice into L2 before loading it */
   size_t decode_smem; /* partial sums (kwarps * mpad * (rows + 4) floats), then (S > 1) the
                          block sums received: ksplit * upr float4, then their barrier (16) */
+  /* The wide kernel (set by bf16fp32__smallm_use_wide; of the fields above it uses only the
+   * split, and sets its own threads and grid at launch): */
+  int wide;          /* 1: run it */
+  int wide_rows;     /* weight rows per block (a multiple of 32 dividing N) */
+  int wide_tokens;   /* tokens per block (a multiple of BF16FP32__SMALLM_WIDE_WARP_TOKENS(WK));
+                        warps: rows / 32 * tokens / WARP_TOKENS */
+  size_t wide_smem;  /* 128 bytes for the ring's barriers, then the ring or the block sums
+                        (tokens * (rows + 4) floats), whichever is larger */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
@@ -85,6 +102,13 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
  * experiments. */
 int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32__smallm_split *split,
                                  size_t smem_limit, bf16fp32__smallm_config *c);
+
+/* Switches c (chosen for this n) to the wide kernel with blocks of rows x tokens. Returns 0,
+ * or -1 when rows or tokens do not fit (rows a multiple of 32 dividing n, tokens a multiple of
+ * the warp's, at most 8 warps, at most 256 of each (one bulk-copy box), shared memory within
+ * smem_limit). Any block shape sums alike: for tests and timing experiments. */
+int bf16fp32__smallm_use_wide(bf16fp32__smallm_config *c, int64_t n, int rows, int tokens,
+                              size_t smem_limit);
 
 /* --- shared by the kernel and the host (the same formula on both sides) --- */
 

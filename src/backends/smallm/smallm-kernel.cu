@@ -217,16 +217,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
   const int u0 = units * rank / a.ksplit, u1 = units * (rank + 1) / a.ksplit;
   for (int u = u0 + tid; u < u1; u += BF16FP32__SMALLM_THREADS) {
     const int tok = u >> r4shift, r4 = u & (r4n - 1);
-    const int off = tok * rs + 4 * r4;
-    float4 v[BF16FP32__SMALLM_MAX_SPLIT];
-#pragma unroll
-    for (int q = 0; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
-      if (q < a.ksplit) v[q] = *reinterpret_cast<const float4 *>(cluster.map_shared_rank(part, q) + off);
-    float4 sum = v[0];
-#pragma unroll
-    for (int q = 1; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
-      if (q < a.ksplit) sum.x += v[q].x, sum.y += v[q].y, sum.z += v[q].z, sum.w += v[q].w;
-    *reinterpret_cast<float4 *>(a.out + tok * a.ldo + n0 + 4 * r4) = sum;
+    *reinterpret_cast<float4 *>(a.out + tok * a.ldo + n0 + 4 * r4) =
+        rank_sum(cluster, part, tok * rs + 4 * r4, a.ksplit);
   }
   /* No block leaves while another may still read its shared memory; the values read are
    * already in registers, so no memory ordering is needed here. */
@@ -257,14 +249,15 @@ extern "C" int bf16fp32__smallm_load(size_t smem_limit) {
     cudaError_t e = f(smem_limit);
     if (e != cudaSuccess) return static_cast<int>(e);
   }
-  return bf16fp32__smallm_decode_load(smem_limit);
+  int e = bf16fp32__smallm_decode_load(smem_limit);
+  return e != 0 ? e : bf16fp32__smallm_wide_load(smem_limit);
 }
 
 extern "C" int bf16fp32__smallm_launch(const bf16fp32__smallm_config *c, int64_t m, int64_t n,
                                        int64_t k, const uint16_t *x, int64_t ldx,
                                        const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
                                        void *stream, int use_pdl) {
-  (void)n; /* the grid (c->grid_y * rows) covers it */
+  if (c->wide) return bf16fp32__smallm_wide_launch(c, m, n, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   if (c->decode) return bf16fp32__smallm_decode_launch(c, m, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   Args a;
   a.x = x, a.w = w, a.out = out;

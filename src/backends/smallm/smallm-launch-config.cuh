@@ -7,7 +7,7 @@
 
 #include "smallm-config.h"
 
-/* attr must outlive the launch; cluster: set the cluster attribute (grid_x blocks). */
+/* attr must outlive the launch; cluster: set the cluster attribute (ksplit blocks). */
 static inline cudaLaunchConfig_t bf16fp32__smallm_launch_config(const bf16fp32__smallm_config *c,
                                                                 size_t smem, cudaStream_t stream,
                                                                 bool cluster, int use_pdl,
@@ -20,7 +20,7 @@ static inline cudaLaunchConfig_t bf16fp32__smallm_launch_config(const bf16fp32__
   cfg.stream = stream;
   if (cluster) {
     attr[na].id = cudaLaunchAttributeClusterDimension;
-    attr[na].val.clusterDim.x = static_cast<unsigned>(c->grid_x);
+    attr[na].val.clusterDim.x = static_cast<unsigned>(c->split.ksplit);
     attr[na].val.clusterDim.y = 1;
     attr[na].val.clusterDim.z = 1;
     na++;

@@ -1,4 +1,5 @@
-/* The C-callable side of the smallm kernel (smallm-kernel.cu): module load and one launch.
+/* The C-callable side of the smallm kernels (smallm-kernel.cu, which dispatches to the decode
+ * and wide kernels): module load and one launch.
  * Both return a cudaError_t as int (0 = cudaSuccess), mapped to a status by the host glue. */
 #ifndef BF16FP32_SMALLM_LAUNCH_H
 #define BF16FP32_SMALLM_LAUNCH_H
@@ -28,6 +29,12 @@ int bf16fp32__smallm_decode_load(size_t smem_limit);
 int bf16fp32__smallm_decode_launch(const bf16fp32__smallm_config *c, int64_t m, int64_t k,
                                    const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw,
                                    float *out, int64_t ldo, void *stream, int use_pdl);
+
+/* The wide kernel's (smallm-wide.cu; c->wide). */
+int bf16fp32__smallm_wide_load(size_t smem_limit);
+int bf16fp32__smallm_wide_launch(const bf16fp32__smallm_config *c, int64_t m, int64_t n,
+                                 int64_t k, const uint16_t *x, int64_t ldx, const uint16_t *w,
+                                 int64_t ldw, float *out, int64_t ldo, void *stream, int use_pdl);
 
 #ifdef __cplusplus
 }
