@@ -146,6 +146,11 @@ static int resolve(const char *name, int where) {
   return b;
 }
 
+bool bf16fp32__tune_baseline_first(const bf16fp32__tune_entry *e) {
+  return strcmp(e->runner_up, BF16FP32__TUNE_BASELINE) == 0 && e->runner_up_us > 0 &&
+         e->winner_us > e->runner_up_us * (1.0 - BF16FP32__TUNE_BASELINE_MARGIN);
+}
+
 int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, int backends[2],
                           char *why, size_t why_len) {
   backends[0] = backends[1] = -1;
@@ -156,6 +161,11 @@ int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *
   }
   int count = 0;
   int w = resolve(e->winner, e->where), r = resolve(e->runner_up, e->where);
+  const bool swap = bf16fp32__tune_baseline_first(e);
+  if (swap) {
+    int tmp = w;
+    w = r, r = tmp;
+  }
   if (w >= 0) backends[count++] = w;
   if (r >= 0 && r != w) backends[count++] = r;
   if (why && why_len) {
@@ -169,11 +179,14 @@ int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *
       snprintf(runner, sizeof runner, ", runner-up %s %.2f us", e->runner_up, e->runner_up_us);
     if (e->m != bf16fp32__tune_bucket(s->m))
       snprintf(bucket, sizeof bucket, " (nearest tuned for M=%lld)", (long long)s->m);
-    const char *note = "";
+    char note[96] = "";
     if (count == 0)
-      note = " (not in this build: the rules decide)";
+      snprintf(note, sizeof note, " (not in this build: the rules decide)");
+    else if (swap)
+      snprintf(note, sizeof note, " (within %.0f %% of the %s baseline: %s first)",
+               100 * BF16FP32__TUNE_BASELINE_MARGIN, BF16FP32__TUNE_BASELINE, BF16FP32__TUNE_BASELINE);
     else if (w < 0)
-      note = " (the winner is not in this build)";
+      snprintf(note, sizeof note, " (the winner is not in this build)");
     snprintf(why, why_len, "tuned: %s: M bucket %lld%s: %s %.2f us%s%s", source, (long long)e->m,
              bucket, e->winner, e->winner_us, runner, note);
   }

@@ -80,9 +80,20 @@ void bf16fp32__tune_table_clear(bf16fp32__tune_table *t);
  * table fills the (location, N, K) pairs the file does not cover. NULL when nothing applies.
  * Mismatches and malformed lines are logged through bf16fp32__log (level 1). */
 bf16fp32__tune_table *bf16fp32__tune_load_for_context(const bf16fp32__config *cfg);
-/* Registry indices of the tuned winner and runner-up for s (where, n, k, bucket(m)), skipping
- * names this build does not know or that run elsewhere; returns how many (0..2). why (may be
- * NULL) says where the choice came from and the measured times. */
+/* A tuned winner must beat the cuBLAS baseline by more than this fraction to be tried before
+ * it: smaller leads are within the run-to-run spread of one backend's median on the H200
+ * (docs/h200-results.md), and cuBLAS is what the caller would have had without us. */
+#define BF16FP32__TUNE_BASELINE_MARGIN 0.03
+#define BF16FP32__TUNE_BASELINE "cublas"
+
+/* Whether e's runner-up goes first: it is the baseline and the winner's lead is within the
+ * margin. */
+bool bf16fp32__tune_baseline_first(const bf16fp32__tune_entry *e);
+
+/* Registry indices of the tuned winner and runner-up for s (where, n, k, bucket(m)), in that
+ * order unless bf16fp32__tune_baseline_first, skipping names this build does not know or that
+ * run elsewhere; returns how many (0..2). why (may be NULL) says where the choice came from
+ * and the measured times. */
 int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, int backends[2],
                           char *why, size_t why_len);
 void bf16fp32__tune_free(bf16fp32__tune_table *t);

@@ -102,8 +102,28 @@ static void test_lookup(void) {
   bf16fp32__tune_free(NULL);
 }
 
+/* A winner only just ahead of the cuBLAS baseline lets it go first (margins from the H200
+ * table: 0.7 % yields, 3.2 % does not). */
+static void test_baseline_first(void) {
+  bf16fp32__tune_entry e;
+  memset(&e, 0, sizeof e);
+  snprintf(e.winner, sizeof e.winner, "cublaslt");
+  snprintf(e.runner_up, sizeof e.runner_up, "cublas");
+  e.winner_us = 9.557, e.runner_up_us = 9.627;
+  EXPECT(bf16fp32__tune_baseline_first(&e), "0.7 %% lead yields to cublas");
+  e.winner_us = 10.319, e.runner_up_us = 10.657;
+  EXPECT(!bf16fp32__tune_baseline_first(&e), "3.2 %% lead keeps the winner first");
+  e.runner_up_us = -1;
+  EXPECT(!bf16fp32__tune_baseline_first(&e), "no runner-up time");
+  snprintf(e.runner_up, sizeof e.runner_up, "cublaslt");
+  snprintf(e.winner, sizeof e.winner, "smallm");
+  e.winner_us = 6.496, e.runner_up_us = 6.690;
+  EXPECT(!bf16fp32__tune_baseline_first(&e), "runner-up not the baseline");
+}
+
 int main(void) {
   test_bucket();
   test_lookup();
+  test_baseline_first();
   return testing_summary("test-tune-bucket");
 }
