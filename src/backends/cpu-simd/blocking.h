@@ -31,8 +31,8 @@ static inline void bf16fp32__simd_blocked(const bf16fp32__simd_args *a, int64_t 
     const int64_t group = mce - mc <= BF16FP32__SIMD_FEW_ROWS ? BF16FP32__SIMD_GROUP
                                                               : bf16fp32__simd_w_block_rows(k);
     const int pack = scratch && bf16fp32__simd_should_pack(mce - mc, ldw);
-    for (int64_t g = n0; g < n1; g += group) {
-      const int64_t ge = g + group < n1 ? g + group : n1;
+    for (int64_t g = n0, ge; g < n1; g = ge) {
+      ge = bf16fp32__simd_span_end(g, n1, group);
       /* The next group's rows (whichever thread takes them), spread over this group's tile
        * calls and prefetched to L2 as they run, so the next group does not start on a miss. */
       const int64_t next = mce - mc >= BF16FP32__SIMD_PREFETCH_MIN_ROWS
@@ -49,8 +49,11 @@ static inline void bf16fp32__simd_blocked(const bf16fp32__simd_args *a, int64_t 
         const bf16fp32__simd_tile_fn *fns = copy ? copying : tiles;
         const uint16_t *xi = a->x + i * ldx;
         float *oi = a->out + i * ldo;
-        for (int64_t j = g; j < ge; j += nr_main) {
-          const int nr = ge - j < nr_main ? (int)(ge - j) : nr_main;
+        for (int64_t j = g, nr; j < ge; j += nr) {
+          /* A last tile narrower than half the width would be bound by its loads (x's loads
+           * shared by few w rows): the last two tiles split what is left evenly instead. */
+          const int64_t left = ge - j;
+          nr = left <= nr_main ? left : left < nr_main + nr_main / 2 ? (left + 1) / 2 : nr_main;
           uint16_t *wc = pack ? scratch + (j - g) * ldp : NULL;
           call++;
           const uint16_t *pf = NULL;
@@ -66,7 +69,7 @@ static inline void bf16fp32__simd_blocked(const bf16fp32__simd_args *a, int64_t 
             if (r1 > wdone) pf = a->w + (ge + wdone) * ldw, pf_rows = (int)(r1 - wdone);
             if (r1 > wdone) wdone = r1;
           }
-          const bf16fp32__simd_tile_fn fn = fns[(mr - 1) * 8 + (nr - 1)];
+          const bf16fp32__simd_tile_fn fn = fns[(mr - 1) * 8 + ((int)nr - 1)];
           if (from_copy)
             fn(xi, ldx, wc, ldp, oi + j, ldo, k, NULL, 0, pf, pf_rows, pfld);
           else

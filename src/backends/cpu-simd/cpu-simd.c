@@ -59,7 +59,8 @@ static int take(simd_range *r, int64_t unit, int from_back, int64_t *lo, int64_t
   for (;;) {
     const uint32_t next = (uint32_t)v, end = (uint32_t)(v >> 32);
     if (next >= end) return 0;
-    const uint32_t size = end - next < unit ? end - next : (uint32_t)unit;
+    /* A thin remainder goes with the last unit (see bf16fp32__simd_span_end). */
+    const uint32_t size = (uint32_t)(bf16fp32__simd_span_end(next, end, unit) - next);
     const uint64_t nv = from_back ? ((uint64_t)(end - size) << 32) | next
                                   : ((uint64_t)end << 32) | (uint64_t)(next + size);
     if (atomic_compare_exchange_weak(&r->v, &v, nv)) {

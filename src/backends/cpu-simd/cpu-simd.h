@@ -43,6 +43,8 @@ typedef struct bf16fp32__simd_args {
  *   memory (3-5% of the call; one core pulls 7-10 GB/s while it computes). Finer work units
  *   (one w block by 32-128 x rows, stolen), w blocks of twice the bytes (5-10% slower), a row
  *   split between threads and x prefetched 2-3 row tiles ahead were all within 2%: not kept.
+ *   Nor was prefetching the next row tile's x in every group (a row per tile, with w's): 3-8%
+ *   slower at N <= 512, the L3 and the hardware prefetchers serve x well when the L3 holds it.
  * - Rows whose stride is a multiple of 4 KiB (k = 4096) fall in the same L1 sets; when x's and
  *   w's do, the 4 + 6 lines a step touches exceed its 8 ways: 10-25% slower. From
  *   PACK_MIN_ROWS x rows, the first row tile of a group copies the w rows it reads to scratch at
@@ -80,9 +82,19 @@ static inline int64_t bf16fp32__simd_w_block_rows(int64_t k) {
   int64_t nb = BF16FP32__SIMD_W_BLOCK_BYTES / (2 * bf16fp32__simd_packed_ld(k)) / 24 * 24;
   return nb < 24 ? 24 : nb;
 }
-/* uint16 elements of one thread's scratch: a block of copied w rows, or the few x rows. */
+/* End of the span of `span` rows (or columns) at `at`, before `end`: a remainder of up to a
+ * third of a span joins the last span rather than making a thin one of its own. A thin last
+ * group or work unit streams all of x once more for a few w rows, in narrow tiles bound by
+ * loads (at M = 256 and N = 256, the 8-column unit each thread finished with ran 20% slower
+ * a column than the others). */
+static inline int64_t bf16fp32__simd_span_end(int64_t at, int64_t end, int64_t span) {
+  return end - at <= span + span / 3 ? end : at + span;
+}
+/* uint16 elements of one thread's scratch: a block of copied w rows (with the remainder a
+ * block may take in), or the few x rows. */
 static inline int64_t bf16fp32__simd_scratch_elems(int64_t k) {
-  return bf16fp32__simd_w_block_rows(k) * bf16fp32__simd_packed_ld(k);
+  const int64_t rows = bf16fp32__simd_w_block_rows(k);
+  return (rows + rows / 3) * bf16fp32__simd_packed_ld(k);
 }
 
 /* Computes out[m0:m1, n0:n1] on the calling thread; scratch (NULL: read w in place) holds
