@@ -247,21 +247,12 @@ cudaError_t launch_t(const DArgs &a, const bf16fp32__smallm_config *c, cudaStrea
   return cudaLaunchKernelEx(&cfg, smallm_decode_kernel<MT>, a);
 }
 
-template <int MT>
-cudaError_t load_t(size_t smem_limit) {
-  return cudaFuncSetAttribute(smallm_decode_kernel<MT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(smem_limit));
-}
-
 }  // namespace
 
 extern "C" int bf16fp32__smallm_decode_load(size_t smem_limit) {
-  cudaError_t (*const loads[])(size_t) = {load_t<1>, load_t<2>, load_t<4>, load_t<8>};
-  for (auto f : loads) {
-    cudaError_t e = f(smem_limit);
-    if (e != cudaSuccess) return static_cast<int>(e);
-  }
-  return 0;
+  return static_cast<int>(bf16fp32__smallm_allow_smem(
+      smem_limit, smallm_decode_kernel<1>, smallm_decode_kernel<2>, smallm_decode_kernel<4>,
+      smallm_decode_kernel<8>));
 }
 
 extern "C" int bf16fp32__smallm_decode_launch(const bf16fp32__smallm_config *c, int64_t m,

@@ -234,23 +234,15 @@ cudaError_t launch_t(const Args &a, const bf16fp32__smallm_config *c, cudaStream
   return cudaLaunchKernelEx(&cfg, smallm_kernel<MT>, a);
 }
 
-template <int MT>
-cudaError_t load_t(size_t smem_limit) {
-  return cudaFuncSetAttribute(smallm_kernel<MT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(smem_limit));
-}
-
 }  // namespace
 
 extern "C" int bf16fp32__smallm_load(size_t smem_limit) {
-  cudaError_t (*const loads[])(size_t) = {load_t<1>, load_t<2>, load_t<4>,
-                                          load_t<8>, load_t<16>, load_t<32>};
-  for (auto f : loads) {
-    cudaError_t e = f(smem_limit);
-    if (e != cudaSuccess) return static_cast<int>(e);
-  }
-  int e = bf16fp32__smallm_decode_load(smem_limit);
-  return e != 0 ? e : bf16fp32__smallm_wide_load(smem_limit);
+  int e = static_cast<int>(bf16fp32__smallm_allow_smem(
+      smem_limit, smallm_kernel<1>, smallm_kernel<2>, smallm_kernel<4>, smallm_kernel<8>,
+      smallm_kernel<16>, smallm_kernel<32>));
+  if (e == 0) e = bf16fp32__smallm_decode_load(smem_limit);
+  if (e == 0) e = bf16fp32__smallm_wide_load(smem_limit);
+  return e;
 }
 
 extern "C" int bf16fp32__smallm_launch(const bf16fp32__smallm_config *c, int64_t m, int64_t n,

@@ -1,5 +1,6 @@
-/* The launch configuration both smallm kernels share: grid and block from the config, the
- * K-split cluster along x, and the programmatic-dependent-launch attribute when asked for. */
+/* What the smallm kernels share at load and launch: the shared-memory limit raised at module
+ * load; grid and block from the config, the K-split cluster along x, and the
+ * programmatic-dependent-launch attribute when asked for. */
 #ifndef BF16FP32_SMALLM_LAUNCH_CONFIG_CUH
 #define BF16FP32_SMALLM_LAUNCH_CONFIG_CUH
 
@@ -33,6 +34,19 @@ static inline cudaLaunchConfig_t bf16fp32__smallm_launch_config(const bf16fp32__
   cfg.numAttrs = na;
   cfg.attrs = attr;
   return cfg;
+}
+
+/* Raises each kernel's dynamic shared-memory limit to smem_limit, at module load so that no
+ * launch (graph capture included) does it later. The first error, else cudaSuccess. */
+template <class... Kernels>
+static inline cudaError_t bf16fp32__smallm_allow_smem(size_t smem_limit, Kernels... kernels) {
+  const void *const all[] = {reinterpret_cast<const void *>(kernels)...};
+  for (const void *k : all) {
+    cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(smem_limit));
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }
 
 #endif

@@ -243,12 +243,6 @@ bool encode_map(CUtensorMap *map, const uint16_t *base, int64_t rows, int64_t co
 }
 
 template <int WK>
-cudaError_t load_t(size_t smem_limit) {
-  return cudaFuncSetAttribute(smallm_wide_kernel<WK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(smem_limit));
-}
-
-template <int WK>
 cudaError_t launch_t(const WArgs &a, const cudaLaunchConfig_t &cfg) {
   return cudaLaunchKernelEx(&cfg, smallm_wide_kernel<WK>, a);
 }
@@ -257,12 +251,9 @@ cudaError_t launch_t(const WArgs &a, const cudaLaunchConfig_t &cfg) {
 
 extern "C" int bf16fp32__smallm_wide_load(size_t smem_limit) {
   if (!tensor_map_encoder()) return static_cast<int>(cudaErrorSymbolNotFound);
-  cudaError_t (*const loads[])(size_t) = {load_t<1>, load_t<2>, load_t<4>, load_t<8>};
-  for (auto f : loads) {
-    cudaError_t e = f(smem_limit);
-    if (e != cudaSuccess) return static_cast<int>(e);
-  }
-  return 0;
+  return static_cast<int>(bf16fp32__smallm_allow_smem(smem_limit, smallm_wide_kernel<1>,
+                                                       smallm_wide_kernel<2>, smallm_wide_kernel<4>,
+                                                       smallm_wide_kernel<8>));
 }
 
 extern "C" int bf16fp32__smallm_wide_launch(const bf16fp32__smallm_config *c, int64_t m,
