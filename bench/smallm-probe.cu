@@ -4,6 +4,7 @@
 // fragment pattern and contiguous, bulk copies); --frag-reads: the fragment-pattern part only;
 // --wide: the wide kernel's block shapes at M = 64, 128, 256 (with --no-table: only those);
 // --ncu-wide: single wide-kernel calls for a profiler.
+// --ms 1,2,4,8,16: the timing table at these M only.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
@@ -38,6 +39,7 @@
 static int g_sms;
 static size_t g_smem;
 static int g_fail;
+static std::vector<int> g_mlist; /* --ms: the timing table's M values */
 static bool g_quick; // timing table at M = 1, 16, 64 only
 
 __global__ void fill_bf16(uint16_t *p, size_t n, uint64_t seed) {
@@ -353,20 +355,20 @@ static void timing_setup() {
   printf("\nempty kernel node in graph replay: %.2f us\n", e);
 }
 
-// Variant of the chosen configuration: v = 0 as chosen, 1 the decode kernel with the L2
-// prefetch of its weight slice, 2 the tiled kernel (smallm-kernel.cu) at any M, 3 the decode
-// kernel at M <= 64.
+// Variant of the chosen configuration: v = 0 as chosen, 1 the decode kernel with the other
+// weight ring (deep where the choice is not, and back), 2 the tiled kernel (smallm-kernel.cu)
+// at any M, 3 the decode kernel at M <= 64.
 static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v) {
   if (v == 1 || v == 3) c.decode = c.mpad <= BF16FP32__SMALLM_DECODE_MAX_M;
-  if (v == 1) c.prefetch = 1;
+  if (v == 1) c.deep = !c.deep && c.mt <= 2;
   if (v == 2 || v == 3) c.wide = 0;
   if (v == 2) c.decode = 0;
   return c;
 }
 
 static void timing_table(const std::vector<int> &mlist) {
-  printf("\n%5s %5s %4s | %6s | %7s %5s | %7s | %7s | %7s | %7s | %7s %5s | cfg R/S/WK mt dec smemKB\n", "N", "K",
-         "M", "F", "smallm", "/F", "pdl", "decode", "tiled", "dec+pf", "cublas", "cb/sm");
+  printf("\n%5s %5s %4s | %6s | %7s %5s | %7s | %7s | %7s | %7s | %7s %5s | cfg R/S/WK mt dec(+2 deep) smemKB\n", "N", "K",
+         "M", "F", "smallm", "/F", "pdl", "decode", "tiled", "dec/ring", "cublas", "cb/sm");
   for (auto &sh : g_shapes) {
     for (int m : mlist) {
       Rot r(m, sh[0], sh[1]);
@@ -379,7 +381,7 @@ static void timing_table(const std::vector<int> &mlist) {
       double F = floor_us(m, r.n, r.k);
       printf("%5lld %5lld %4d | %6.2f | %7.2f %5.2f | %7.2f | %7.2f | %7.2f | %7.2f | %7.2f %5.2f | %d/%d/%d %d %d %zu\n",
              (long long)r.n, (long long)r.k, m, F, a, a / F, b, t3, t2, t1, c, c / a, cfg.split.rows,
-             cfg.split.ksplit, cfg.split.kwarps, cfg.mt, cfg.decode,
+             cfg.split.ksplit, cfg.split.kwarps, cfg.mt, cfg.decode + 2 * cfg.deep,
              (cfg.decode ? cfg.decode_smem : cfg.smem_bytes) / 1024);
       fflush(stdout);
     }
@@ -729,6 +731,14 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--quick")) g_quick = true;
     if (!strcmp(argv[i], "--wide")) do_wide = true;
     if (!strcmp(argv[i], "--no-table")) do_table = false;
+    if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */
+      g_mlist.clear();
+      for (char *p = argv[++i]; *p;) {
+        g_mlist.push_back((int)strtol(p, &p, 10));
+        if (*p == ',') p++;
+        else if (*p) { printf("bad --ms list\n"); return 2; }
+      }
+    }
     if (!strcmp(argv[i], "--reads") || !strcmp(argv[i], "--frag-reads")) {
       timing_setup();
       exp_frag_reads();
@@ -752,6 +762,8 @@ int main(int argc, char **argv) {
   if (do_time) {
     timing_setup();
     if (!do_table) {
+    } else if (!g_mlist.empty()) {
+      timing_table(g_mlist);
     } else if (g_quick) {
       timing_table({1, 16, 64});
     } else {

@@ -84,7 +84,10 @@ static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
     const int b = c.mt == 1 ? 0 : c.mt == 2 ? 1 : c.mt == 4 ? 2 : 3;
     const int want_dec = m <= BF16FP32__SMALLM_DECODE_MAX_M && (c.split.decode_mask >> b & 1) &&
                          c.decode_smem <= smem;
-    ok &= c.decode == want_dec && c.prefetch == 0;
+    ok &= c.decode == want_dec;
+    /* the deep ring: decode at mt <= 2 with at most one block per SM */
+    ok &= !c.deep || (c.decode && c.mt <= 2 && (int64_t)c.grid_x * c.grid_y <= sms &&
+                      c.split.ksplit <= 2);
     ok &= c.decode_smem >= (size_t)c.split.kwarps * (size_t)c.mpad * (size_t)(c.split.rows + 4) * 4;
     ok &= c.split.ksplit == 1 || (int64_t)c.upr * c.split.ksplit * 4 >= m * c.split.rows;
     ok &= !c.decode || c.decode_smem <= smem;

@@ -59,7 +59,17 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
   bf16fp32__smallm_split sp;
   if (bf16fp32__smallm_choose_split(n, k, sm_count, &sp) != 0) return -1;
   if (bf16fp32__smallm_choose_with(m, n, k, &sp, smem_limit, c) != 0) return -1;
-  if (m <= BF16FP32__SMALLM_DECODE_MAX_M) return 0;
+  if (m <= BF16FP32__SMALLM_DECODE_MAX_M) {
+    /* A block per SM at most leaves the registers of a second block free: the decode kernel
+     * then keeps twice the weights in flight, which paid 1-5 % where a warp has more sub-chunks
+     * than the usual ring holds. Clusters of 2 at most: at one block per SM, 16 clusters of 8
+     * did not all fit on the H200 at once (a second wave, twice the time; docs/smallm-notes.md). */
+    const int64_t subs_max = ((k + 31) / 32 + sp.ksplit - 1) / sp.ksplit;
+    const int64_t nq = (subs_max + sp.kwarps - 1) / sp.kwarps;
+    c->deep = c->decode && c->mt <= 2 && (int64_t)c->grid_x * c->grid_y <= sm_count &&
+              sp.ksplit <= 2 && nq > BF16FP32__SMALLM_DECODE_RING;
+    return 0;
+  }
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
     const int rows = blocks[i][0], tokens = blocks[i][1];
     const int64_t count = sp.ksplit * ((m + tokens - 1) / tokens) * (n % rows == 0 ? n / rows : 0);
@@ -143,7 +153,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
     c->decode = m <= BF16FP32__SMALLM_DECODE_MAX_M && (sp.decode_mask >> b & 1) &&
                 c->decode_smem <= smem_limit;
   }
-  c->prefetch = 0;
+  c->deep = 0;
   c->wide = 0;
   c->wide_rows = c->wide_tokens = 0;
   c->wide_smem = 0;

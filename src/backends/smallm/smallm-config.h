@@ -28,6 +28,9 @@ extern "C" {
 /* Per-block shared memory at M <= 64, so that two blocks fit on an SM: with programmatic
  * dependent launch the next call's blocks then start their weight loads beside ours. */
 #define BF16FP32__SMALLM_DECODE_SMEM (113u * 1024u)
+/* The decode kernel's weight ring at mt <= 2 (sub-chunks in flight per lane), and the deep
+ * ring's, twice that, for grids of at most one block per SM. */
+#define BF16FP32__SMALLM_DECODE_RING 8
 /* Weight sub-chunks (32 K each) a warp holds in registers per batch, for mt token tiles; the
  * kernel double-buffers them (compile-time, so that the arrays stay in registers). */
 #define BF16FP32__SMALLM_SB_MAX(mt) ((mt) <= 4 ? 4 : (mt) <= 16 ? 2 : 1)
@@ -71,7 +74,8 @@ typedef struct bf16fp32__smallm_config {
   /* The decode kernel (m <= BF16FP32__SMALLM_DECODE_MAX_M): */
   int decode;         /* 1: run it (the fields above then only give mt, mpad and the grid) */
   int upr;            /* float4 block sums one rank finishes, at most: ceil(m rows / 4 / S) */
-  int prefetch;       /* 1: the block requests its weight slice into L2 before loading it */
+  int deep;           /* 1: twice the weight sub-chunks in flight per lane (mt <= 2, a grid of
+                         at most one block per SM, more sub-chunks per warp than the usual ring) */
   size_t decode_smem; /* partial sums (kwarps * mpad * (rows + 4) floats), then (S > 1) the
                          block sums received: ksplit * upr float4, then their barrier (16) */
   /* The wide kernel (set by bf16fp32__smallm_use_wide; of the fields above it uses only the

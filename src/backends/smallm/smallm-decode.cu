@@ -27,7 +27,6 @@ struct DArgs {
   int part_floats; /* kwarps * mpad * (rows + 4): the partial sums (a multiple of 4) */
   int upr;         /* float4 slots per source rank: the most units one rank finishes */
   int mbar_float;  /* the receive barrier's offset in shared memory (floats) */
-  int pf;   /* 1: request the block's weight slice into L2 first */
 };
 
 /* 16 bytes of x, which every warp group of the block re-reads: kept in L1. Zeros past m or k. */
@@ -43,12 +42,14 @@ __device__ __forceinline__ uint4 ldg_x(const uint16_t *p, bool pred) {
 }
 
 /* Ring depths: DW weight sub-chunks (DRAM latency) and DX x sub-chunks (L1/L2 latency) in
- * flight per lane; DW is a multiple of DX so that one unrolled pass cycles both rings. */
-template <int MT>
+ * flight per lane; DW is a multiple of DX so that one unrolled pass cycles both rings. The deep
+ * ring (MT <= 2) doubles DW and gives up the second block per SM to hold it. */
+template <int MT, bool DEEP>
 struct Depth {
-  static constexpr int DW = MT <= 2 ? 8 : MT == 4 ? 6 : 4;
+  static constexpr int RING = BF16FP32__SMALLM_DECODE_RING;
+  static constexpr int DW = MT <= 2 ? (DEEP ? 2 * RING : RING) : MT == 4 ? 6 : 4;
   static constexpr int DX = MT == 1 ? 4 : 2;
-  static constexpr int MINB = MT <= 2 ? 2 : 1;
+  static constexpr int MINB = MT <= 2 && !DEEP ? 2 : 1;
 };
 
 /* Block (rank, blockIdx.y): rows n0 .. n0 + rows - 1 over the K slice of its cluster rank.
@@ -57,10 +58,10 @@ struct Depth {
  * Then the block adds its warp groups' partial sums (0..WK-1 in order) and pushes each block sum
  * into the shared memory of the rank that finishes those rows; that rank adds ranks 0..S-1 in
  * order, as smallm-kernel.cu does. */
-template <int MT>
-__global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, Depth<MT>::MINB)
+template <int MT, bool DEEP>
+__global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MINB))
     smallm_decode_kernel(const __grid_constant__ DArgs a) {
-  constexpr int DW = Depth<MT>::DW, DX = Depth<MT>::DX;
+  constexpr int DW = Depth<MT, DEEP>::DW, DX = Depth<MT, DEEP>::DX;
   extern __shared__ __align__(16) float smem[]; /* partial sums, then the received block sums */
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
@@ -92,15 +93,6 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, Depth<MT>::MINB)
   bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
   const int nsubs = static_cast<int>((ke - kb + 31) >> 5);
   const int nq = (nsubs - wk + a.kwarps - 1) / a.kwarps; /* this warp's sub-chunks */
-
-  if (a.pf) {
-    const int lines = static_cast<int>((ke - kb + 63) >> 6);
-    const uint16_t *w0 = a.w + n0 * a.ldw + kb;
-    for (int i = tid; i < lines * a.rows; i += BF16FP32__SMALLM_THREADS) {
-      const int l = i / a.rows, r = i - l * a.rows;
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(w0 + r * a.ldw + 64 * l));
-    }
-  }
 
   const uint16_t *wrow = a.w + (n0 + 16 * wn + g) * a.ldw + kb; /* + lane k offset */
   const long long w8 = 8 * a.ldw;
@@ -238,21 +230,22 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, Depth<MT>::MINB)
   }
 }
 
-template <int MT>
+template <int MT, bool DEEP>
 cudaError_t launch_t(const DArgs &a, const bf16fp32__smallm_config *c, cudaStream_t stream,
                      int use_pdl) {
   cudaLaunchAttribute attr[2];
   cudaLaunchConfig_t cfg =
       bf16fp32__smallm_launch_config(c, c->decode_smem, stream, c->split.ksplit > 1, use_pdl, attr);
-  return cudaLaunchKernelEx(&cfg, smallm_decode_kernel<MT>, a);
+  return cudaLaunchKernelEx(&cfg, smallm_decode_kernel<MT, DEEP>, a);
 }
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_decode_load(size_t smem_limit) {
   return static_cast<int>(bf16fp32__smallm_allow_smem(
-      smem_limit, smallm_decode_kernel<1>, smallm_decode_kernel<2>, smallm_decode_kernel<4>,
-      smallm_decode_kernel<8>));
+      smem_limit, smallm_decode_kernel<1, false>, smallm_decode_kernel<2, false>,
+      smallm_decode_kernel<4, false>, smallm_decode_kernel<8, false>, smallm_decode_kernel<1, true>,
+      smallm_decode_kernel<2, true>));
 }
 
 extern "C" int bf16fp32__smallm_decode_launch(const bf16fp32__smallm_config *c, int64_t m,
@@ -264,15 +257,17 @@ extern "C" int bf16fp32__smallm_decode_launch(const bf16fp32__smallm_config *c, 
   a.ldx = ldx, a.ldw = ldw, a.ldo = ldo;
   a.m = static_cast<int>(m), a.k = static_cast<int>(k);
   a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
-  a.mpad = c->mpad, a.pf = c->prefetch;
+  a.mpad = c->mpad;
   a.part_floats = c->split.kwarps * c->mpad * (c->split.rows + 4);
   a.upr = c->upr;
   a.mbar_float = a.part_floats + 4 * c->split.ksplit * c->upr;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (c->mt) {
-    case 1: return static_cast<int>(launch_t<1>(a, c, s, use_pdl));
-    case 2: return static_cast<int>(launch_t<2>(a, c, s, use_pdl));
-    case 4: return static_cast<int>(launch_t<4>(a, c, s, use_pdl));
-    default: return static_cast<int>(launch_t<8>(a, c, s, use_pdl));
+    case 1: return static_cast<int>(c->deep ? launch_t<1, true>(a, c, s, use_pdl)
+                                            : launch_t<1, false>(a, c, s, use_pdl));
+    case 2: return static_cast<int>(c->deep ? launch_t<2, true>(a, c, s, use_pdl)
+                                            : launch_t<2, false>(a, c, s, use_pdl));
+    case 4: return static_cast<int>(launch_t<4, false>(a, c, s, use_pdl));
+    default: return static_cast<int>(launch_t<8, false>(a, c, s, use_pdl));
   }
 }
