@@ -91,16 +91,19 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
   const uint32_t ring = bars + 128;
 
   /* Stage q: sub-chunks G q .. G q + G - 1 of the slice (the box may run past the slice: those
-   * columns are never used; past K they are zeros). Thread 0 issues it. */
-  auto load_stage = [&](int q) {
+   * columns are never used; past K they are zeros). Thread 0 issues it: the weight box
+   * (load_w, which also sets the bytes the stage's barrier expects) and the x box (load_x). */
+  auto load_w = [&](int q) {
     const uint32_t bar = bars + 8 * (q % NST);
-    const uint32_t dst = ring + (q % NST) * a.stage_bytes;
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
                  "r"(a.stage_bytes)
                  : "memory");
-    const int kk = static_cast<int>(kb) + 32 * G * q;
-    tma_box(dst, &a.tw, kk, static_cast<int>(n0), bar);
-    tma_box(dst + a.br * PITCH, &a.tx, kk, static_cast<int>(t0), bar);
+    tma_box(ring + (q % NST) * a.stage_bytes, &a.tw, static_cast<int>(kb) + 32 * G * q,
+            static_cast<int>(n0), bar);
+  };
+  auto load_x = [&](int q) {
+    tma_box(ring + (q % NST) * a.stage_bytes + a.br * PITCH, &a.tx,
+            static_cast<int>(kb) + 32 * G * q, static_cast<int>(t0), bars + 8 * (q % NST));
   };
 
   if (tid == 0) {
@@ -109,11 +112,17 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
   }
   __syncthreads();
-  /* x is read only after the previous kernel is done (programmatic dependent launch). */
+  /* The weights do not depend on the previous kernel: under programmatic dependent launch the
+   * first stage's weights are on their way while it finishes; x only after it is done. The
+   * other stages follow in stage order (w, x), so that stage 0 is complete first: issuing the
+   * second weight box before x of stage 0 cost up to 9 % without PDL (a box takes ~0.8 us of
+   * one SM's share of the bandwidth; docs/smallm-notes.md, session 4). */
+  if (tid == 0 && nstages > 0) load_w(0);
   asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  if (tid == 0)
-    for (int s = 0; s < NST && s < nstages; s++) load_stage(s);
+  if (tid == 0 && nstages > 0) {
+    load_x(0);
+    for (int s = 1; s < NST && s < nstages; s++) load_w(s), load_x(s);
+  }
 
   float acc[WK][2][TT][4];
 #pragma unroll
@@ -161,8 +170,12 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
           if (p < left) mma_sub(st, p, acc[(G * h + p) % WK]);
       }
     __syncthreads(); /* everyone is done with buffer s % NST: refill it */
-    if (tid == 0 && s + NST < nstages) load_stage(s + NST);
+    if (tid == 0 && s + NST < nstages) load_w(s + NST), load_x(s + NST);
   }
+  /* The next kernel's blocks may start now, not earlier: started at the top they held shared
+   * memory and warps through this whole loop (2048x7168 M = 128: 30.1 -> 41.8 us under PDL;
+   * docs/smallm-notes.md, session 4). */
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   /* every copy has landed (each stage was waited for); the ring becomes the block sums */
 
   /* Block sums ((chain 0 + chain 1) + chain 2) + ..., part[token][row] (rows padded by 4 floats
