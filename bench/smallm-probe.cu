@@ -367,8 +367,8 @@ static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v) {
 }
 
 static void timing_table(const std::vector<int> &mlist) {
-  printf("\n%5s %5s %4s | %6s | %7s %5s | %7s | %7s | %7s | %7s | %7s %5s | cfg R/S/WK mt dec(+2 deep) smemKB\n", "N", "K",
-         "M", "F", "smallm", "/F", "pdl", "decode", "tiled", "dec/ring", "cublas", "cb/sm");
+  printf("\n%5s %5s %4s | %6s | %7s %5s | %7s | %7s | %7s | %7s %7s | %7s %5s | cfg R/S/WK mt dec(+2 deep) smemKB\n", "N", "K",
+         "M", "F", "smallm", "/F", "pdl", "decode", "tiled", "dec/ring", "+pdl", "cublas", "cb/sm");
   for (auto &sh : g_shapes) {
     for (int m : mlist) {
       Rot r(m, sh[0], sh[1]);
@@ -378,9 +378,10 @@ static void timing_table(const std::vector<int> &mlist) {
       double a = time_smallm(r, 0, &cfg), b = time_smallm(r, 1, &cfg);
       double t3 = c3.decode ? time_smallm(r, 0, &c3) : 0, t2 = time_smallm(r, 0, &c2);
       double t1 = c1.decode ? time_smallm(r, 0, &c1) : 0, c = time_cublas(r);
+      double t1p = c1.decode ? time_smallm(r, 1, &c1) : 0;
       double F = floor_us(m, r.n, r.k);
-      printf("%5lld %5lld %4d | %6.2f | %7.2f %5.2f | %7.2f | %7.2f | %7.2f | %7.2f | %7.2f %5.2f | %d/%d/%d %d %d %zu\n",
-             (long long)r.n, (long long)r.k, m, F, a, a / F, b, t3, t2, t1, c, c / a, cfg.split.rows,
+      printf("%5lld %5lld %4d | %6.2f | %7.2f %5.2f | %7.2f | %7.2f | %7.2f | %7.2f %7.2f | %7.2f %5.2f | %d/%d/%d %d %d %zu\n",
+             (long long)r.n, (long long)r.k, m, F, a, a / F, b, t3, t2, t1, t1p, c, c / a, cfg.split.rows,
              cfg.split.ksplit, cfg.split.kwarps, cfg.mt, cfg.decode + 2 * cfg.deep,
              (cfg.decode ? cfg.decode_smem : cfg.smem_bytes) / 1024);
       fflush(stdout);

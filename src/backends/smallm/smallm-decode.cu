@@ -27,6 +27,7 @@ struct DArgs {
   int part_floats; /* kwarps * mpad * (rows + 4): the partial sums (a multiple of 4) */
   int upr;         /* float4 slots per source rank: the most units one rank finishes */
   int mbar_float;  /* the receive barrier's offset in shared memory (floats) */
+  int pdl;         /* launched with programmatic dependent launch */
 };
 
 /* 16 bytes of x, which every warp group of the block re-reads: kept in L1. Zeros past m or k. */
@@ -93,6 +94,22 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
   bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
   const int nsubs = static_cast<int>((ke - kb + 31) >> 5);
   const int nq = (nsubs - wk + a.kwarps - 1) / a.kwarps; /* this warp's sub-chunks */
+
+  /* Under PDL this block may start while the previous kernel finishes, but ptxas places the
+   * wait above the weight loads below: ask L2 for what the ring's first fill loads (one bulk
+   * prefetch per row), so the wait overlaps that fetch. Measured on the H200 (session 4 of
+   * docs/smallm-notes.md): 0.2-0.3 us less at MT = 1 with the shallow ring, whose blocks fit
+   * beside the previous kernel's; slower with the deep ring (one block per SM: it starts only
+   * when an SM is free, and the prefetch is then a second request for the same lines), at
+   * MT = 2 and without PDL. Lane 0 of each warp issues a few rows: the instruction takes a
+   * uniform address, so more lanes would only take turns. */
+  if (MT == 1 && !DEEP && a.pdl && lane == 0) {
+    const int fill = static_cast<int>(min(ke - kb, static_cast<int64_t>(32 * DW * a.kwarps)));
+    for (int r = warp; r < a.rows; r += BF16FP32__SMALLM_WARPS)
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.w + (n0 + r) * a.ldw + kb),
+                   "r"(2 * fill)
+                   : "memory");
+  }
 
   const uint16_t *wrow = a.w + (n0 + 16 * wn + g) * a.ldw + kb; /* + lane k offset */
   const long long w8 = 8 * a.ldw;
@@ -258,6 +275,7 @@ extern "C" int bf16fp32__smallm_decode_launch(const bf16fp32__smallm_config *c, 
   a.m = static_cast<int>(m), a.k = static_cast<int>(k);
   a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
   a.mpad = c->mpad;
+  a.pdl = use_pdl;
   a.part_floats = c->split.kwarps * c->mpad * (c->split.rows + 4);
   a.upr = c->upr;
   a.mbar_float = a.part_floats + 4 * c->split.ksplit * c->upr;
