@@ -23,6 +23,14 @@ static const struct {
     {512, 7168, 32, 8, 0x3},  {1024, 7168, 16, 2, 0xf}, {2048, 7168, 32, 2, 0xf},
 };
 
+/* 32-wide sub-chunks of the longest K slice, and of one warp group's share of it. */
+static int64_t slice_subs(int64_t k, const bf16fp32__smallm_split *sp) {
+  return ((k + 31) / 32 + sp->ksplit - 1) / sp->ksplit;
+}
+static int64_t warp_subs(int64_t k, const bf16fp32__smallm_split *sp) {
+  return (slice_subs(k, sp) + sp->kwarps - 1) / sp->kwarps;
+}
+
 int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__smallm_split *s) {
   int64_t subs = (k + 31) / 32;
   if (n < 16 || n % 16 != 0 || k < 1) return -1;
@@ -64,10 +72,8 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
      * then keeps twice the weights in flight, which paid 1-5 % where a warp has more sub-chunks
      * than the usual ring holds. Clusters of 2 at most: at one block per SM, 16 clusters of 8
      * did not all fit on the H200 at once (a second wave, twice the time; docs/smallm-notes.md). */
-    const int64_t subs_max = ((k + 31) / 32 + sp.ksplit - 1) / sp.ksplit;
-    const int64_t nq = (subs_max + sp.kwarps - 1) / sp.kwarps;
     c->deep = c->decode && c->mt <= 2 && (int64_t)c->grid_x * c->grid_y <= sm_count &&
-              sp.ksplit <= 2 && nq > BF16FP32__SMALLM_DECODE_RING;
+              sp.ksplit <= 2 && warp_subs(k, &sp) > BF16FP32__SMALLM_DECODE_RING;
     return 0;
   }
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
@@ -109,8 +115,8 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   const int64_t tiles = (m + 7) / 8;
   const int mt = tiles <= 1 ? 1 : tiles <= 2 ? 2 : tiles <= 4 ? 4 : tiles <= 8 ? 8 : tiles <= 16 ? 16 : 32;
   const int mpad = 8 * mt; /* every tile of every warp is staged (zeros past m): no branches */
-  const int64_t subs_max = ((k + 31) / 32 + sp.ksplit - 1) / sp.ksplit; /* longest slice */
-  const int64_t nq = (subs_max + wk - 1) / wk; /* sub-chunks of one warp */
+  const int64_t subs_max = slice_subs(k, &sp);
+  const int64_t nq = warp_subs(k, &sp);
   const size_t partials = (size_t)wk * (size_t)mpad * (size_t)(r + 4) * sizeof(float);
   int sbmax = BF16FP32__SMALLM_SB_MAX(mt);
   if (sbmax > nq) sbmax = (int)nq;
@@ -145,8 +151,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   {
     const int64_t units = m * (r / 4);
     c->upr = sp.ksplit > 1 ? (int)((units + sp.ksplit - 1) / sp.ksplit) : 0;
-    c->decode_smem = (size_t)wk * (size_t)mpad * (size_t)(r + 4) * sizeof(float) +
-                     (size_t)sp.ksplit * (size_t)c->upr * 16 + 16;
+    c->decode_smem = partials + (size_t)sp.ksplit * (size_t)c->upr * 16 + 16;
   }
   {
     const int b = mt == 1 ? 0 : mt == 2 ? 1 : mt == 4 ? 2 : 3;
