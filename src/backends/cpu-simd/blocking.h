@@ -13,6 +13,17 @@ typedef void (*bf16fp32__simd_tile_fn)(const uint16_t *x, int64_t ldx, const uin
                                        uint16_t *wc, int64_t ldc, const uint16_t *pf,
                                        int pf_rows, int64_t pfld);
 
+/* One bf16fp32__simd_tile_fn per tile shape (MR x NR) and copy mode C, each a call of the
+ * including kernel's own always-inlined `tile`, so that each keeps its accumulators in
+ * registers. */
+#define BF16FP32__SIMD_TILE_FN(MR, NR, C, SUFFIX)                                              \
+  static void tile_##MR##x##NR##SUFFIX(const uint16_t *x, int64_t ldx, const uint16_t *w,      \
+                                       int64_t ldw, float *o, int64_t ldo, int64_t k,          \
+                                       uint16_t *wc, int64_t ldc, const uint16_t *pf,          \
+                                       int pf_rows, int64_t pfld) {                            \
+    tile(x, ldx, w, ldw, o, ldo, k, wc, ldc, pf, pf_rows, pfld, MR, NR, C);                    \
+  }
+
 /* tiles / copying[(mr - 1) * 8 + (nr - 1)]; full-height tiles (mr_max rows) are nr_full wide,
  * shorter ones (the last rows) nr_short wide; both divide 24. */
 static inline void bf16fp32__simd_blocked(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,

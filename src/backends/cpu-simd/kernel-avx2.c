@@ -88,17 +88,13 @@ AI void tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, flo
     for (int j = 0; j < nr; j++) o[i * ldo + j] = hsum(acc[i][j]);
 }
 
-#define TILE_FN(MR, NR, C, SUFFIX)                                                             \
-  static void tile_##MR##x##NR##SUFFIX(const uint16_t *x, int64_t ldx, const uint16_t *w,      \
-                                       int64_t ldw, float *o, int64_t ldo, int64_t k,          \
-                                       uint16_t *wc, int64_t ldc, const uint16_t *pf,          \
-                                       int pf_rows, int64_t pfld) {                            \
-    tile(x, ldx, w, ldw, o, ldo, k, wc, ldc, pf, pf_rows, pfld, MR, NR, C);                    \
-  }
 #define TILE_SET(C, S)                                                                         \
-  TILE_FN(1, 1, C, S) TILE_FN(1, 2, C, S) TILE_FN(1, 3, C, S) TILE_FN(1, 4, C, S)              \
-  TILE_FN(1, 5, C, S) TILE_FN(1, 6, C, S) TILE_FN(1, 7, C, S) TILE_FN(1, 8, C, S)              \
-  TILE_FN(2, 1, C, S) TILE_FN(2, 2, C, S) TILE_FN(2, 3, C, S) TILE_FN(2, 4, C, S)
+  BF16FP32__SIMD_TILE_FN(1, 1, C, S) BF16FP32__SIMD_TILE_FN(1, 2, C, S)                        \
+  BF16FP32__SIMD_TILE_FN(1, 3, C, S) BF16FP32__SIMD_TILE_FN(1, 4, C, S)                        \
+  BF16FP32__SIMD_TILE_FN(1, 5, C, S) BF16FP32__SIMD_TILE_FN(1, 6, C, S)                        \
+  BF16FP32__SIMD_TILE_FN(1, 7, C, S) BF16FP32__SIMD_TILE_FN(1, 8, C, S)                        \
+  BF16FP32__SIMD_TILE_FN(2, 1, C, S) BF16FP32__SIMD_TILE_FN(2, 2, C, S)                        \
+  BF16FP32__SIMD_TILE_FN(2, 3, C, S) BF16FP32__SIMD_TILE_FN(2, 4, C, S)
 TILE_SET(0, _r)
 TILE_SET(1, _c)
 

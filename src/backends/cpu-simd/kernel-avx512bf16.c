@@ -116,17 +116,12 @@ AI void tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, flo
   store_sums(acc, o, ldo, mr, nr);
 }
 
-/* One function per tile shape and copy mode, so each keeps its accumulators in registers. */
-#define TILE_FN(MR, NR, C, SUFFIX)                                                             \
-  static void tile_##MR##x##NR##SUFFIX(const uint16_t *x, int64_t ldx, const uint16_t *w,      \
-                                       int64_t ldw, float *o, int64_t ldo, int64_t k,          \
-                                       uint16_t *wc, int64_t ldc, const uint16_t *pf,          \
-                                       int pf_rows, int64_t pfld) {                            \
-    tile(x, ldx, w, ldw, o, ldo, k, wc, ldc, pf, pf_rows, pfld, MR, NR, C);                    \
-  }
+/* One function per tile shape and copy mode (blocking.h). */
 #define TILE_ROW(MR, C, S)                                                                     \
-  TILE_FN(MR, 1, C, S) TILE_FN(MR, 2, C, S) TILE_FN(MR, 3, C, S) TILE_FN(MR, 4, C, S)          \
-  TILE_FN(MR, 5, C, S) TILE_FN(MR, 6, C, S) TILE_FN(MR, 7, C, S) TILE_FN(MR, 8, C, S)
+  BF16FP32__SIMD_TILE_FN(MR, 1, C, S) BF16FP32__SIMD_TILE_FN(MR, 2, C, S)                      \
+  BF16FP32__SIMD_TILE_FN(MR, 3, C, S) BF16FP32__SIMD_TILE_FN(MR, 4, C, S)                      \
+  BF16FP32__SIMD_TILE_FN(MR, 5, C, S) BF16FP32__SIMD_TILE_FN(MR, 6, C, S)                      \
+  BF16FP32__SIMD_TILE_FN(MR, 7, C, S) BF16FP32__SIMD_TILE_FN(MR, 8, C, S)
 TILE_ROW(1, 0, _r) TILE_ROW(2, 0, _r) TILE_ROW(3, 0, _r) TILE_ROW(4, 0, _r)
 TILE_ROW(1, 1, _c) TILE_ROW(2, 1, _c) TILE_ROW(3, 1, _c) TILE_ROW(4, 1, _c)
 
