@@ -2,13 +2,14 @@
 // invariance, then MEASURING.md timings (graph replay, cold L2, median) against cuBLAS.
 // --reads: the read floors of the kernels' grids (loads only: register loads in the kernels'
 // fragment pattern and contiguous, bulk copies); --frag-reads: the fragment-pattern part only;
-// --wide: the wide kernel's block shapes at M = 64, 128, 256 (with --no-table: only those);
-// --ncu-wide: single wide-kernel calls for a profiler.
+// --wide: the wide and wgmma kernels' block shapes at M = 64, 128, 256 (with --no-table: only those);
+// --ncu-wide: single wide- and wgmma-kernel calls for a profiler.
 // --ms 1,2,4,8,16: the timing table at these M only.
-// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -Isrc -Iinclude
+// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
-//        src/backends/smallm/smallm-config.c -lcublas
+//        src/backends/smallm/smallm-wgmma-sm90a.cu src/backends/smallm/smallm-config.c -lcublas
+//        (with -gencode=arch=compute_90a,code=sm_90a: the wgmma kernel needs it)
 //        -o smallm-probe
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -361,7 +362,7 @@ static void timing_setup() {
 static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v) {
   if (v == 1 || v == 3) c.decode = c.mpad <= BF16FP32__SMALLM_DECODE_MAX_M;
   if (v == 1) c.deep = !c.deep && c.mt <= 2;
-  if (v == 2 || v == 3) c.wide = 0;
+  if (v == 2 || v == 3) c.wide = c.wgmma = 0;
   if (v == 2) c.decode = 0;
   return c;
 }
@@ -406,12 +407,16 @@ static void ncu_calls() {
 
 // ncu targets for the wide kernel: single calls at a given block shape.
 static void ncu_wide_calls() {
-  const int cases[][5] = {{256, 4096, 256, 32, 64}, {1024, 4096, 256, 32, 64}, {2048, 7168, 256, 64, 64}};
+  /* N, K, M, rows, tokens, tokens per warpgroup (0: the wide kernel) */
+  const int cases[][6] = {{256, 4096, 256, 64, 64, 0}, {256, 4096, 256, 128, 64, 64},
+                          {256, 4096, 64, 64, 64, 0}, {512, 7168, 256, 128, 64, 64}};
   for (auto &cs : cases) {
     Rot r(cs[2], cs[0], cs[1]);
     bf16fp32__smallm_config c;
     if (bf16fp32__smallm_choose(cs[2], r.n, r.k, g_sms, g_smem, &c) != 0) continue;
-    if (bf16fp32__smallm_use_wide(&c, r.n, cs[3], cs[4], g_smem) != 0) continue;
+    if (cs[5] ? bf16fp32__smallm_use_wgmma(&c, r.n, cs[3], cs[4], cs[5], g_smem) != 0
+              : bf16fp32__smallm_use_wide(&c, r.n, cs[3], cs[4], g_smem) != 0)
+      continue;
     launch_or_die(run_smallm(r.m, r.n, r.k, r.x(1), r.k, r.w(1), r.k, r.out(1), r.n, g_s, 0, &c));
     CK(cudaStreamSynchronize(g_s));
   }
@@ -433,7 +438,7 @@ static void timing_sweep() {
         for (int S : {1, 2, 4, 8}) {
           int64_t blocks = sh[0] / R * S;
           if (sh[0] % R || blocks < 32 || blocks > 528) continue;
-          bf16fp32__smallm_split sp{R, S, 128 / R, 0xf};
+          bf16fp32__smallm_split sp{R, S, 128 / R, 0xf, 0};
           bf16fp32__smallm_config cfg;
           if (bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &cfg) != 0) continue;
           double t = cfg.decode ? time_smallm(r, 0, &cfg) : 0;
@@ -474,9 +479,8 @@ static void timing_wide() {
       std::vector<float> ref((size_t)m * n), o((size_t)m * n);
       CK(cudaMemcpy(ref.data(), r.out(0), ref.size() * 4, cudaMemcpyDeviceToHost));
       printf("%5d %5d %3d | %6.2f %6.2f |", sh[0], sh[1], m, time_smallm(r, 0, &base), time_cublas(r));
-      for (auto &b : blocks) {
-        bf16fp32__smallm_config c = base;
-        if (bf16fp32__smallm_use_wide(&c, n, b[0], b[1], g_smem) != 0) continue;
+      /* times c and compares its output bit for bit with the tiled kernel's */
+      auto timed = [&](const bf16fp32__smallm_config &c) {
         double t = time_smallm(r, 0, &c);
         fill_u32<<<256, 256, 0, g_s>>>((uint32_t *)r.out(0), (size_t)m * n, POISON);
         launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &c));
@@ -484,7 +488,22 @@ static void timing_wide() {
         CK(cudaMemcpy(o.data(), r.out(0), o.size() * 4, cudaMemcpyDeviceToHost));
         bool same = memcmp(o.data(), ref.data(), o.size() * 4) == 0;
         if (!same) g_fail++;
-        printf(" %dx%d:%.2f%s", b[0], b[1], t, same ? "" : "!");
+        printf(":%.2f%s", t, same ? "" : "!");
+      };
+      for (auto &b : blocks) {
+        bf16fp32__smallm_config c = base;
+        if (bf16fp32__smallm_use_wide(&c, n, b[0], b[1], g_smem) != 0) continue;
+        printf(" %dx%d", b[0], b[1]);
+        timed(c);
+      }
+      /* the wgmma kernel: rows x tokens / tokens per warpgroup */
+      const int gblocks[][3] = {{64, 32, 32}, {64, 64, 32}, {64, 64, 64}, {128, 32, 32}, {128, 64, 64}, {64, 128, 64}};
+      printf(" |");
+      for (auto &b : gblocks) {
+        bf16fp32__smallm_config c = base;
+        if (bf16fp32__smallm_use_wgmma(&c, n, b[0], b[1], b[2], g_smem) != 0) continue;
+        printf(" g%dx%d/%d", b[0], b[1], b[2]);
+        timed(c);
       }
       printf("\n");
       fflush(stdout);

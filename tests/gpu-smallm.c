@@ -131,6 +131,11 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 128, 1024, 4096, 0, 0, 0, 14, 0);
   check_set(ctx, &s, few, 4);
   free_set(&s);
+  /* the wgmma kernel (N = 2048 above M = 64; padded rows): the same bits as M = 1 .. 64 */
+  const int64_t wg[] = {1, 64, 65, 128, 200};
+  make_set(&s, 256, 2048, 4096, 8, 8, 8, 16, 0);
+  check_set(ctx, &s, wg, 5);
+  free_set(&s);
   make_set(&s, 100, 384, 7168, 8, 24, 8, 15, 0); /* padded leading dimensions */
   const int64_t padded[] = {1, 13, 64};
   check_set(ctx, &s, padded, 3);

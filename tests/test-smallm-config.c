@@ -37,14 +37,14 @@ static void test_shape_ok(void) {
 
 static void test_dsv4_split(void) {
   /* Expected on an H200: R rows per block, S-block clusters along K, WK warp groups. */
-  static const int want[][4] = {{32, 8, 4, 0x0}, {32, 2, 4, 0xf}, {16, 2, 8, 0xf},
-                                {32, 8, 4, 0x0}, {32, 8, 4, 0xb}, {32, 2, 4, 0xf},
-                                {16, 2, 8, 0xf}, {32, 8, 4, 0x3}, {32, 8, 4, 0x1}};
+  static const int want[][5] = {{32, 8, 4, 0x0, 0}, {32, 2, 4, 0xf, 1}, {16, 2, 8, 0xf, 0},
+                                {32, 8, 4, 0x0, 0}, {32, 8, 4, 0xb, 0}, {32, 2, 4, 0xf, 1},
+                                {16, 2, 8, 0xf, 0}, {32, 8, 4, 0x3, 0}, {32, 8, 4, 0x1, 0}};
   for (int i = 0; i < 9; i++) {
-    bf16fp32__smallm_split s = {0, 0, 0, 0};
+    bf16fp32__smallm_split s = {0, 0, 0, 0, 0};
     CHECK(bf16fp32__smallm_choose_split(dsv4[i][0], dsv4[i][1], H200_SMS, &s) == 0);
     CHECK(s.rows == want[i][0] && s.ksplit == want[i][1] && s.kwarps == want[i][2] &&
-          s.decode_mask == want[i][3]);
+          s.decode_mask == want[i][3] && s.wgmma == want[i][4]);
     CHECK(dsv4[i][0] / s.rows * s.ksplit <= H200_SMS); /* one wave */
     CHECK(dsv4[i][0] / s.rows * s.ksplit >= 64);
     CHECK(s.kwarps * s.rows == 128);
@@ -52,7 +52,7 @@ static void test_dsv4_split(void) {
 }
 
 static void test_generic_split(void) {
-  bf16fp32__smallm_split s = {0, 0, 0, 0};
+  bf16fp32__smallm_split s = {0, 0, 0, 0, 0};
   /* another SM count: the rule (32 rows, one block per SM, clusters of up to 8) */
   CHECK(bf16fp32__smallm_choose_split(256, 4096, 114, &s) == 0 && s.rows == 32 && s.ksplit == 8);
   CHECK(bf16fp32__smallm_choose_split(2048, 7168, 114, &s) == 0 && s.rows == 32 && s.ksplit == 1);
@@ -165,6 +165,33 @@ static void test_wide_blocks(void) {
   CHECK(bf16fp32__smallm_use_wide(&c, 1024, 32, 16, H200_SMEM) == 0); /* WK 8: 16-token warps */
 }
 
+/* The wgmma kernel: where the split asks for it, 128 x 64 blocks when they fill the SMs, else
+ * 128 x 32, else the wide kernel; and the limits of bf16fp32__smallm_use_wgmma. */
+static void test_wgmma_blocks(void) {
+  bf16fp32__smallm_config c;
+  CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wgmma &&
+        c.wide && c.wide_rows == 128 && c.wide_tokens == 64 && c.wg_tokens == 64);
+  CHECK(bf16fp32__smallm_choose(128, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wgmma &&
+        c.wide_rows == 128 && c.wide_tokens == 32 && c.wg_tokens == 32);
+  CHECK(bf16fp32__smallm_choose(65, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
+        c.wide); /* 2 x 3 x 16 = 96 blocks of 128 x 32 */
+  CHECK(bf16fp32__smallm_choose(256, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma);
+  CHECK(bf16fp32__smallm_choose(64, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
+        !c.wide);
+  CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 96, 64, 64, H200_SMEM) != 0);  /* rows */
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 64, 96, 32, H200_SMEM) != 0);  /* tokens */
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 128, 128, 64, H200_SMEM) != 0); /* 4 groups */
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 64, 64, 64, 16 * 1024) != 0);  /* no room */
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 64, 128, 64, H200_SMEM) == 0 && c.wgmma);
+  CHECK(bf16fp32__smallm_choose(256, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0); /* WK 8 */
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 1024, 64, 64, 64, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 1024, 64, 64, 32, H200_SMEM) == 0);
+  CHECK(bf16fp32__smallm_choose(256, 256, 4096, H200_SMS, H200_SMEM, &c) == 0);
+  c.split.kwarps = 2, c.split.rows = 64; /* WK 2: not an instance */
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 256, 64, 64, 64, H200_SMEM) != 0);
+}
+
 static void test_slices_and_rows(void) {
   static const int64_t ks[] = {8, 24, 32, 40, 4096, 4104, 7168, 7176};
   for (int i = 0; i < 8; i++)
@@ -196,6 +223,7 @@ int main(void) {
   test_generic_split();
   test_every_m();
   test_wide_blocks();
+  test_wgmma_blocks();
   test_slices_and_rows();
   return testing_summary("test-smallm-config");
 }

@@ -16,11 +16,11 @@ int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int6
  * the tiled one (bench/smallm-probe.cu split sweep, 2026-11-30; docs/smallm-notes.md).
  * Every split sums in its own fixed order; which one a shape uses must not depend on M. */
 static const struct {
-  int n, k, rows, ksplit, decode_mask;
+  int n, k, rows, ksplit, decode_mask, wgmma;
 } tuned_132[] = {
-    {256, 4096, 32, 8, 0x0},  {512, 4096, 32, 8, 0x0},  {1024, 4096, 16, 2, 0xf},
-    {2048, 4096, 32, 2, 0xf}, {256, 7168, 32, 8, 0x1},  {384, 7168, 32, 8, 0xb},
-    {512, 7168, 32, 8, 0x3},  {1024, 7168, 16, 2, 0xf}, {2048, 7168, 32, 2, 0xf},
+    {256, 4096, 32, 8, 0x0, 0},  {512, 4096, 32, 8, 0x0, 0},  {1024, 4096, 16, 2, 0xf, 0},
+    {2048, 4096, 32, 2, 0xf, 1}, {256, 7168, 32, 8, 0x1, 0},  {384, 7168, 32, 8, 0xb, 0},
+    {512, 7168, 32, 8, 0x3, 0},  {1024, 7168, 16, 2, 0xf, 0}, {2048, 7168, 32, 2, 0xf, 1},
 };
 
 /* 32-wide sub-chunks of the longest K slice, and of one warp group's share of it. */
@@ -41,6 +41,7 @@ int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__
   s->rows = n % 32 == 0 ? 32 : 16;
   /* the decode kernel won at N >= 1024 and lost to the tiled one at most smaller N */
   s->decode_mask = n >= 1024 ? 0xf : 0x0;
+  s->wgmma = 0;
   int64_t split = sm_count / (n / s->rows);
   if (split > BF16FP32__SMALLM_MAX_SPLIT) split = BF16FP32__SMALLM_MAX_SPLIT;
   if (sm_count == 132)
@@ -49,6 +50,7 @@ int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__
         s->rows = tuned_132[i].rows;
         split = tuned_132[i].ksplit;
         s->decode_mask = tuned_132[i].decode_mask;
+        s->wgmma = tuned_132[i].wgmma;
       }
   if (split > subs) split = subs;
   if (split < 1) split = 1;
@@ -75,6 +77,19 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
     c->deep = c->decode && c->mt <= 2 && (int64_t)c->grid_x * c->grid_y <= sm_count &&
               sp.ksplit <= 2 && warp_subs(k, &sp) > BF16FP32__SMALLM_DECODE_RING;
     return 0;
+  }
+  /* The wgmma kernel where the split says so: 128-row blocks of 64 tokens (two warpgroups
+   * along tokens at WK = 4), else of 32, when they give nearly every SM a block. On the H200 it
+   * beat the wide kernel by 5-11 % at N = 2048, M = 128 and 256, and lost by up to 13 % at
+   * N <= 1024 (docs/smallm-notes.md, session 5). */
+  if (sp.wgmma) {
+    static const int wg[][3] = {{128, 64, 64}, {128, 32, 32}};
+    for (size_t i = 0; i < sizeof wg / sizeof wg[0]; i++) {
+      const int64_t count = sp.ksplit * ((m + wg[i][1] - 1) / wg[i][1]) * (n / wg[i][0]);
+      if (count >= sm_count - sm_count / 8 &&
+          bf16fp32__smallm_use_wgmma(c, n, wg[i][0], wg[i][1], wg[i][2], smem_limit) == 0)
+        return 0;
+    }
   }
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
     const int rows = blocks[i][0], tokens = blocks[i][1];
@@ -162,6 +177,28 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->wide = 0;
   c->wide_rows = c->wide_tokens = 0;
   c->wide_smem = 0;
+  c->wgmma = 0;
+  c->wg_tokens = 0;
+  return 0;
+}
+
+/* Sets c to a tile kernel's blocks of rows x tokens: 128 bytes of barriers, then a ring of
+ * `stages` buffers (rows and tokens padded by one sub-chunk) plus `extra` bytes, or the block
+ * sums, whichever is larger. -1 when that exceeds smem_limit. */
+static int use_tiles(bf16fp32__smallm_config *c, int rows, int tokens, int stages, size_t extra,
+                     int wg_tokens, size_t smem_limit) {
+  size_t ring = (size_t)stages * (size_t)(rows + tokens) * 64 * (BF16FP32__SMALLM_WIDE_SUBS + 1) +
+                extra;
+  size_t sums = (size_t)tokens * (size_t)(rows + 4) * sizeof(float);
+  size_t smem = 128 + (ring > sums ? ring : sums);
+  if (smem > smem_limit) return -1;
+  c->wide = 1;
+  c->wgmma = wg_tokens > 0;
+  c->decode = 0;
+  c->wide_rows = rows;
+  c->wide_tokens = tokens;
+  c->wg_tokens = wg_tokens;
+  c->wide_smem = smem;
   return 0;
 }
 
@@ -170,16 +207,18 @@ int bf16fp32__smallm_use_wide(bf16fp32__smallm_config *c, int64_t n, int rows, i
   const int wt = BF16FP32__SMALLM_WIDE_WARP_TOKENS(c->split.kwarps);
   if (rows < 32 || rows % 32 != 0 || n % rows != 0 || tokens < wt || tokens % wt != 0) return -1;
   if (rows / 32 * (tokens / wt) > BF16FP32__SMALLM_WARPS || rows > 256 || tokens > 256) return -1;
-  /* the ring (rows padded by one sub-chunk), or the block sums, after 128 bytes of barriers */
-  size_t ring = (size_t)BF16FP32__SMALLM_WIDE_STAGES * (size_t)(rows + tokens) * 64 *
-                (BF16FP32__SMALLM_WIDE_SUBS + 1);
-  size_t sums = (size_t)tokens * (size_t)(rows + 4) * sizeof(float);
-  size_t smem = 128 + (ring > sums ? ring : sums);
-  if (smem > smem_limit) return -1;
-  c->wide = 1;
-  c->decode = 0;
-  c->wide_rows = rows;
-  c->wide_tokens = tokens;
-  c->wide_smem = smem;
-  return 0;
+  return use_tiles(c, rows, tokens, BF16FP32__SMALLM_WIDE_STAGES, 0, 0, smem_limit);
+}
+
+int bf16fp32__smallm_use_wgmma(bf16fp32__smallm_config *c, int64_t n, int rows, int tokens,
+                               int wg_tokens, size_t smem_limit) {
+  const int wk = c->split.kwarps;
+  if (!(wk == 4 || (wk == 8 && wg_tokens == 32)) || (wg_tokens != 32 && wg_tokens != 64))
+    return -1;
+  if ((rows != 64 && rows != 128) || n % rows != 0) return -1;
+  if ((tokens != 32 && tokens != 64 && tokens != 128) || tokens % wg_tokens != 0) return -1;
+  if (rows / 64 * (tokens / wg_tokens) > 2) return -1;
+  /* plus one stage's x as core matrices */
+  return use_tiles(c, rows, tokens, BF16FP32__SMALLM_WG_STAGES,
+                   (size_t)tokens * 64 * BF16FP32__SMALLM_WIDE_SUBS, wg_tokens, smem_limit);
 }

@@ -44,6 +44,13 @@ extern "C" {
 #define BF16FP32__SMALLM_WIDE_SUBS 4
 #define BF16FP32__SMALLM_WIDE_WARP_TOKENS(wk) ((wk) <= 4 ? 32 : 16)
 
+/* The wgmma kernel (smallm-wgmma-sm90a.cu): the wide kernel's tiles on warpgroup MMAs, each
+ * warpgroup 64 rows x WG tokens (32 or 64) of all WK chains (WK = 4 or 8; 64 tokens at WK = 4
+ * only), with a ring of WG_STAGES buffers and the stage's x tile rewritten as core matrices. */
+#ifndef BF16FP32__SMALLM_WG_STAGES
+#define BF16FP32__SMALLM_WG_STAGES 3
+#endif
+
 /* The split fixes every output's summation order, so it depends on (N, K, SM count) only,
  * never on M: that is what makes the backend batch-invariant. */
 typedef struct bf16fp32__smallm_split {
@@ -55,6 +62,8 @@ typedef struct bf16fp32__smallm_split {
   int decode_mask; /* which token tilings run the decode kernel: bit b for mt = 2^b (b = 0..3,
                       M <= 64); the other M run the tiled kernel. Both sum alike, so this is
                       speed only, never bits. */
+  int wgmma;       /* 1: above M = 64 the wgmma kernel where its blocks fill the SMs, else the
+                      wide kernel (measured per shape; speed only, never bits) */
 } bf16fp32__smallm_split;
 
 /* One launch: the split plus the M-dependent batching (which never changes the sums). */
@@ -86,6 +95,9 @@ typedef struct bf16fp32__smallm_config {
                         warps: rows / 32 * tokens / WARP_TOKENS */
   size_t wide_smem;  /* 128 bytes for the ring's barriers, then the ring or the block sums
                         (tokens * (rows + 4) floats), whichever is larger */
+  /* The wgmma kernel (set by bf16fp32__smallm_use_wgmma; uses the wide_ fields too): */
+  int wgmma;         /* 1: run it instead of the wide kernel */
+  int wg_tokens;     /* tokens per warpgroup: 32 or 64 */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
@@ -113,6 +125,12 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * smem_limit). Any block shape sums alike: for tests and timing experiments. */
 int bf16fp32__smallm_use_wide(bf16fp32__smallm_config *c, int64_t n, int rows, int tokens,
                               size_t smem_limit);
+
+/* Switches c to the wgmma kernel with blocks of rows (64 or 128) x tokens (32, 64 or 128, a
+ * multiple of wg_tokens; at most 2 warpgroups). Returns 0, or -1 when the split's WK is not 4
+ * or 8, or the block does not fit n or smem_limit. Sums like every other kernel. */
+int bf16fp32__smallm_use_wgmma(bf16fp32__smallm_config *c, int64_t n, int rows, int tokens,
+                               int wg_tokens, size_t smem_limit);
 
 /* --- shared by the kernel and the host (the same formula on both sides) --- */
 

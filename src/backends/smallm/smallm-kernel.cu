@@ -242,6 +242,7 @@ extern "C" int bf16fp32__smallm_load(size_t smem_limit) {
       smallm_kernel<16>, smallm_kernel<32>));
   if (e == 0) e = bf16fp32__smallm_decode_load(smem_limit);
   if (e == 0) e = bf16fp32__smallm_wide_load(smem_limit);
+  if (e == 0) e = bf16fp32__smallm_wgmma_load(smem_limit);
   return e;
 }
 
@@ -249,6 +250,8 @@ extern "C" int bf16fp32__smallm_launch(const bf16fp32__smallm_config *c, int64_t
                                        int64_t k, const uint16_t *x, int64_t ldx,
                                        const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
                                        void *stream, int use_pdl) {
+  if (c->wgmma)
+    return bf16fp32__smallm_wgmma_launch(c, m, n, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   if (c->wide) return bf16fp32__smallm_wide_launch(c, m, n, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   if (c->decode) return bf16fp32__smallm_decode_launch(c, m, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   Args a;

@@ -36,6 +36,12 @@ int bf16fp32__smallm_wide_launch(const bf16fp32__smallm_config *c, int64_t m, in
                                  int64_t k, const uint16_t *x, int64_t ldx, const uint16_t *w,
                                  int64_t ldw, float *out, int64_t ldo, void *stream, int use_pdl);
 
+/* The wgmma kernel's (smallm-wgmma-sm90a.cu; c->wgmma). */
+int bf16fp32__smallm_wgmma_load(size_t smem_limit);
+int bf16fp32__smallm_wgmma_launch(const bf16fp32__smallm_config *c, int64_t m, int64_t n,
+                                  int64_t k, const uint16_t *x, int64_t ldx, const uint16_t *w,
+                                  int64_t ldw, float *out, int64_t ldo, void *stream, int use_pdl);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,58 +5,22 @@
  * of 320 bytes, zeros past the matrix edges), and each warp keeps the partial sums of all WK
  * warp-group chains of its 32-row tile in registers, so that the block sum is formed there; the
  * S block sums are then added over distributed shared memory in rank order. */
-#include <cooperative_groups.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "smallm-fragments.cuh"
 #include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
-
-namespace cg = cooperative_groups;
+#include "smallm-tiles.cuh"
 
 namespace {
 
-/* Ring of NST buffers; buffer s holds G consecutive 32-wide sub-chunks of the block's weight
- * rows and tokens, each row padded by one more sub-chunk (the box is (G + 1) * 32 wide and the
- * pad is never used): a row pitch of 64 (G + 1) = 320 bytes, 64 mod 128, keeps the 16-byte
- * fragment reads of rows g and g + 1 in different banks. */
+/* Ring of NST buffers of G sub-chunks each (smallm-tiles.cuh). */
 constexpr int NST = BF16FP32__SMALLM_WIDE_STAGES;
 constexpr int G = BF16FP32__SMALLM_WIDE_SUBS;
-constexpr int PITCH = 64 * (G + 1);
+constexpr int PITCH = BF16FP32__SMALLM_TILE_PITCH;
 
-struct WArgs {
-  CUtensorMap tw; /* w as K x N bf16, boxes of 32 (G + 1) x br */
-  CUtensorMap tx; /* x as K x M bf16, boxes of 32 (G + 1) x bt */
-  float *out;
-  long long ldo;
-  int m, k;
-  int ksplit;         /* S of the split (WK is the template parameter) */
-  int br, bt;         /* block rows (multiple of 32) and tokens (multiple of 8 TT) */
-  int wt;             /* warps along tokens: bt / (8 TT) */
-  int stage_bytes;    /* one ring buffer: (br + bt) * PITCH */
-};
-
-/* One box of a 2-D tensor map into shared memory, counted on mbarrier bar. */
-__device__ __forceinline__ void tma_box(uint32_t dst, const CUtensorMap *map, int c0, int c1,
-                                        uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
-}
-__device__ __forceinline__ void bar_wait(uint32_t bar, uint32_t phase) {
-  asm volatile(
-      "{\n\t.reg .pred p;\n\tWAIT_%=:\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
-      "@!p bra WAIT_%=;\n\t}" ::"r"(bar), "r"(phase)
-      : "memory");
-}
-__device__ __forceinline__ uint4 lds16(const unsigned char *p) {
-  return *reinterpret_cast<const uint4 *>(p);
-}
+using WArgs = bf16fp32__smallm_tile_args;
 
 /* Token tiles (8 tokens) per warp: WK chains of 2 x TT accumulator tiles stay in registers. */
 template <int WK>
@@ -72,57 +36,12 @@ template <int WK>
 __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_constant__ WArgs a) {
   constexpr int TT = Tiles<WK>::TT;
   extern __shared__ __align__(128) unsigned char smem[];
-  const int tid = threadIdx.x, nthr = blockDim.x;
+  const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int wr = warp / a.wt, wc = warp - wr * a.wt; /* the warp's 32 rows and 8 TT tokens */
-  const bool clustered = a.ksplit > 1;
-  const int rank = clustered ? static_cast<int>(cg::this_cluster().block_rank()) : 0;
-  const int tb = static_cast<int>(blockIdx.x) / a.ksplit;
-  const long long n0 = static_cast<long long>(blockIdx.y) * a.br;
-  const long long t0 = static_cast<long long>(tb) * a.bt;
-  const int m = min(static_cast<long long>(a.bt), a.m - t0);
-  int64_t kb, ke;
-  bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
-  const int nsubs = static_cast<int>((ke - kb + 31) >> 5);
-  const int nstages = (nsubs + G - 1) / G;
-  /* NST mbarriers (ring buffer s is full) in the first 128 bytes, then the ring */
-  const uint32_t bars = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  const uint32_t ring = bars + 128;
-
-  /* Stage q: sub-chunks G q .. G q + G - 1 of the slice (the box may run past the slice: those
-   * columns are never used; past K they are zeros). Thread 0 issues it: the weight box
-   * (load_w, which also sets the bytes the stage's barrier expects) and the x box (load_x). */
-  auto load_w = [&](int q) {
-    const uint32_t bar = bars + 8 * (q % NST);
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
-                 "r"(a.stage_bytes)
-                 : "memory");
-    tma_box(ring + (q % NST) * a.stage_bytes, &a.tw, static_cast<int>(kb) + 32 * G * q,
-            static_cast<int>(n0), bar);
-  };
-  auto load_x = [&](int q) {
-    tma_box(ring + (q % NST) * a.stage_bytes + a.br * PITCH, &a.tx,
-            static_cast<int>(kb) + 32 * G * q, static_cast<int>(t0), bars + 8 * (q % NST));
-  };
-
-  if (tid == 0) {
-    for (int s = 0; s < NST; s++)
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * s));
-    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
-  }
-  __syncthreads();
-  /* The weights do not depend on the previous kernel: under programmatic dependent launch the
-   * first stage's weights are on their way while it finishes; x only after it is done. The
-   * other stages follow in stage order (w, x), so that stage 0 is complete first: issuing the
-   * second weight box before x of stage 0 cost up to 9 % without PDL (a box takes ~0.8 us of
-   * one SM's share of the bandwidth; docs/smallm-notes.md, session 4). */
-  if (tid == 0 && nstages > 0) load_w(0);
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  if (tid == 0 && nstages > 0) {
-    load_x(0);
-    for (int s = 1; s < NST && s < nstages; s++) load_w(s), load_x(s);
-  }
+  const bf16fp32__smallm_tile_block<NST> blk(&a, smem);
+  blk.start();
 
   float acc[WK][2][TT][4];
 #pragma unroll
@@ -142,11 +61,11 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
     uint4 av[2][2], bv[TT];
 #pragma unroll
     for (int i = 0; i < 2; i++) {
-      av[i][0] = lds16(sc + arow + i * 16 * PITCH);
-      av[i][1] = lds16(sc + arow + (i * 16 + 8) * PITCH);
+      av[i][0] = bf16fp32__lds16(sc + arow + i * 16 * PITCH);
+      av[i][1] = bf16fp32__lds16(sc + arow + (i * 16 + 8) * PITCH);
     }
 #pragma unroll
-    for (int j = 0; j < TT; j++) bv[j] = lds16(sc + brow + j * 8 * PITCH);
+    for (int j = 0; j < TT; j++) bv[j] = bf16fp32__lds16(sc + brow + j * 8 * PITCH);
 #pragma unroll
     for (int i = 0; i < 2; i++)
 #pragma unroll
@@ -155,10 +74,9 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
         mma16816(d[i][j], av[i][0].z, av[i][1].z, av[i][0].w, av[i][1].w, bv[j].z, bv[j].w);
       }
   };
-  for (int s = 0; s < nstages; s++) {
-    bar_wait(bars + 8 * (s % NST), (s / NST) & 1);
-    const unsigned char *st = smem + 128 + (s % NST) * a.stage_bytes;
-    const int left = nsubs - G * s; /* sub-chunks of the slice in this stage (G or fewer) */
+  for (int s = 0; s < blk.nstages; s++) {
+    const unsigned char *st = blk.wait(s);
+    const int left = blk.nsubs - G * s; /* sub-chunks of the slice in this stage (G or fewer) */
     /* sub-chunk j = G s + p is in chain j % WK: p % WK when WK divides G, else G (s % (WK / G))
      * + p, one of WK / G groups of G chains */
     const int c0 = WK <= G ? 0 : G * (s % (WK / G));
@@ -170,7 +88,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
           if (p < left) mma_sub(st, p, acc[(G * h + p) % WK]);
       }
     __syncthreads(); /* everyone is done with buffer s % NST: refill it */
-    if (tid == 0 && s + NST < nstages) load_w(s + NST), load_x(s + NST);
+    blk.refill(s);
   }
   /* The next kernel's blocks may start now, not earlier: started at the top they held shared
    * memory and warps through this whole loop (2048x7168 M = 128: 30.1 -> 41.8 us under PDL;
@@ -197,28 +115,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
       p[8] = v[2];
       p[rs + 8] = v[3];
     }
-  const int r4n = a.br >> 2;
-  const int nunits = m * r4n;
-  if (!clustered) {
-    __syncthreads();
-    for (int u = tid; u < nunits; u += nthr) {
-      const int tok = u / r4n, r4 = u - tok * r4n;
-      *reinterpret_cast<float4 *>(a.out + (t0 + tok) * a.ldo + n0 + 4 * r4) =
-          *reinterpret_cast<const float4 *>(part + tok * rs + 4 * r4);
-    }
-    return;
-  }
-  cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync(); /* release / acquire: block sums visible to the whole cluster */
-  /* Rank r finishes its share of the outputs: ranks 0..S-1 added in that order. */
-  const int u0 = nunits * rank / a.ksplit, u1 = nunits * (rank + 1) / a.ksplit;
-  for (int u = u0 + tid; u < u1; u += nthr) {
-    const int tok = u / r4n, r4 = u - tok * r4n;
-    *reinterpret_cast<float4 *>(a.out + (t0 + tok) * a.ldo + n0 + 4 * r4) =
-        rank_sum(cluster, part, tok * rs + 4 * r4, a.ksplit);
-  }
-  /* No block leaves while another may still read its shared memory. */
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+  bf16fp32__smallm_tile_finish(part, rs, a.br, blk.m, blk.t0, blk.n0, a.out, a.ldo, a.ksplit);
 }
 
 /* The driver's tensor-map encoder, looked up once through the runtime (no link to libcuda);
@@ -240,10 +137,10 @@ encode_fn tensor_map_encoder() {
   return fn;
 }
 
-/* rows x cols bf16, row stride ld elements, boxes of 32 (G + 1) columns x box_rows; zeros
- * outside. */
-bool encode_map(CUtensorMap *map, const uint16_t *base, int64_t rows, int64_t cols, int64_t ld,
-                int box_rows) {
+}  // namespace
+
+bool bf16fp32__smallm_encode_map(CUtensorMap *map, const uint16_t *base, int64_t rows,
+                                 int64_t cols, int64_t ld, int box_rows) {
   const encode_fn fn = tensor_map_encoder();
   if (!fn) return false;
   const cuuint64_t dim[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
@@ -254,6 +151,29 @@ bool encode_map(CUtensorMap *map, const uint16_t *base, int64_t rows, int64_t co
             box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
+
+bool bf16fp32__smallm_tile_setup(bf16fp32__smallm_tile_args *a, bf16fp32__smallm_config *c,
+                                 int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_t ldx,
+                                 const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
+                                 int token_warp) {
+  a->br = c->wide_rows, a->bt = c->wide_tokens;
+  if (!bf16fp32__smallm_encode_map(&a->tw, w, n, k, ldw, a->br) ||
+      !bf16fp32__smallm_encode_map(&a->tx, x, m, k, ldx, a->bt))
+    return false;
+  a->out = out;
+  a->ldo = ldo;
+  a->m = static_cast<int>(m), a->k = static_cast<int>(k);
+  a->ksplit = c->split.ksplit;
+  a->wt = a->bt / token_warp;
+  a->tbk_log = 0;
+  while ((8 << a->tbk_log) < a->bt) a->tbk_log++;
+  a->stage_bytes = (a->br + a->bt) * PITCH;
+  c->grid_x = a->ksplit * static_cast<int>((m + a->bt - 1) / a->bt);
+  c->grid_y = static_cast<int>(n / a->br);
+  return true;
+}
+
+namespace {
 
 template <int WK>
 cudaError_t launch_t(const WArgs &a, const cudaLaunchConfig_t &cfg) {
@@ -274,20 +194,11 @@ extern "C" int bf16fp32__smallm_wide_launch(const bf16fp32__smallm_config *c, in
                                             const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
                                             void *stream, int use_pdl) {
   WArgs a;
-  a.br = c->wide_rows, a.bt = c->wide_tokens;
-  if (!encode_map(&a.tw, w, n, k, ldw, a.br) || !encode_map(&a.tx, x, m, k, ldx, a.bt))
-    return static_cast<int>(cudaErrorInvalidValue);
-  a.out = out;
-  a.ldo = ldo;
-  a.m = static_cast<int>(m), a.k = static_cast<int>(k);
-  a.ksplit = c->split.ksplit;
-  a.wt = a.bt / BF16FP32__SMALLM_WIDE_WARP_TOKENS(c->split.kwarps);
-  a.stage_bytes = (a.br + a.bt) * PITCH;
-  /* its own block and grid: one cluster of S blocks per (token block, row block) */
   bf16fp32__smallm_config gc = *c;
+  if (!bf16fp32__smallm_tile_setup(&a, &gc, m, n, k, x, ldx, w, ldw, out, ldo,
+                                   BF16FP32__SMALLM_WIDE_WARP_TOKENS(c->split.kwarps)))
+    return static_cast<int>(cudaErrorInvalidValue);
   gc.threads = 32 * (a.br / 32) * a.wt;
-  gc.grid_x = a.ksplit * static_cast<int>((m + a.bt - 1) / a.bt);
-  gc.grid_y = static_cast<int>(n / a.br);
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       &gc, c->wide_smem, static_cast<cudaStream_t>(stream), c->split.ksplit > 1, use_pdl, attr);

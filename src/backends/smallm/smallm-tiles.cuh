@@ -1,0 +1,179 @@
+/* What the two tile kernels (smallm-wide.cu on mma.sync, smallm-wgmma-sm90a.cu on wgmma) share:
+ * the ring of tensor-map bulk copies that brings weight and x tiles into shared memory, and the
+ * end of a block, where its block sums (in shared memory) are stored or added over the cluster.
+ * One definition, so that both kernels lay out, wait for and add their tiles alike. */
+#ifndef BF16FP32_SMALLM_TILES_CUH
+#define BF16FP32_SMALLM_TILES_CUH
+
+#include <cooperative_groups.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "smallm-fragments.cuh"
+
+/* A ring buffer holds SUBS consecutive 32-wide sub-chunks of the block's weight rows and tokens,
+ * each row padded by one more sub-chunk (the box is (SUBS + 1) * 32 wide and the pad is never
+ * used): a row pitch of 64 (SUBS + 1) = 320 bytes, 64 mod 128, keeps the 16-byte fragment reads
+ * of rows g and g + 1 in different banks. */
+#define BF16FP32__SMALLM_TILE_PITCH (64 * (BF16FP32__SMALLM_WIDE_SUBS + 1))
+
+/* rows x cols bf16, row stride ld elements, as a tensor map of boxes of 32 (SUBS + 1) columns x
+ * box_rows rows, zeros outside (smallm-wide.cu). false when the driver's encoder is missing or
+ * refuses. */
+bool bf16fp32__smallm_encode_map(CUtensorMap *map, const uint16_t *base, int64_t rows,
+                                 int64_t cols, int64_t ld, int box_rows);
+
+/* One box of a 2-D tensor map into shared memory, counted on mbarrier bar. */
+static __device__ __forceinline__ void bf16fp32__tma_box(uint32_t dst, const CUtensorMap *map,
+                                                         int c0, int c1, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+static __device__ __forceinline__ void bf16fp32__bar_wait(uint32_t bar, uint32_t phase) {
+  asm volatile(
+      "{\n\t.reg .pred p;\n\tWAIT_%=:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
+      "@!p bra WAIT_%=;\n\t}" ::"r"(bar), "r"(phase)
+      : "memory");
+}
+static __device__ __forceinline__ uint4 bf16fp32__lds16(const unsigned char *p) {
+  return *reinterpret_cast<const uint4 *>(p);
+}
+
+/* The launch arguments of both tile kernels. */
+struct bf16fp32__smallm_tile_args {
+  CUtensorMap tw; /* w as K x N bf16, boxes of 32 (SUBS + 1) x br */
+  CUtensorMap tx; /* x as K x M bf16, boxes of 32 (SUBS + 1) x bt */
+  float *out;
+  long long ldo;
+  int m, k;
+  int ksplit;      /* S of the split (WK is the kernels' template parameter) */
+  int br, bt;      /* block rows and tokens */
+  int wt;          /* warps (wide) or warpgroups (wgmma) along tokens */
+  int tbk_log;     /* log2(bt / 8) */
+  int stage_bytes; /* one ring buffer: (br + bt) * PITCH */
+};
+
+/* Fills a with the tensor maps and sizes of one launch with block rows br, tokens bt and
+ * token_warp tokens per warp (or warpgroup), and the grid of c: one cluster of S blocks per
+ * (token block, row block). false when a tensor map cannot be made. */
+bool bf16fp32__smallm_tile_setup(bf16fp32__smallm_tile_args *a, bf16fp32__smallm_config *c,
+                                 int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_t ldx,
+                                 const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
+                                 int token_warp);
+
+/* One tile block's place (rank's K slice, row and token block) and its ring of NST buffers:
+ * NST mbarriers in the first 128 bytes of shared memory, then the buffers, each the weight box
+ * (br rows) and the x box (bt tokens) of one stage of SUBS sub-chunks. Thread 0 issues every
+ * copy. */
+template <int NST>
+struct bf16fp32__smallm_tile_block {
+  static constexpr int G = BF16FP32__SMALLM_WIDE_SUBS;
+  const bf16fp32__smallm_tile_args *a;
+  unsigned char *smem;
+  uint32_t bars, ring;
+  long long n0, t0;
+  int m;       /* tokens of this block */
+  int kb;      /* the slice's first k */
+  int nsubs;   /* 32-wide sub-chunks of the slice */
+  int nstages; /* ring stages: ceil(nsubs / G) */
+
+  __device__ __forceinline__ bf16fp32__smallm_tile_block(const bf16fp32__smallm_tile_args *args,
+                                                         unsigned char *shared)
+      : a(args), smem(shared) {
+    const int rank =
+        a->ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
+    const int tb = static_cast<int>(blockIdx.x) / a->ksplit;
+    n0 = static_cast<long long>(blockIdx.y) * a->br;
+    t0 = static_cast<long long>(tb) * a->bt;
+    m = static_cast<int>(min(static_cast<long long>(a->bt), a->m - t0));
+    int64_t k0, k1;
+    bf16fp32__smallm_slice(a->k, a->ksplit, rank, &k0, &k1);
+    kb = static_cast<int>(k0);
+    nsubs = static_cast<int>((k1 - k0 + 31) >> 5);
+    nstages = (nsubs + G - 1) / G;
+    bars = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+    ring = bars + 128;
+  }
+  /* Stage q: sub-chunks G q .. G q + G - 1 of the slice (the box may run past the slice: those
+   * columns are never used; past K they are zeros). The weight box also sets the bytes the
+   * stage's barrier expects. */
+  __device__ __forceinline__ void load_w(int q) const {
+    const uint32_t bar = bars + 8 * (q % NST);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+                 "r"(a->stage_bytes)
+                 : "memory");
+    bf16fp32__tma_box(ring + (q % NST) * a->stage_bytes, &a->tw, kb + 32 * G * q,
+                      static_cast<int>(n0), bar);
+  }
+  __device__ __forceinline__ void load_x(int q) const {
+    bf16fp32__tma_box(ring + (q % NST) * a->stage_bytes + a->br * BF16FP32__SMALLM_TILE_PITCH,
+                      &a->tx, kb + 32 * G * q, static_cast<int>(t0), bars + 8 * (q % NST));
+  }
+  /* Barriers set up, the first NST stages on their way. The weights do not depend on the
+   * previous kernel: under programmatic dependent launch the first stage's weights are fetched
+   * while it finishes, x only after it is done. The other stages follow in stage order (w, x),
+   * so that stage 0 is complete first: issuing the second weight box before x of stage 0 cost up
+   * to 9 % without PDL (docs/smallm-notes.md, session 4). */
+  __device__ __forceinline__ void start() const {
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < NST; s++)
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * s));
+      asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && nstages > 0) load_w(0);
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    if (threadIdx.x == 0 && nstages > 0) {
+      load_x(0);
+      for (int s = 1; s < NST && s < nstages; s++) load_w(s), load_x(s);
+    }
+  }
+  /* Stage s's buffer once its copies have landed. */
+  __device__ __forceinline__ const unsigned char *wait(int s) const {
+    bf16fp32__bar_wait(bars + 8 * (s % NST), (s / NST) & 1);
+    return smem + 128 + (s % NST) * a->stage_bytes;
+  }
+  /* After every thread is done with stage s (a __syncthreads): its buffer takes stage s + NST. */
+  __device__ __forceinline__ void refill(int s) const {
+    if (threadIdx.x == 0 && s + NST < nstages) load_w(s + NST), load_x(s + NST);
+  }
+};
+
+/* The end of a tile block: part[token][row] (row pitch rs floats) holds the block sums of its
+ * br rows x m tokens (written by this block's threads, not yet synchronised). Without a cluster
+ * they are stored; in a cluster of ksplit ranks each rank finishes its share of the outputs,
+ * adding ranks 0..S-1 in that order. */
+static __device__ __forceinline__ void bf16fp32__smallm_tile_finish(
+    float *part, int rs, int br, int m, long long t0, long long n0, float *out, long long ldo,
+    int ksplit) {
+  const int tid = threadIdx.x, nthr = blockDim.x;
+  const int r4n = br >> 2;
+  const int nunits = m * r4n;
+  if (ksplit <= 1) {
+    __syncthreads();
+    for (int u = tid; u < nunits; u += nthr) {
+      const int tok = u / r4n, r4 = u - tok * r4n;
+      *reinterpret_cast<float4 *>(out + (t0 + tok) * ldo + n0 + 4 * r4) =
+          *reinterpret_cast<const float4 *>(part + tok * rs + 4 * r4);
+    }
+    return;
+  }
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  cluster.sync(); /* release / acquire: block sums visible to the whole cluster */
+  const int u0 = nunits * rank / ksplit, u1 = nunits * (rank + 1) / ksplit;
+  for (int u = u0 + tid; u < u1; u += nthr) {
+    const int tok = u / r4n, r4 = u - tok * r4n;
+    *reinterpret_cast<float4 *>(out + (t0 + tok) * ldo + n0 + 4 * r4) =
+        rank_sum(cluster, part, tok * rs + 4 * r4, ksplit);
+  }
+  /* No block leaves while another may still read its shared memory. */
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+}
+
+#endif

@@ -1,0 +1,202 @@
+/* smallm wgmma kernel (sm_90a, M > 64): the wide kernel's tiles (smallm-wide.cu: the same ring of
+ * bulk copies, chains and reduction) multiplied by warpgroup MMAs instead of mma.sync. On the
+ * H200 the two instructions add alike, bit for bit, given the same operands in the same order
+ * (bench/wgmma-bits.cu: 2.2 million outputs over five value distributions), so this kernel
+ * keeps every output's sum and with it the backend's batch invariance.
+ *
+ * The weights are the A operand, from registers: each warp reads its 16 rows' fragments from
+ * the ring exactly as the other kernels do (lane t: 16 bytes at k = 8t of rows g and g + 8,
+ * words 0-1 for one k16 step, words 2-3 for the next). The tokens are the B operand, from
+ * shared memory through a descriptor, and must follow the same k permutation: within a 64-byte
+ * sub-chunk, 32-bit word 4q + r of a token goes to step r / 2, k-half r % 2, position q. So
+ * each stage's x tile is rewritten from the ring into core matrices (8 tokens x 16 bytes) with
+ * that 4 x 4 word transpose before the warpgroups read it. */
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "smallm-launch-config.cuh"
+#include "smallm-launch.h"
+#include "smallm-tiles.cuh"
+
+namespace {
+
+constexpr int NST = BF16FP32__SMALLM_WG_STAGES;
+constexpr int G = BF16FP32__SMALLM_WIDE_SUBS;
+constexpr int PITCH = BF16FP32__SMALLM_TILE_PITCH;
+
+using GArgs = bf16fp32__smallm_tile_args;
+
+/* Shared-memory matrix descriptor without swizzle: start, the byte distance between the two
+ * k-halves of a step (leading) and between 8-token blocks (stride, 128: they are adjacent). */
+__device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lead) {
+  return static_cast<uint64_t>((addr >> 4) & 0x3fff) |
+         (static_cast<uint64_t>((lead >> 4) & 0x3fff) << 16) | (static_cast<uint64_t>(128 >> 4) << 32);
+}
+
+/* d += a . b for 64 rows x TW tokens x k16: A (rows) from registers, B from shared memory. */
+template <int TW>
+struct WgMma;
+template <>
+struct WgMma<32> {
+  static __device__ __forceinline__ void run(float (&d)[16], uint32_t a0, uint32_t a1, uint32_t a2,
+                                             uint32_t a3, uint64_t b) {
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20, 1, 1, 1, 0;"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b));
+  }
+};
+template <>
+struct WgMma<64> {
+  static __device__ __forceinline__ void run(float (&d)[32], uint32_t a0, uint32_t a1, uint32_t a2,
+                                             uint32_t a3, uint64_t b) {
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+        "{%32,%33,%34,%35}, %36, 1, 1, 1, 0;"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+          "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+          "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b));
+  }
+};
+
+/* The accumulators are written by the tensor cores behind the compiler's back until the wait:
+ * this keeps it from moving them across the fences. */
+template <int N>
+__device__ __forceinline__ void hold(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* Block (rank, token block, row block), as in the wide kernel: sub-chunk j of the slice goes to
+ * chain j % WK (zero start, increasing j, two k16 steps each), the block sum adds chains
+ * 0..WK-1 in that order and the ranks are added 0..S-1. Warpgroup (wr, wc) owns rows
+ * 64 wr .. + 63 and tokens TW wc .. + TW - 1; its warp w owns rows 16 w .. + 15 of those. */
+template <int WK, int TW>
+__global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_constant__ GArgs a) {
+  constexpr int NA = TW / 2; /* accumulators of one chain per thread */
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int tid = threadIdx.x, nthr = blockDim.x;
+  const int lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int wgi = warp >> 2, w4 = warp & 3;
+  const int wr = wgi / a.wt, wc = wgi - wr * a.wt;
+  const bf16fp32__smallm_tile_block<NST> blk(&a, smem);
+  unsigned char *xcm = smem + 128 + NST * a.stage_bytes; /* x of one stage as core matrices */
+  const uint32_t xcm_s = blk.ring + NST * a.stage_bytes;
+  blk.start();
+
+  float acc[WK][NA];
+#pragma unroll
+  for (int c = 0; c < WK; c++)
+#pragma unroll
+    for (int e = 0; e < NA; e++) acc[c][e] = 0.0f;
+
+  const int arow = (64 * wr + 16 * w4 + g) * PITCH + 16 * t; /* rows g and g + 8 */
+  const int tbk = 1 << a.tbk_log;
+  const uint32_t lead = static_cast<uint32_t>(tbk) * 128; /* k-half to k-half: all token blocks */
+  const uint32_t bcol = xcm_s + (wc * TW / 8) * 128;      /* this warpgroup's first token block */
+  const int pieces = a.bt * G * 4;                         /* 16-byte pieces of x per stage */
+  for (int s = 0; s < blk.nstages; s++) {
+    const unsigned char *st = blk.wait(s);
+    /* x tile -> core matrices: piece (sub-chunk p, token 8 tb + r8, lane quarter q) holds words
+     * 4q .. 4q + 3; word 4q + r goes to matrix (p, r) at token row r8, position q. */
+    const unsigned char *xs = st + a.br * PITCH;
+    for (int i = tid; i < pieces; i += nthr) {
+      const int q = i & 3, r8 = (i >> 2) & 7, rest = i >> 5;
+      const int tbi = rest & (tbk - 1), p = rest >> a.tbk_log;
+      const uint4 v = bf16fp32__lds16(xs + (8 * tbi + r8) * PITCH + 64 * p + 16 * q);
+      unsigned char *d = xcm + 4 * p * lead + tbi * 128 + r8 * 16 + q * 4;
+      *reinterpret_cast<uint32_t *>(d) = v.x;
+      *reinterpret_cast<uint32_t *>(d + lead) = v.y;
+      *reinterpret_cast<uint32_t *>(d + 2 * lead) = v.z;
+      *reinterpret_cast<uint32_t *>(d + 3 * lead) = v.w;
+    }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); /* visible to the tensor cores */
+    __syncthreads();
+    const int left = blk.nsubs - G * s; /* sub-chunks of the slice in this stage (G or fewer) */
+    uint4 av[G][2];
+#pragma unroll
+    for (int p = 0; p < G; p++)
+      if (p < left) {
+        av[p][0] = bf16fp32__lds16(st + arow + 64 * p);
+        av[p][1] = bf16fp32__lds16(st + arow + 8 * PITCH + 64 * p);
+      }
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    /* sub-chunk j = G s + p is in chain j % WK (as in the wide kernel) */
+    const int c0 = WK <= G ? 0 : G * (s % (WK / G));
+#pragma unroll
+    for (int h = 0; h < (WK <= G ? 1 : WK / G); h++)
+      if (c0 == G * h) {
+#pragma unroll
+        for (int p = 0; p < G; p++)
+          if (p < left) {
+            float(&d)[NA] = acc[(G * h + p) % WK];
+            const uint32_t b = bcol + 4 * p * lead; /* matrix (p, r = 0) */
+            WgMma<TW>::run(d, av[p][0].x, av[p][1].x, av[p][0].y, av[p][1].y, smem_desc(b, lead));
+            WgMma<TW>::run(d, av[p][0].z, av[p][1].z, av[p][0].w, av[p][1].w,
+                           smem_desc(b + 2 * lead, lead));
+          }
+      }
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#pragma unroll
+    for (int c = 0; c < WK; c++) hold(acc[c]);
+    __syncthreads(); /* buffer s % NST and the core matrices are free */
+    blk.refill(s);
+  }
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+
+  /* Block sums ((chain 0 + chain 1) + chain 2) + ..., part[token][row] over the ring. Element
+   * e of a chain: 8-token block e / 4, row g (+ 8 when e & 2), token 2t (+ 1 when e & 1). */
+  float *part = reinterpret_cast<float *>(smem + 128);
+  const int rs = a.br + 4;
+#pragma unroll
+  for (int e = 0; e < NA; e++) {
+    float v = acc[0][e];
+#pragma unroll
+    for (int c = 1; c < WK; c++) v += acc[c][e];
+    const int row = 64 * wr + 16 * w4 + g + 8 * ((e >> 1) & 1);
+    const int tok = TW * wc + 8 * (e >> 2) + 2 * t + (e & 1);
+    part[tok * rs + row] = v;
+  }
+  bf16fp32__smallm_tile_finish(part, rs, a.br, blk.m, blk.t0, blk.n0, a.out, a.ldo, a.ksplit);
+}
+
+template <int WK, int TW>
+cudaError_t launch_t(const GArgs &a, const cudaLaunchConfig_t &cfg) {
+  return cudaLaunchKernelEx(&cfg, smallm_wgmma_kernel<WK, TW>, a);
+}
+
+}  // namespace
+
+extern "C" int bf16fp32__smallm_wgmma_load(size_t smem_limit) {
+  return static_cast<int>(bf16fp32__smallm_allow_smem(smem_limit, smallm_wgmma_kernel<4, 32>,
+                                                       smallm_wgmma_kernel<4, 64>,
+                                                       smallm_wgmma_kernel<8, 32>));
+}
+
+extern "C" int bf16fp32__smallm_wgmma_launch(const bf16fp32__smallm_config *c, int64_t m,
+                                             int64_t n, int64_t k, const uint16_t *x, int64_t ldx,
+                                             const uint16_t *w, int64_t ldw, float *out,
+                                             int64_t ldo, void *stream, int use_pdl) {
+  GArgs a;
+  bf16fp32__smallm_config gc = *c;
+  if (!bf16fp32__smallm_tile_setup(&a, &gc, m, n, k, x, ldx, w, ldw, out, ldo, c->wg_tokens))
+    return static_cast<int>(cudaErrorInvalidValue);
+  gc.threads = 128 * (a.br / 64) * a.wt; /* a warpgroup per 64 x TW tile */
+  cudaLaunchAttribute attr[2];
+  const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
+      &gc, c->wide_smem, static_cast<cudaStream_t>(stream), c->split.ksplit > 1, use_pdl, attr);
+  if (c->split.kwarps == 8) return static_cast<int>(launch_t<8, 32>(a, cfg));
+  if (c->wg_tokens == 64) return static_cast<int>(launch_t<4, 64>(a, cfg));
+  return static_cast<int>(launch_t<4, 32>(a, cfg));
+}
