@@ -4,7 +4,7 @@
 // fragment pattern and contiguous, bulk copies); --frag-reads: the fragment-pattern part only;
 // --wide: the wide and wgmma kernels' block shapes at M = 64, 128, 256 (with --no-table: only those);
 // --ncu-wide: single wide- and wgmma-kernel calls for a profiler.
-// --ms 1,2,4,8,16: the timing table at these M only.
+// --ms 1,2,4,8,16: the timing table (and --wide) at these M only.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
@@ -465,7 +465,7 @@ static void timing_wide() {
   const int blocks[][2] = {{32, 32}, {32, 64}, {64, 32}, {64, 64}, {32, 128}, {64, 128}};
   printf("\nwide kernel (us per call, no PDL): N K M | tiled cublas | rows x tokens:us ...\n");
   for (auto &sh : g_shapes)
-    for (int m : {64, 128, 256}) {
+    for (int m : g_mlist.empty() ? std::vector<int>{64, 128, 256} : g_mlist) {
       Rot r(m, sh[0], sh[1]);
       const int64_t n = r.n, k = r.k;
       bf16fp32__smallm_split sp;
