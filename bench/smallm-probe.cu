@@ -658,15 +658,18 @@ static double time_read_t(const Rot &r, int rows, int ksplit, int threads) {
 }
 
 // Loads only, in the decode kernel's fragment pattern: warp (wk, wn) of WK = 128 / R groups,
-// lane (g, t) reads 16 bytes at k = 32 (wk + q WK) + 8 t of rows g and g + 8 of its 16-row tile
-// (8 sub-chunks in flight). halves = 2: 16 warps, each reading one of the two rows.
+// lane (g, t) reads 16 bytes at k = 32 (j0 + q) + 8 t of rows g and g + 8 of its 16-row tile,
+// [j0, j0 + nq) its group's range (8 sub-chunks in flight). halves = 2: 16 warps, each reading one of the two rows.
 __global__ void read_frag(const uint16_t *w, int64_t ldw, int k, int rows, int ksplit, int halves, unsigned *sink) {
   const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) % 8, half = threadIdx.x / 256;
   const int g = lane >> 2, t = lane & 3, wk_n = 128 / rows, wk = warp % wk_n, wn = warp / wk_n;
   int64_t kb, ke;
   bf16fp32__smallm_slice(k, ksplit, blockIdx.x, &kb, &ke);
-  const int nsubs = (int)((ke - kb + 31) >> 5), nq = (nsubs - wk + wk_n - 1) / wk_n;
-  const uint16_t *r0 = w + ((int64_t)blockIdx.y * rows + 16 * wn + g + 8 * half) * ldw + kb + 32 * wk + 8 * t;
+  const int nsubs = (int)((ke - kb + 31) >> 5);
+  int j0, j1;
+  bf16fp32__smallm_chain(nsubs, wk, wk_n, &j0, &j1);
+  const int nq = j1 - j0;
+  const uint16_t *r0 = w + ((int64_t)blockIdx.y * rows + 16 * wn + g + 8 * half) * ldw + kb + 32 * j0 + 8 * t;
   const int64_t r8 = 8 * ldw;
   unsigned acc = 0;
   for (int q0 = 0; q0 < nq; q0 += 8) {
@@ -676,8 +679,8 @@ __global__ void read_frag(const uint16_t *w, int64_t ldw, int k, int rows, int k
 #pragma unroll
       for (int h = 0; h < 2; h++) {
         v[i][h] = make_uint4(0, 0, 0, 0);
-        const int64_t kk = (int64_t)(q0 + i) * 32 * wk_n;
-        if (q0 + i < nq && (h == 0 || halves == 1) && kb + kk + 32 * wk + 8 * t < ke)
+        const int64_t kk = (int64_t)(q0 + i) * 32;
+        if (q0 + i < nq && (h == 0 || halves == 1) && kb + kk + 32 * j0 + 8 * t < ke)
           asm volatile("ld.global.nc.L1::no_allocate.L2::128B.v4.u32 {%0,%1,%2,%3}, [%4];"
                        : "=r"(v[i][h].x), "=r"(v[i][h].y), "=r"(v[i][h].z), "=r"(v[i][h].w)
                        : "l"(r0 + h * r8 + kk));

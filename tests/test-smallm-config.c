@@ -192,6 +192,23 @@ static void test_wgmma_blocks(void) {
   CHECK(bf16fp32__smallm_use_wgmma(&c, 256, 64, 64, 64, H200_SMEM) != 0);
 }
 
+/* Each slice's sub-chunks go to the warp groups in contiguous ranges, in order, all of them
+ * once: group ranges of ceil(n / WK), the last ones shorter or empty. */
+static void test_chains(void) {
+  for (int n = 0; n <= 40; n++)
+    for (int wk = 1; wk <= 8; wk *= 2) {
+      int prev = 0;
+      for (int c = 0; c < wk; c++) {
+        int j0, j1;
+        bf16fp32__smallm_chain(n, c, wk, &j0, &j1);
+        CHECK(j0 == prev && j1 >= j0 && j1 - j0 <= (n + wk - 1) / wk);
+        if (j1 < n) CHECK(j1 - j0 == (n + wk - 1) / wk);
+        prev = j1;
+      }
+      CHECK(prev == n);
+    }
+}
+
 static void test_slices_and_rows(void) {
   static const int64_t ks[] = {8, 24, 32, 40, 4096, 4104, 7168, 7176};
   for (int i = 0; i < 8; i++)
@@ -224,6 +241,7 @@ int main(void) {
   test_every_m();
   test_wide_blocks();
   test_wgmma_blocks();
+  test_chains();
   test_slices_and_rows();
   return testing_summary("test-smallm-config");
 }

@@ -56,9 +56,9 @@ extern "C" {
 typedef struct bf16fp32__smallm_split {
   int rows;   /* R: rows of w (output columns) per block: 16, 32, 64 or 128, dividing N */
   int ksplit; /* S: blocks of one cluster, each summing one K slice (1..8) */
-  int kwarps; /* WK = 128 / R: warp groups of a block; group g sums the slice's 32-wide
-                 sub-chunks j with j % WK == g, in increasing j (the 8 / WK warps of a group
-                 own 16 rows each) */
+  int kwarps; /* WK = 128 / R: warp groups of a block; group g sums its own contiguous range
+                 of the slice's 32-wide sub-chunks (bf16fp32__smallm_chain), in increasing
+                 order (the 8 / WK warps of a group own 16 rows each) */
   int decode_mask; /* which token tilings run the decode kernel: bit b for mt = 2^b (b = 0..3,
                       M <= 64); the other M run the tiled kernel. Both sum alike, so this is
                       speed only, never bits. */
@@ -142,6 +142,18 @@ static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_slice(int64_t k, int ksp
   int64_t a = subs * rank / ksplit * 32, b = subs * (rank + 1) / ksplit * 32;
   *k0 = a;
   *k1 = b < k ? b : k;
+}
+
+/* Sub-chunks [*j0, *j1) of a slice of nsubs that warp group wk of kwarps sums: contiguous
+ * ranges of ceil(nsubs / kwarps), the last ones shorter or empty. One range per group (not
+ * every kwarps-th sub-chunk) keeps each group's weight reads in order along its rows, and lets
+ * a kernel that visits the slice in k order finish one group's sum before the next begins. */
+static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_chain(int nsubs, int wk, int kwarps,
+                                                               int *j0, int *j1) {
+  const int per = (nsubs + kwarps - 1) / kwarps;
+  const int a = wk * per, b = a + per;
+  *j0 = a < nsubs ? a : nsubs;
+  *j1 = b < nsubs ? b : nsubs;
 }
 
 /* Byte offset of staged token row r in an x buffer of xk elements per row. Rows go in pairs

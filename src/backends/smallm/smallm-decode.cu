@@ -54,8 +54,9 @@ struct Depth {
 };
 
 /* Block (rank, blockIdx.y): rows n0 .. n0 + rows - 1 over the K slice of its cluster rank.
- * Warp (wk, wn) owns rows 16 wn .. 16 wn + 15 and sums the slice's sub-chunks j with
- * j % kwarps == wk in increasing j, two MMAs per sub-chunk exactly as smallm-kernel.cu does.
+ * Warp (wk, wn) owns rows 16 wn .. 16 wn + 15 and sums its group's range of the slice's
+ * sub-chunks (bf16fp32__smallm_chain) in increasing order, two MMAs per sub-chunk exactly as
+ * smallm-kernel.cu does.
  * Then the block adds its warp groups' partial sums (0..WK-1 in order) and pushes each block sum
  * into the shared memory of the rank that finishes those rows; that rank adds ranks 0..S-1 in
  * order, as smallm-kernel.cu does. */
@@ -93,28 +94,35 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
   int64_t kb, ke;
   bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
   const int nsubs = static_cast<int>((ke - kb + 31) >> 5);
-  const int nq = (nsubs - wk + a.kwarps - 1) / a.kwarps; /* this warp's sub-chunks */
+  int j0, j1;
+  bf16fp32__smallm_chain(nsubs, wk, a.kwarps, &j0, &j1);
+  const int nq = j1 - j0; /* this warp's sub-chunks */
 
   /* Under PDL this block may start while the previous kernel finishes, but ptxas places the
    * wait above the weight loads below: ask L2 for what the ring's first fill loads (one bulk
-   * prefetch per row), so the wait overlaps that fetch. Measured on the H200 (session 4 of
+   * prefetch per row and warp group), so the wait overlaps that fetch. Measured on the H200 (session 4 of
    * docs/smallm-notes.md): 0.2-0.3 us less at MT = 1 with the shallow ring, whose blocks fit
    * beside the previous kernel's; slower with the deep ring (one block per SM: it starts only
    * when an SM is free, and the prefetch is then a second request for the same lines), at
    * MT = 2 and without PDL. Lane 0 of each warp issues a few rows: the instruction takes a
    * uniform address, so more lanes would only take turns. */
   if (MT == 1 && !DEEP && a.pdl && lane == 0) {
-    const int fill = static_cast<int>(min(ke - kb, static_cast<int64_t>(32 * DW * a.kwarps)));
-    for (int r = warp; r < a.rows; r += BF16FP32__SMALLM_WARPS)
-      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.w + (n0 + r) * a.ldw + kb),
-                   "r"(2 * fill)
-                   : "memory");
+    for (int c = 0; c < a.kwarps; c++) {
+      int c0, c1;
+      bf16fp32__smallm_chain(nsubs, c, a.kwarps, &c0, &c1);
+      const int64_t k0 = 32 * c0, k1 = min(ke - kb, static_cast<int64_t>(32 * min(c1, c0 + DW)));
+      if (k1 <= k0) continue;
+      for (int r = warp; r < a.rows; r += BF16FP32__SMALLM_WARPS)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.w + (n0 + r) * a.ldw + kb + k0),
+                     "r"(static_cast<int>(2 * (k1 - k0)))
+                     : "memory");
+    }
   }
 
   const uint16_t *wrow = a.w + (n0 + 16 * wn + g) * a.ldw + kb; /* + lane k offset */
   const long long w8 = 8 * a.ldw;
-  const int kstep = 32 * a.kwarps;
-  const int kfirst = 32 * wk + 8 * t; /* this lane's k offset in sub-chunk q = 0 */
+  const int kstep = 32;
+  const int kfirst = 32 * j0 + 8 * t; /* this lane's k offset in sub-chunk q = 0 */
   const int klim = static_cast<int>(ke - kb);  /* slice length */
   uint4 rw[DW][2];
 #pragma unroll

@@ -40,8 +40,8 @@ __device__ __forceinline__ void cp_wait() {
 }
 
 /* One block: `rows` rows of w (n0..) times all m tokens over the K slice of its cluster rank.
- * Warp (wk, wn) owns rows 16 wn .. 16 wn + 15 and all tokens (MT 8-token tiles), and sums the
- * slice's 32-wide sub-chunks j with j % kwarps == wk, in increasing j.
+ * Warp (wk, wn) owns rows 16 wn .. 16 wn + 15 and all tokens (MT 8-token tiles), and sums its
+ * group's range of the slice's 32-wide sub-chunks (bf16fp32__smallm_chain), in increasing order.
  *
  * Fragments without ldmatrix: within a sub-chunk, lane (g = lane/4, t = lane%4) loads the 16
  * contiguous bytes k = 8t..8t+7 of weight rows g and g+8 and of token g. The MMA's k order is a
@@ -63,8 +63,10 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
   int64_t kb, ke;
   bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
   const int nsubs = static_cast<int>((ke - kb + 31) >> 5);   /* sub-chunks of this slice */
-  const int nq = (nsubs - wk + a.kwarps - 1) / a.kwarps;        /* ... of this warp */
-  const int nqb = (nsubs + a.kwarps - 1) / a.kwarps;            /* ... of the block's first warp */
+  int j0, j1;
+  bf16fp32__smallm_chain(nsubs, wk, a.kwarps, &j0, &j1);
+  const int nq = j1 - j0;                                       /* ... of this warp */
+  const int nqb = (nsubs + a.kwarps - 1) / a.kwarps;            /* ... of the longest range */
   const int sb = a.sb;
   const int nb = (nqb + sb - 1) / sb;                           /* batches (block-uniform) */
   const uint32_t xs = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
@@ -76,23 +78,25 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
 #pragma unroll
     for (int i = 0; i < SB; i++) {
       const int q = b * sb + i;
-      const long long kk = static_cast<long long>(q * a.kwarps + wk) * 32;
+      const long long kk = static_cast<long long>(j0 + q) * 32;
       const bool ok = i < sb && q < nq && kb + kk + 8 * t < ke;
       r[i][0] = ldg_w(wrow + kk, ok);
       r[i][1] = ldg_w(wrow + w8 + kk, ok);
     }
   };
-  /* x batch b (block sub-chunks [b sb WK, (b+1) sb WK)) into buffer buf, zeros past m and k.
-   * Each thread keeps one 16-byte column of the batch and steps over token rows, so the loop
-   * does no division. */
+  /* x batch b into buffer buf, zeros past m and k: segment c of the batch holds sub-chunks
+   * [b sb, (b+1) sb) of group c's range. Each thread keeps one 16-byte column of the batch and
+   * steps over token rows, so the loop does no division. */
   const int ups = 4 * sb * a.kwarps; /* 16-byte units per token row of a full batch (<= 128) */
   const int xtok0 = tid / ups, xu = tid - xtok0 * ups;
   const int xstep = BF16FP32__SMALLM_THREADS / ups;
+  const int xseg = xu / (4 * sb), xin = xu - xseg * 4 * sb; /* the column's group and place */
+  int xj0, xj1;
+  bf16fp32__smallm_chain(nsubs, xseg, a.kwarps, &xj0, &xj1);
   auto load_x = [&](int b, int buf) {
-    const int s0 = b * sb * a.kwarps;
-    const int ns = min(sb * a.kwarps, nsubs - s0);
-    if (xu >= 4 * ns || xtok0 >= xstep) return; /* (threads past xstep whole rows idle) */
-    const long long kk = kb + 32LL * s0 + 8 * xu;
+    const int sub = xj0 + b * sb + (xin >> 2);
+    if (sub >= xj1 || xtok0 >= xstep) return; /* (threads past xstep whole rows idle) */
+    const long long kk = kb + 32LL * sub + 8 * (xin & 3);
     const uint32_t dst = xs + buf * a.xbuf_bytes + 16 * xu;
     const uint16_t *src = a.x + xtok0 * a.ldx + kk;
     const long long src_step = xstep * a.ldx;
@@ -113,7 +117,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
 #pragma unroll
     for (int i = 0; i < SB; i++) {
       if (i < sb && b * sb + i < nq) {
-        const unsigned char *xl = xb + 64 * (i * a.kwarps + wk); /* sub-chunk within the batch */
+        const unsigned char *xl = xb + 64 * (wk * sb + i); /* sub-chunk within the batch */
         const uint32_t a0[4] = {r[i][0].x, r[i][1].x, r[i][0].y, r[i][1].y};
         const uint32_t a1[4] = {r[i][0].z, r[i][1].z, r[i][0].w, r[i][1].w};
         constexpr int G = MT < 8 ? MT : 8; /* B fragments loaded 8 tiles at a time */

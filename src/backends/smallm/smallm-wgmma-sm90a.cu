@@ -76,9 +76,10 @@ __device__ __forceinline__ void hold(float (&d)[N]) {
   for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/* Block (rank, token block, row block), as in the wide kernel: sub-chunk j of the slice goes to
- * chain j % WK (zero start, increasing j, two k16 steps each), the block sum adds chains
- * 0..WK-1 in that order and the ranks are added 0..S-1. Warpgroup (wr, wc) owns rows
+/* Block (rank, token block, row block), as in the wide kernel: each sub-chunk of the slice goes
+ * to the chain whose range holds it (bf16fp32__smallm_chain; zero start, increasing order, two
+ * k16 steps each), the block sum adds chains 0..WK-1 in that order as they close (two sets of
+ * accumulators) and the ranks are added 0..S-1. Warpgroup (wr, wc) owns rows
  * 64 wr .. + 63 and tokens TW wc .. + TW - 1; its warp w owns rows 16 w .. + 15 of those. */
 template <int WK, int TW>
 __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_constant__ GArgs a) {
@@ -94,17 +95,29 @@ __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_const
   const uint32_t xcm_s = blk.ring + NST * a.stage_bytes;
   blk.start();
 
-  float acc[WK][NA];
+  /* cur: the chain in progress (the tensor cores' accumulators); sum: the block sum of the
+   * chains closed before it. cur is read only after the MMAs writing it have completed. */
+  float cur[NA], sum[NA];
 #pragma unroll
-  for (int c = 0; c < WK; c++)
+  for (int e = 0; e < NA; e++) cur[e] = sum[e] = 0.0f;
+  int closed = 0;
+  auto close_chain = [&]() {
 #pragma unroll
-    for (int e = 0; e < NA; e++) acc[c][e] = 0.0f;
+    for (int e = 0; e < NA; e++) {
+      sum[e] = closed == 0 ? cur[e] : sum[e] + cur[e];
+      cur[e] = 0.0f;
+    }
+    closed++;
+  };
 
   const int arow = (64 * wr + 16 * w4 + g) * PITCH + 16 * t; /* rows g and g + 8 */
   const int tbk = 1 << a.tbk_log;
   const uint32_t lead = static_cast<uint32_t>(tbk) * 128; /* k-half to k-half: all token blocks */
   const uint32_t bcol = xcm_s + (wc * TW / 8) * 128;      /* this warpgroup's first token block */
   const int pieces = a.bt * G * 4;                         /* 16-byte pieces of x per stage */
+  /* the chain of the next sub-chunk, and where its range ends (bf16fp32__smallm_chain) */
+  const int per = (blk.nsubs + WK - 1) / WK;
+  int chain_end = per;
   for (int s = 0; s < blk.nstages; s++) {
     const unsigned char *st = blk.wait(s);
     /* x tile -> core matrices: piece (sub-chunk p, token 8 tb + r8, lane quarter q) holds words
@@ -131,39 +144,38 @@ __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_const
         av[p][1] = bf16fp32__lds16(st + arow + 8 * PITCH + 64 * p);
       }
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-    /* sub-chunk j = G s + p is in chain j % WK (as in the wide kernel) */
-    const int c0 = WK <= G ? 0 : G * (s % (WK / G));
 #pragma unroll
-    for (int h = 0; h < (WK <= G ? 1 : WK / G); h++)
-      if (c0 == G * h) {
-#pragma unroll
-        for (int p = 0; p < G; p++)
-          if (p < left) {
-            float(&d)[NA] = acc[(G * h + p) % WK];
-            const uint32_t b = bcol + 4 * p * lead; /* matrix (p, r = 0) */
-            WgMma<TW>::run(d, av[p][0].x, av[p][1].x, av[p][0].y, av[p][1].y, smem_desc(b, lead));
-            WgMma<TW>::run(d, av[p][0].z, av[p][1].z, av[p][0].w, av[p][1].w,
-                           smem_desc(b + 2 * lead, lead));
-          }
+    for (int p = 0; p < G; p++)
+      if (p < left) {
+        if (G * s + p == chain_end) { /* a chain ends inside the stage: finish its MMAs */
+          asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+          asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+          hold(cur);
+          close_chain(), chain_end += per;
+          asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+        }
+        const uint32_t b = bcol + 4 * p * lead; /* matrix (p, r = 0) */
+        WgMma<TW>::run(cur, av[p][0].x, av[p][1].x, av[p][0].y, av[p][1].y, smem_desc(b, lead));
+        WgMma<TW>::run(cur, av[p][0].z, av[p][1].z, av[p][0].w, av[p][1].w,
+                       smem_desc(b + 2 * lead, lead));
       }
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-#pragma unroll
-    for (int c = 0; c < WK; c++) hold(acc[c]);
+    hold(cur);
     __syncthreads(); /* buffer s % NST and the core matrices are free */
     blk.refill(s);
   }
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 
-  /* Block sums ((chain 0 + chain 1) + chain 2) + ..., part[token][row] over the ring. Element
-   * e of a chain: 8-token block e / 4, row g (+ 8 when e & 2), token 2t (+ 1 when e & 1). */
+  /* The last chain with sub-chunks, then the empty ones (zeros), close; the block sums go to
+   * part[token][row] over the ring. Element e: 8-token block e / 4, row g (+ 8 when e & 2),
+   * token 2t (+ 1 when e & 1). */
+  while (closed < WK) close_chain();
   float *part = reinterpret_cast<float *>(smem + 128);
   const int rs = a.br + 4;
 #pragma unroll
   for (int e = 0; e < NA; e++) {
-    float v = acc[0][e];
-#pragma unroll
-    for (int c = 1; c < WK; c++) v += acc[c][e];
+    const float v = sum[e];
     const int row = 64 * wr + 16 * w4 + g + 8 * ((e >> 1) & 1);
     const int tok = TW * wc + 8 * (e >> 2) + 2 * t + (e & 1);
     part[tok * rs + row] = v;

@@ -28,10 +28,12 @@ struct Tiles {
   static constexpr int TT = BF16FP32__SMALLM_WIDE_WARP_TOKENS(WK) / 8;
 };
 
-/* Block (rank, token block, row block). The slice's sub-chunks arrive in k order; sub-chunk j
- * goes to chain j % WK, whose sum is built exactly as one warp group of the other kernels
- * builds it (zero start, increasing j, two MMAs per sub-chunk). The block sum adds chains
- * 0..WK-1 in that order, empty ones included (zeros), as their block sum does. */
+/* Block (rank, token block, row block). The slice's sub-chunks arrive in k order; each goes to
+ * the chain whose range holds it (bf16fp32__smallm_chain), whose sum is built exactly as one
+ * warp group of the other kernels builds it (zero start, increasing order, two MMAs per
+ * sub-chunk). The chains' ranges are contiguous, so they arrive one after another and the
+ * block sum ((chain 0 + chain 1) + chain 2) + ..., empty chains included (zeros), as the other
+ * kernels add their warp groups, is kept as the chains close: two sets of accumulators. */
 template <int WK>
 __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_constant__ WArgs a) {
   constexpr int TT = Tiles<WK>::TT;
@@ -43,19 +45,31 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
   const bf16fp32__smallm_tile_block<NST> blk(&a, smem);
   blk.start();
 
-  float acc[WK][2][TT][4];
+  /* cur: the chain in progress; sum: the block sum of the chains closed before it */
+  float cur[2][TT][4], sum[2][TT][4];
 #pragma unroll
-  for (int c = 0; c < WK; c++)
+  for (int i = 0; i < 2; i++)
+#pragma unroll
+    for (int j = 0; j < TT; j++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) cur[i][j][e] = sum[i][j][e] = 0.0f;
+  int closed = 0;
+  auto close_chain = [&]() {
 #pragma unroll
     for (int i = 0; i < 2; i++)
 #pragma unroll
       for (int j = 0; j < TT; j++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) acc[c][i][j][e] = 0.0f;
+        for (int e = 0; e < 4; e++) {
+          sum[i][j][e] = closed == 0 ? cur[i][j][e] : sum[i][j][e] + cur[i][j][e];
+          cur[i][j][e] = 0.0f;
+        }
+    closed++;
+  };
 
   const int arow = (32 * wr + g) * PITCH + 16 * t;                 /* rows g (+8, +16, +24) */
   const int brow = (a.br + 8 * TT * wc + g) * PITCH + 16 * t;      /* tokens g (+8, ...) */
-  /* sub-chunk p of the stage into chain c's accumulators */
+  /* sub-chunk p of the stage into accumulators d */
   auto mma_sub = [&](const unsigned char *st, int p, float (&d)[2][TT][4]) {
     const unsigned char *sc = st + 64 * p;
     uint4 av[2][2], bv[TT];
@@ -74,18 +88,17 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
         mma16816(d[i][j], av[i][0].z, av[i][1].z, av[i][0].w, av[i][1].w, bv[j].z, bv[j].w);
       }
   };
+  /* where the chain in progress ends (ranges of bf16fp32__smallm_chain) */
+  const int per = (blk.nsubs + WK - 1) / WK;
+  int chain_end = per;
   for (int s = 0; s < blk.nstages; s++) {
     const unsigned char *st = blk.wait(s);
     const int left = blk.nsubs - G * s; /* sub-chunks of the slice in this stage (G or fewer) */
-    /* sub-chunk j = G s + p is in chain j % WK: p % WK when WK divides G, else G (s % (WK / G))
-     * + p, one of WK / G groups of G chains */
-    const int c0 = WK <= G ? 0 : G * (s % (WK / G));
 #pragma unroll
-    for (int h = 0; h < (WK <= G ? 1 : WK / G); h++)
-      if (c0 == G * h) {
-#pragma unroll
-        for (int p = 0; p < G; p++)
-          if (p < left) mma_sub(st, p, acc[(G * h + p) % WK]);
+    for (int p = 0; p < G; p++)
+      if (p < left) {
+        if (G * s + p == chain_end) close_chain(), chain_end += per;
+        mma_sub(st, p, cur);
       }
     __syncthreads(); /* everyone is done with buffer s % NST: refill it */
     blk.refill(s);
@@ -96,19 +109,16 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   /* every copy has landed (each stage was waited for); the ring becomes the block sums */
 
-  /* Block sums ((chain 0 + chain 1) + chain 2) + ..., part[token][row] (rows padded by 4 floats
-   * against bank conflicts). */
+  /* The last chain with sub-chunks, then the empty ones (zeros), close; the block sums go to
+   * part[token][row] (rows padded by 4 floats against bank conflicts). */
+  while (closed < WK) close_chain();
   float *part = reinterpret_cast<float *>(smem + 128);
   const int rs = a.br + 4;
 #pragma unroll
   for (int i = 0; i < 2; i++)
 #pragma unroll
     for (int j = 0; j < TT; j++) {
-      float v[4] = {acc[0][i][j][0], acc[0][i][j][1], acc[0][i][j][2], acc[0][i][j][3]};
-#pragma unroll
-      for (int c = 1; c < WK; c++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) v[e] += acc[c][i][j][e];
+      const float *v = sum[i][j];
       float *p = part + (8 * TT * wc + 8 * j + 2 * t) * rs + 32 * wr + 16 * i + g;
       p[0] = v[0];
       p[rs] = v[1];
