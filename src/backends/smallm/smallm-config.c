@@ -81,7 +81,8 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
   /* The wgmma kernel where the split says so: 128-row blocks of 64 tokens (two warpgroups
    * along tokens at WK = 4), else of 32, when they give nearly every SM a block. On the H200 it
    * beat the wide kernel by 5-11 % at N = 2048, M = 128 and 256, and lost by up to 13 % at
-   * N <= 1024 (docs/smallm-notes.md, session 5). */
+   * N <= 1024, both with the earlier chain order (every WK-th sub-chunk); not yet compared again
+   * since the chains became contiguous (docs/smallm-notes.md, session 5). */
   if (sp.wgmma) {
     static const int wg[][3] = {{128, 64, 64}, {128, 32, 32}};
     for (size_t i = 0; i < sizeof wg / sizeof wg[0]; i++) {
