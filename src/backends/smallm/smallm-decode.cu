@@ -100,11 +100,11 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
 
   /* Under PDL this block may start while the previous kernel finishes, but ptxas places the
    * wait above the weight loads below: ask L2 for what the ring's first fill loads (one bulk
-   * prefetch per row and warp group), so the wait overlaps that fetch. Measured on the H200 (session 4 of
-   * docs/smallm-notes.md): 0.2-0.3 us less at MT = 1 with the shallow ring, whose blocks fit
-   * beside the previous kernel's; slower with the deep ring (one block per SM: it starts only
-   * when an SM is free, and the prefetch is then a second request for the same lines), at
-   * MT = 2 and without PDL. Lane 0 of each warp issues a few rows: the instruction takes a
+   * prefetch per row and warp group), so the wait overlaps that fetch. Measured on the H200
+   * (session 4 of docs/smallm-notes.md): 0.2-0.3 us less at MT = 1 with the shallow ring, whose
+   * blocks fit beside the previous kernel's; slower with the deep ring (one block per SM: it
+   * starts only when an SM is free, and the prefetch is then a second request for the same
+   * lines), at MT = 2 and without PDL. Lane 0 of each warp issues a few rows: the instruction takes a
    * uniform address, so more lanes would only take turns. */
   if (MT == 1 && !DEEP && a.pdl && lane == 0) {
     for (int c = 0; c < a.kwarps; c++) {

@@ -1,5 +1,5 @@
-/* The C-callable side of the smallm kernels (smallm-kernel.cu, which dispatches to the decode
- * and wide kernels): module load and one launch.
+/* The C-callable side of the smallm kernels (smallm-kernel.cu, which dispatches to the decode,
+ * wide and wgmma kernels): module load and one launch.
  * Both return a cudaError_t as int (0 = cudaSuccess), mapped to a status by the host glue. */
 #ifndef BF16FP32_SMALLM_LAUNCH_H
 #define BF16FP32_SMALLM_LAUNCH_H

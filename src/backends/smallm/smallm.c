@@ -1,7 +1,8 @@
 /* smallm: the decode-size GEMM kernel for sm_90 (M <= 256), batch-invariant and deterministic.
  * Host glue: probe loads the module (so no call, captured or not, loads or allocates), run picks
- * the launch configuration (smallm-config.c) and launches the decode kernel (smallm-decode.cu)
- * or the tiled one (smallm-kernel.cu), which sum alike. */
+ * the launch configuration (smallm-config.c) and launches one of the four kernels (decode,
+ * tiled, wide, wgmma: smallm-decode.cu, smallm-kernel.cu, smallm-wide.cu,
+ * smallm-wgmma-sm90a.cu), which sum alike. */
 #include <stdio.h>
 #include <stdlib.h>
 
