@@ -438,7 +438,7 @@ static void timing_sweep() {
         for (int S : {1, 2, 4, 8}) {
           int64_t blocks = sh[0] / R * S;
           if (sh[0] % R || blocks < 32 || blocks > 528) continue;
-          bf16fp32__smallm_split sp{R, S, 128 / R, 0xf, 0};
+          bf16fp32__smallm_split sp{R, S, 128 / R, 0xf};
           bf16fp32__smallm_config cfg;
           if (bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &cfg) != 0) continue;
           double t = cfg.decode ? time_smallm(r, 0, &cfg) : 0;

@@ -7,6 +7,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "backends/smallm/smallm-config.h"
+#include "backends/smallm/smallm-launch.h"
 #include "support.h"
 #include "testing.h"
 
@@ -110,6 +112,40 @@ static void check_set(bf16fp32_context *ctx, set *s, const int64_t *ms, int coun
   free(out);
 }
 
+/* The wgmma kernel, which no shape chooses (the wide kernel measured faster), launched directly
+ * with blocks of rows x tokens (wgt per warpgroup) after check_set: within the oracle bound, every
+ * poisoned output written, and the same bits as the API's M = mmax call (every kernel sums
+ * alike). */
+static void check_wgmma(set *s, const int64_t *ms, int count, int rows, int tokens, int wgt) {
+  int dev = 0, sms = 0, smem = 0;
+  CHECK(cudaGetDevice(&dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess);
+  float *out = malloc((size_t)(s->mmax * s->ldo) * sizeof(float));
+  CHECK(out != NULL);
+  if (!out) return;
+  for (int i = 0; i < count; i++) {
+    const int64_t m = ms[i];
+    const size_t bytes = (size_t)(m * s->ldo) * 4;
+    bf16fp32__smallm_config c;
+    int ok = bf16fp32__smallm_choose(m, s->n, s->k, sms, (size_t)smem, &c) == 0 &&
+             bf16fp32__smallm_use_wgmma(&c, s->n, rows, tokens, wgt, (size_t)smem) == 0;
+    sup_poison_f32(out, (size_t)(m * s->ldo));
+    ok = ok && !sup_gpu_upload(s->dout, out, bytes) &&
+         bf16fp32__smallm_launch(&c, m, s->n, s->k, s->dx, s->ldx, s->dw, s->ldw, s->dout, s->ldo,
+                                 NULL, 0) == 0 &&
+         !sup_gpu_sync() && !sup_gpu_download(out, s->dout, bytes);
+    sup_check_result r = sup_compare(m, s->n, s->k, s->ref, s->absdot, out, s->ldo);
+    ok = ok && sup_check_ok(&r) && same_rows(s, out, m, 0);
+    if (!ok)
+      fprintf(stderr, "wgmma %dx%d/%d m=%lld n=%lld: worst %.3g, %lld bad, %lld unwritten, or not "
+              "the API's bits\n", rows, tokens, wgt, (long long)m, (long long)s->n, r.worst_ratio,
+              (long long)r.violations, (long long)r.unwritten);
+    CHECK(ok);
+  }
+  free(out);
+}
+
 static void test_shapes(bf16fp32_context *ctx) {
   set s;
   int64_t ms[80];
@@ -130,11 +166,15 @@ static void test_shapes(bf16fp32_context *ctx) {
   free_set(&s);
   make_set(&s, 128, 1024, 4096, 0, 0, 0, 14, 0);
   check_set(ctx, &s, few, 4);
+  check_wgmma(&s, few, 4, 64, 64, 32); /* WK = 8 */
   free_set(&s);
-  /* the wgmma kernel (N = 2048 above M = 64; padded rows): the same bits as M = 1 .. 64 */
+  /* N = 2048 above M = 64, the measured wide blocks (padded rows): the same bits as M = 1 .. 64;
+   * the wgmma kernel too */
   const int64_t wg[] = {1, 64, 65, 128, 200};
   make_set(&s, 256, 2048, 4096, 8, 8, 8, 16, 0);
   check_set(ctx, &s, wg, 5);
+  check_wgmma(&s, wg, 5, 128, 64, 64);
+  check_wgmma(&s, wg, 5, 128, 32, 32);
   free_set(&s);
   make_set(&s, 100, 384, 7168, 8, 24, 8, 15, 0); /* padded leading dimensions */
   const int64_t padded[] = {1, 13, 64};

@@ -16,11 +16,24 @@ int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int6
  * the tiled one (bench/smallm-probe.cu split sweep, 2026-11-30; docs/smallm-notes.md).
  * Every split sums in its own fixed order; which one a shape uses must not depend on M. */
 static const struct {
-  int n, k, rows, ksplit, decode_mask, wgmma;
+  int n, k, rows, ksplit, decode_mask;
 } tuned_132[] = {
-    {256, 4096, 32, 8, 0x0, 0},  {512, 4096, 32, 8, 0x0, 0},  {1024, 4096, 16, 2, 0xf, 0},
-    {2048, 4096, 32, 2, 0xf, 1}, {256, 7168, 32, 8, 0x1, 0},  {384, 7168, 32, 8, 0xb, 0},
-    {512, 7168, 32, 8, 0x3, 0},  {1024, 7168, 16, 2, 0xf, 0}, {2048, 7168, 32, 2, 0xf, 1},
+    {256, 4096, 32, 8, 0x0},  {512, 4096, 32, 8, 0x0},  {1024, 4096, 16, 2, 0xf},
+    {2048, 4096, 32, 2, 0xf}, {256, 7168, 32, 8, 0x1},  {384, 7168, 32, 8, 0xb},
+    {512, 7168, 32, 8, 0x3},  {1024, 7168, 16, 2, 0xf}, {2048, 7168, 32, 2, 0xf},
+};
+
+/* Wide-kernel blocks (rows x tokens) measured fastest on an H200 where the rule in
+ * bf16fp32__smallm_choose picks another, for M in [m_from, m_upto] (smallm-probe --wide at
+ * M = 128 and 256, session 6 of docs/smallm-notes.md: 6-12 % faster than the rule's block and
+ * than the wgmma kernel, which session 5 had chosen at N = 2048 under the earlier chain
+ * order). */
+static const struct {
+  int n, k, m_from, m_upto, rows, tokens;
+} tiles_132[] = {
+    {2048, 4096, 65, 128, 64, 64},  {2048, 4096, 129, 256, 64, 128},
+    {2048, 7168, 65, 128, 64, 64},  {2048, 7168, 129, 256, 64, 128},
+    {1024, 7168, 129, 256, 64, 64},
 };
 
 /* 32-wide sub-chunks of the longest K slice, and of one warp group's share of it. */
@@ -28,7 +41,7 @@ static int64_t slice_subs(int64_t k, const bf16fp32__smallm_split *sp) {
   return ((k + 31) / 32 + sp->ksplit - 1) / sp->ksplit;
 }
 static int64_t warp_subs(int64_t k, const bf16fp32__smallm_split *sp) {
-  return (slice_subs(k, sp) + sp->kwarps - 1) / sp->kwarps;
+  return bf16fp32__smallm_chain_len((int)slice_subs(k, sp), sp->kwarps);
 }
 
 int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__smallm_split *s) {
@@ -41,7 +54,6 @@ int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__
   s->rows = n % 32 == 0 ? 32 : 16;
   /* the decode kernel won at N >= 1024 and lost to the tiled one at most smaller N */
   s->decode_mask = n >= 1024 ? 0xf : 0x0;
-  s->wgmma = 0;
   int64_t split = sm_count / (n / s->rows);
   if (split > BF16FP32__SMALLM_MAX_SPLIT) split = BF16FP32__SMALLM_MAX_SPLIT;
   if (sm_count == 132)
@@ -50,7 +62,6 @@ int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__
         s->rows = tuned_132[i].rows;
         split = tuned_132[i].ksplit;
         s->decode_mask = tuned_132[i].decode_mask;
-        s->wgmma = tuned_132[i].wgmma;
       }
   if (split > subs) split = subs;
   if (split < 1) split = 1;
@@ -78,20 +89,12 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
               sp.ksplit <= 2 && warp_subs(k, &sp) > BF16FP32__SMALLM_DECODE_RING;
     return 0;
   }
-  /* The wgmma kernel where the split says so: 128-row blocks of 64 tokens (two warpgroups
-   * along tokens at WK = 4), else of 32, when they give nearly every SM a block. On the H200 it
-   * beat the wide kernel by 5-11 % at N = 2048, M = 128 and 256, and lost by up to 13 % at
-   * N <= 1024, both with the earlier chain order (every WK-th sub-chunk); not yet compared again
-   * since the chains became contiguous (docs/smallm-notes.md, session 5). */
-  if (sp.wgmma) {
-    static const int wg[][3] = {{128, 64, 64}, {128, 32, 32}};
-    for (size_t i = 0; i < sizeof wg / sizeof wg[0]; i++) {
-      const int64_t count = sp.ksplit * ((m + wg[i][1] - 1) / wg[i][1]) * (n / wg[i][0]);
-      if (count >= sm_count - sm_count / 8 &&
-          bf16fp32__smallm_use_wgmma(c, n, wg[i][0], wg[i][1], wg[i][2], smem_limit) == 0)
+  if (sm_count == 132)
+    for (size_t i = 0; i < sizeof tiles_132 / sizeof tiles_132[0]; i++)
+      if (tiles_132[i].n == n && tiles_132[i].k == k && m >= tiles_132[i].m_from &&
+          m <= tiles_132[i].m_upto &&
+          bf16fp32__smallm_use_wide(c, n, tiles_132[i].rows, tiles_132[i].tokens, smem_limit) == 0)
         return 0;
-    }
-  }
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
     const int rows = blocks[i][0], tokens = blocks[i][1];
     const int64_t count = sp.ksplit * ((m + tokens - 1) / tokens) * (n % rows == 0 ? n / rows : 0);
@@ -164,11 +167,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->grid_y = (int)(n / r);
   c->xbuf_bytes = xb;
   c->smem_bytes = smem;
-  {
-    const int64_t units = m * (r / 4);
-    c->upr = sp.ksplit > 1 ? (int)((units + sp.ksplit - 1) / sp.ksplit) : 0;
-    c->decode_smem = partials + (size_t)sp.ksplit * (size_t)c->upr * 16 + 16;
-  }
+  c->decode_smem = partials;
   {
     const int b = mt == 1 ? 0 : mt == 2 ? 1 : mt == 4 ? 2 : 3;
     c->decode = m <= BF16FP32__SMALLM_DECODE_MAX_M && (sp.decode_mask >> b & 1) &&

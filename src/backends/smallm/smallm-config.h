@@ -62,8 +62,6 @@ typedef struct bf16fp32__smallm_split {
   int decode_mask; /* which token tilings run the decode kernel: bit b for mt = 2^b (b = 0..3,
                       M <= 64); the other M run the tiled kernel. Both sum alike, so this is
                       speed only, never bits. */
-  int wgmma;       /* 1: above M = 64 the wgmma kernel where its blocks fill the SMs, else the
-                      wide kernel (measured per shape; speed only, never bits) */
 } bf16fp32__smallm_split;
 
 /* One launch: the split plus the M-dependent batching (which never changes the sums). */
@@ -82,11 +80,9 @@ typedef struct bf16fp32__smallm_config {
   size_t smem_bytes; /* dynamic shared memory of one block */
   /* The decode kernel (m <= BF16FP32__SMALLM_DECODE_MAX_M): */
   int decode;         /* 1: run it (the fields above then only give mt, mpad and the grid) */
-  int upr;            /* float4 block sums one rank finishes, at most: ceil(m rows / 4 / S) */
   int deep;           /* 1: twice the weight sub-chunks in flight per lane (mt <= 2, a grid of
                          at most one block per SM, more sub-chunks per warp than the usual ring) */
-  size_t decode_smem; /* partial sums (kwarps * mpad * (rows + 4) floats), then (S > 1) the
-                         block sums received: ksplit * upr float4, then their barrier (16) */
+  size_t decode_smem; /* the partial sums: kwarps * mpad * (rows + 4) floats */
   /* The wide kernel (set by bf16fp32__smallm_use_wide; of the fields above it uses only the
    * split, and sets its own threads and grid at launch): */
   int wide;          /* 1: run it */
@@ -128,7 +124,9 @@ int bf16fp32__smallm_use_wide(bf16fp32__smallm_config *c, int64_t n, int rows, i
 
 /* Switches c to the wgmma kernel with blocks of rows (64 or 128) x tokens (32, 64 or 128, a
  * multiple of wg_tokens; at most 2 warpgroups). Returns 0, or -1 when the split's WK is not 4
- * or 8, or the block does not fit n or smem_limit. Sums like every other kernel. */
+ * or 8, or the block does not fit n or smem_limit. Sums like every other kernel. No shape
+ * chooses it (the wide kernel measured faster on the H200 since session 6): for tests and
+ * timing experiments. */
 int bf16fp32__smallm_use_wgmma(bf16fp32__smallm_config *c, int64_t n, int rows, int tokens,
                                int wg_tokens, size_t smem_limit);
 
@@ -145,15 +143,25 @@ static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_slice(int64_t k, int ksp
 }
 
 /* Sub-chunks [*j0, *j1) of a slice of nsubs that warp group wk of kwarps sums: contiguous
- * ranges of ceil(nsubs / kwarps), the last ones shorter or empty. One range per group (not
- * every kwarps-th sub-chunk) keeps each group's weight reads in order along its rows, and lets
- * a kernel that visits the slice in k order finish one group's sum before the next begins. */
+ * ranges of chain_len = ceil(nsubs / kwarps), the last ones shorter or empty. One range per
+ * group (not every kwarps-th sub-chunk) keeps each group's weight reads in order along its rows,
+ * and lets a kernel that visits the slice in k order finish one group's sum before the next
+ * begins. */
+static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_chain_len(int nsubs, int kwarps) {
+  return (nsubs + kwarps - 1) / kwarps;
+}
 static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_chain(int nsubs, int wk, int kwarps,
                                                                int *j0, int *j1) {
-  const int per = (nsubs + kwarps - 1) / kwarps;
+  const int per = bf16fp32__smallm_chain_len(nsubs, kwarps);
   const int a = wk * per, b = a + per;
   *j0 = a < nsubs ? a : nsubs;
   *j1 = b < nsubs ? b : nsubs;
+}
+
+/* The cluster sum's shares (smallm-cluster-sum.cuh): rank q of S finishes units
+ * [share(q), share(q + 1)) of a block's `units` (four rows of one token each). */
+static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_share(int q, int units, int ksplit) {
+  return units * q / ksplit;
 }
 
 /* Byte offset of staged token row r in an x buffer of xk elements per row. Rows go in pairs

@@ -1,18 +1,14 @@
 /* smallm decode kernel (sm_90, M <= 64): the same arithmetic as smallm-kernel.cu (same split,
  * k permutation, MMA order, reduction tree), with no barrier in the main loop: each lane keeps a
- * ring of weight and x fragments in flight (x read straight from global memory, L1-cached),
- * and K slices are reduced by pushing block sums into the owning block's shared memory with
- * asynchronous remote stores that the owner counts on an mbarrier (no cluster barrier at the
- * end: about 0.4 us less than a release/acquire cluster barrier at N >= 1024). */
-#include <cooperative_groups.h>
+ * ring of weight and x fragments in flight (x read straight from global memory, L1-cached);
+ * the K slices are added as in every smallm kernel (smallm-cluster-sum.cuh). */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "smallm-cluster-sum.cuh"
 #include "smallm-fragments.cuh"
 #include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
-
-namespace cg = cooperative_groups;
 
 namespace {
 
@@ -24,9 +20,6 @@ struct DArgs {
   int m, k;
   int rows, ksplit, kwarps;
   int mpad;        /* 8 * MT: tokens of the partial sums */
-  int part_floats; /* kwarps * mpad * (rows + 4): the partial sums (a multiple of 4) */
-  int upr;         /* float4 slots per source rank: the most units one rank finishes */
-  int mbar_float;  /* the receive barrier's offset in shared memory (floats) */
   int pdl;         /* launched with programmatic dependent launch */
 };
 
@@ -56,40 +49,18 @@ struct Depth {
 /* Block (rank, blockIdx.y): rows n0 .. n0 + rows - 1 over the K slice of its cluster rank.
  * Warp (wk, wn) owns rows 16 wn .. 16 wn + 15 and sums its group's range of the slice's
  * sub-chunks (bf16fp32__smallm_chain) in increasing order, two MMAs per sub-chunk exactly as
- * smallm-kernel.cu does.
- * Then the block adds its warp groups' partial sums (0..WK-1 in order) and pushes each block sum
- * into the shared memory of the rank that finishes those rows; that rank adds ranks 0..S-1 in
- * order, as smallm-kernel.cu does. */
+ * smallm-kernel.cu does; its partial sums then go to the cluster sum. */
 template <int MT, bool DEEP>
 __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MINB))
     smallm_decode_kernel(const __grid_constant__ DArgs a) {
   constexpr int DW = Depth<MT, DEEP>::DW, DX = Depth<MT, DEEP>::DX;
-  extern __shared__ __align__(16) float smem[]; /* partial sums, then the received block sums */
+  extern __shared__ __align__(16) float smem[]; /* the partial sums */
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int wk = warp % a.kwarps, wn = warp / a.kwarps;
-  const bool clustered = a.ksplit > 1;
-  int rank = 0;
-  /* Block sums arrive by asynchronous remote stores counted on this mbarrier (after the
-   * partial sums and the receive slots). */
-  const uint32_t done = static_cast<uint32_t>(__cvta_generic_to_shared(smem + a.mbar_float));
-  const int units = a.m * (a.rows >> 2); /* four rows of one token */
-  if (clustered) {
-    rank = static_cast<int>(cg::this_cluster().block_rank());
-    if (tid == 0) {
-      /* expects the block sums of all S ranks (its own included) for the units it finishes */
-      const int own = units * (rank + 1) / a.ksplit - units * rank / a.ksplit;
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(done));
-      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(done),
-                   "r"(16 * own * a.ksplit)
-                   : "memory");
-    }
-    /* "This block runs, its barrier is set": the wait before the first remote store pairs with
-     * it. Nothing waits for it until then. */
-    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-  }
+  const int rank =
+      a.ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
   const long long n0 = static_cast<long long>(blockIdx.y) * a.rows;
   int64_t kb, ke;
   bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
@@ -121,13 +92,12 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
 
   const uint16_t *wrow = a.w + (n0 + 16 * wn + g) * a.ldw + kb; /* + lane k offset */
   const long long w8 = 8 * a.ldw;
-  const int kstep = 32;
   const int kfirst = 32 * j0 + 8 * t; /* this lane's k offset in sub-chunk q = 0 */
   const int klim = static_cast<int>(ke - kb);  /* slice length */
   uint4 rw[DW][2];
 #pragma unroll
   for (int i = 0; i < DW; i++) {
-    const int kk = kfirst + i * kstep;
+    const int kk = kfirst + 32 * i;
     const bool ok = i < nq && kk < klim;
     rw[i][0] = ldg_w(wrow + kk, ok);
     rw[i][1] = ldg_w(wrow + w8 + kk, ok);
@@ -141,7 +111,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
   uint4 rx[DX][MT];
 #pragma unroll
   for (int i = 0; i < DX; i++) {
-    const int kk = kfirst + i * kstep;
+    const int kk = kfirst + 32 * i;
     const bool ok = i < nq && kk < klim;
 #pragma unroll
     for (int j = 0; j < MT; j++) rx[i][j] = ldg_x(xrow + j * x8 + kk, ok && 8 * j + g < a.m);
@@ -166,13 +136,13 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
         }
       }
       {
-        const int qw = q + DW, kk = kfirst + qw * kstep;
+        const int qw = q + DW, kk = kfirst + 32 * qw;
         const bool ok = qw < nq && kk < klim;
         rw[i][0] = ldg_w(wrow + kk, ok);
         rw[i][1] = ldg_w(wrow + w8 + kk, ok);
       }
       {
-        const int qx = q + DX, kk = kfirst + qx * kstep;
+        const int qx = q + DX, kk = kfirst + 32 * qx;
         const bool ok = qx < nq && kk < klim;
 #pragma unroll
         for (int j = 0; j < MT; j++)
@@ -182,7 +152,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
   }
 
   /* Partial sums of the warp groups, part[wk][token][row] (rows padded by 4 floats), tokens
-   * below m only; then the block's sum over groups 0..WK-1 in that order (smallm-kernel.cu's). */
+   * below m only; then the block and cluster sums. */
   float *part = smem;
   const int rs = a.rows + 4;
 #pragma unroll
@@ -195,64 +165,9 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
       p[rs + 8] = acc[j][3];
     }
   __syncthreads();
-  const int r4n = a.rows >> 2;
-  /* Rank q finishes units [units q / S, units (q + 1) / S); its slot for rank r's block sum of
-   * unit u is recv[r * a.upr + u - u0(q)] (float4). */
-  float4 *recv = reinterpret_cast<float4 *>(smem + a.part_floats);
-  if (clustered) /* all started, their barriers set */
-    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-  cg::cluster_group cluster = cg::this_cluster();
-  for (int u = tid; u < units; u += BF16FP32__SMALLM_THREADS) {
-    const int tok = u / r4n, r4 = u - tok * r4n;
-    float4 v[8];
-#pragma unroll
-    for (int h = 0; h < 8; h++)
-      if (h < a.kwarps) v[h] = *reinterpret_cast<const float4 *>(part + (h * a.mpad + tok) * rs + 4 * r4);
-    float4 sum = v[0];
-#pragma unroll
-    for (int h = 1; h < 8; h++)
-      if (h < a.kwarps) sum.x += v[h].x, sum.y += v[h].y, sum.z += v[h].z, sum.w += v[h].w;
-    if (!clustered) {
-      *reinterpret_cast<float4 *>(a.out + tok * a.ldo + n0 + 4 * r4) = sum;
-    } else {
-      /* owner: the largest q with units q / S <= u, as in the owner's own range below */
-      int q = static_cast<int>((static_cast<long long>(u) * a.ksplit + a.ksplit - 1) / units);
-      while (q > 0 && units * q / a.ksplit > u) q--;
-      while (q + 1 < a.ksplit && units * (q + 1) / a.ksplit <= u) q++;
-      const int uq = units * q / a.ksplit;
-      const uint32_t slot =
-          static_cast<uint32_t>(__cvta_generic_to_shared(recv + rank * a.upr + (u - uq)));
-      uint32_t rslot, rdone;
-      asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rslot) : "r"(slot), "r"(q));
-      asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rdone) : "r"(done), "r"(q));
-      asm volatile(
-          "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32"
-          " [%0], {%1, %2, %3, %4}, [%5];"
-          ::"r"(rslot), "f"(sum.x), "f"(sum.y), "f"(sum.z), "f"(sum.w), "r"(rdone)
-          : "memory");
-    }
-  }
-  if (!clustered) return;
-  /* Every block sum of this rank's units has landed once the barrier's bytes are in; no block
-   * writes into another after its own pushes, so a block leaves as soon as its sums are done. */
-  asm volatile(
-      "{\n\t.reg .pred p;\n\tWAIT_%=:\n\t"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], 0;\n\t"
-      "@!p bra WAIT_%=;\n\t}" ::"r"(done)
-      : "memory");
-  const int u0 = units * rank / a.ksplit, u1 = units * (rank + 1) / a.ksplit;
-  for (int u = u0 + tid; u < u1; u += BF16FP32__SMALLM_THREADS) {
-    const int tok = u / r4n, r4 = u - tok * r4n;
-    float4 v[BF16FP32__SMALLM_MAX_SPLIT];
-#pragma unroll
-    for (int q = 0; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
-      if (q < a.ksplit) v[q] = recv[q * a.upr + (u - u0)];
-    float4 sum = v[0];
-#pragma unroll
-    for (int q = 1; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
-      if (q < a.ksplit) sum.x += v[q].x, sum.y += v[q].y, sum.z += v[q].z, sum.w += v[q].w;
-    *reinterpret_cast<float4 *>(a.out + tok * a.ldo + n0 + 4 * r4) = sum;
-  }
+  bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, a.mpad * rs, rs, a.kwarps,
+                                                       a.m * (a.rows >> 2), a.rows >> 2, a.ksplit,
+                                                       a.out + n0, a.ldo);
 }
 
 template <int MT, bool DEEP>
@@ -284,9 +199,6 @@ extern "C" int bf16fp32__smallm_decode_launch(const bf16fp32__smallm_config *c, 
   a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
   a.mpad = c->mpad;
   a.pdl = use_pdl;
-  a.part_floats = c->split.kwarps * c->mpad * (c->split.rows + 4);
-  a.upr = c->upr;
-  a.mbar_float = a.part_floats + 4 * c->split.ksplit * c->upr;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (c->mt) {
     case 1: return static_cast<int>(c->deep ? launch_t<1, true>(a, c, s, use_pdl)

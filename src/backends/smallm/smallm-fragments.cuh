@@ -1,10 +1,10 @@
-/* The device pieces the smallm kernels build their sums from: the 16-byte weight load, the
- * bf16 MMA and the sum over cluster ranks. One definition, so that the kernels multiply and add
- * exactly alike (the batch invariance across kernels rests on it). */
+/* The device pieces the smallm kernels build their sums from: the 16-byte weight load and the
+ * bf16 MMA (the sums over warp groups and cluster ranks: smallm-cluster-sum.cuh). One
+ * definition, so that the kernels multiply exactly alike (the batch invariance across kernels
+ * rests on it). */
 #ifndef BF16FP32_SMALLM_FRAGMENTS_CUH
 #define BF16FP32_SMALLM_FRAGMENTS_CUH
 
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -31,21 +31,6 @@ static __device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint
       "{%8,%9}, {%0,%1,%2,%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-/* The float4 at part + off in the shared memory of every rank of the cluster (the block sums),
- * added over ranks 0..ksplit-1 in that order (all loads issued first). */
-static __device__ __forceinline__ float4 rank_sum(cooperative_groups::cluster_group &cluster,
-                                                  float *part, int off, int ksplit) {
-  float4 v[BF16FP32__SMALLM_MAX_SPLIT];
-#pragma unroll
-  for (int q = 0; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
-    if (q < ksplit) v[q] = *reinterpret_cast<const float4 *>(cluster.map_shared_rank(part, q) + off);
-  float4 sum = v[0];
-#pragma unroll
-  for (int q = 1; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
-    if (q < ksplit) sum.x += v[q].x, sum.y += v[q].y, sum.z += v[q].z, sum.w += v[q].w;
-  return sum;
 }
 
 #endif

@@ -1,17 +1,16 @@
 /* smallm kernel (sm_90): out^T = w . x^T with bf16 mma.sync (fp32 accumulation). Each block's
  * weight slice is prefetched into L2 before griddepcontrol.wait, then loaded from global memory
  * straight into registers as MMA fragments (16-byte loads, double-buffered batches); x is
- * staged in shared memory; K is split over a thread-block cluster and reduced through
- * distributed shared memory in a fixed order (no atomics, no workspace). */
-#include <cooperative_groups.h>
+ * staged in shared memory; K is split over a thread-block cluster and the slices added through
+ * distributed shared memory in a fixed order (smallm-cluster-sum.cuh: no atomics, no
+ * workspace). */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "smallm-cluster-sum.cuh"
 #include "smallm-fragments.cuh"
 #include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
-
-namespace cg = cooperative_groups;
 
 namespace {
 
@@ -53,12 +52,12 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
     smallm_kernel(const __grid_constant__ Args a) {
   constexpr int SB = BF16FP32__SMALLM_SB_MAX(MT);
   extern __shared__ __align__(128) unsigned char smem[];
-  cg::cluster_group cluster = cg::this_cluster();
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int wk = warp % a.kwarps, wn = warp / a.kwarps;
-  const int rank = static_cast<int>(cluster.block_rank());
+  const int rank =
+      a.ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
   const long long n0 = static_cast<long long>(blockIdx.y) * a.rows;
   int64_t kb, ke;
   bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
@@ -66,7 +65,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
   int j0, j1;
   bf16fp32__smallm_chain(nsubs, wk, a.kwarps, &j0, &j1);
   const int nq = j1 - j0;                                       /* ... of this warp */
-  const int nqb = (nsubs + a.kwarps - 1) / a.kwarps;            /* ... of the longest range */
+  const int nqb = bf16fp32__smallm_chain_len(nsubs, a.kwarps);  /* ... of the longest range */
   const int sb = a.sb;
   const int nb = (nqb + sb - 1) / sb;                           /* batches (block-uniform) */
   const uint32_t xs = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
@@ -196,37 +195,9 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
     p[rs + 8] = acc[j][3];
   }
   __syncthreads();
-  /* The block's sum over warp groups 0..WK-1, in that order, into group 0's slot. */
-  const int r4n = a.rows >> 2, r4shift = a.rshift - 2;
-  const int units = a.m * r4n;
-  if (a.kwarps > 1) {
-    for (int u = tid; u < units; u += BF16FP32__SMALLM_THREADS) {
-      const int tok = u >> r4shift, r4 = u & (r4n - 1);
-      float4 *p0 = reinterpret_cast<float4 *>(part + tok * rs + 4 * r4);
-      float4 v[8];
-#pragma unroll
-      for (int h = 1; h < 8; h++)
-        if (h < a.kwarps) v[h] = *reinterpret_cast<const float4 *>(part + (h * a.mpad + tok) * rs + 4 * r4);
-      float4 sum = *p0;
-#pragma unroll
-      for (int h = 1; h < 8; h++)
-        if (h < a.kwarps) sum.x += v[h].x, sum.y += v[h].y, sum.z += v[h].z, sum.w += v[h].w;
-      *p0 = sum;
-    }
-  }
-  cluster.sync(); /* release / acquire: block sums visible to the whole cluster */
-
-  /* Rank r finishes its share of the block's outputs, four rows at a time: the block sums of
-   * ranks 0..S-1 added in that order (all loads issued first), the same for every M. */
-  const int u0 = units * rank / a.ksplit, u1 = units * (rank + 1) / a.ksplit;
-  for (int u = u0 + tid; u < u1; u += BF16FP32__SMALLM_THREADS) {
-    const int tok = u >> r4shift, r4 = u & (r4n - 1);
-    *reinterpret_cast<float4 *>(a.out + tok * a.ldo + n0 + 4 * r4) =
-        rank_sum(cluster, part, tok * rs + 4 * r4, a.ksplit);
-  }
-  /* No block leaves while another may still read its shared memory; the values read are
-   * already in registers, so no memory ordering is needed here. */
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+  bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, a.mpad * rs, rs, a.kwarps,
+                                                       a.m * (a.rows >> 2), a.rows >> 2, a.ksplit,
+                                                       a.out + n0, a.ldo);
 }
 
 template <int MT>

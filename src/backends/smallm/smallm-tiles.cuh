@@ -1,15 +1,15 @@
 /* What the two tile kernels (smallm-wide.cu on mma.sync, smallm-wgmma-sm90a.cu on wgmma) share:
  * the ring of tensor-map bulk copies that brings weight and x tiles into shared memory, and the
- * end of a block, where its block sums (in shared memory) are stored or added over the cluster.
- * One definition, so that both kernels lay out, wait for and add their tiles alike. */
+ * end of a block, where its block sums (in shared memory) go to the cluster sum. One definition,
+ * so that both kernels lay out, wait for and add their tiles alike. */
 #ifndef BF16FP32_SMALLM_TILES_CUH
 #define BF16FP32_SMALLM_TILES_CUH
 
-#include <cooperative_groups.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "smallm-cluster-sum.cuh"
 #include "smallm-fragments.cuh"
 
 /* A ring buffer holds SUBS consecutive 32-wide sub-chunks of the block's weight rows and tokens,
@@ -44,6 +44,21 @@ static __device__ __forceinline__ uint4 bf16fp32__lds16(const unsigned char *p) 
   return *reinterpret_cast<const uint4 *>(p);
 }
 
+/* The tile kernels' chains (bf16fp32__smallm_chain ranges) close in k order: the first becomes
+ * the block sum, each later one is added to it (((c0 + c1) + c2) + ..., the order in which the
+ * other kernels add their warp groups; empty chains add zeros), and the next chain starts from
+ * zero. N accumulators of one thread. */
+template <int N>
+static __device__ __forceinline__ void bf16fp32__smallm_close_chain(float *cur, float *sum,
+                                                                    int &closed) {
+#pragma unroll
+  for (int e = 0; e < N; e++) {
+    sum[e] = closed == 0 ? cur[e] : sum[e] + cur[e];
+    cur[e] = 0.0f;
+  }
+  closed++;
+}
+
 /* The launch arguments of both tile kernels. */
 struct bf16fp32__smallm_tile_args {
   CUtensorMap tw; /* w as K x N bf16, boxes of 32 (SUBS + 1) x br */
@@ -66,9 +81,9 @@ bool bf16fp32__smallm_tile_setup(bf16fp32__smallm_tile_args *a, bf16fp32__smallm
                                  const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
                                  int token_warp);
 
-/* One tile block's place (rank's K slice, row and token block) and its ring of NST buffers:
- * NST mbarriers in the first 128 bytes of shared memory, then the buffers, each the weight box
- * (br rows) and the x box (bt tokens) of one stage of SUBS sub-chunks. Thread 0 issues every
+/* One tile block's place (rank's K slice, row and token block) and its ring of NST buffers: NST
+ * mbarriers in the first 128 bytes of shared memory, then the buffers, each the weight box (br
+ * rows) and the x box (bt tokens) of one stage of SUBS sub-chunks. Thread 0 issues every
  * copy. */
 template <int NST>
 struct bf16fp32__smallm_tile_block {
@@ -85,12 +100,12 @@ struct bf16fp32__smallm_tile_block {
   __device__ __forceinline__ bf16fp32__smallm_tile_block(const bf16fp32__smallm_tile_args *args,
                                                          unsigned char *shared)
       : a(args), smem(shared) {
-    const int rank =
-        a->ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
     const int tb = static_cast<int>(blockIdx.x) / a->ksplit;
     n0 = static_cast<long long>(blockIdx.y) * a->br;
     t0 = static_cast<long long>(tb) * a->bt;
     m = static_cast<int>(min(static_cast<long long>(a->bt), a->m - t0));
+    const int rank =
+        a->ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
     int64_t k0, k1;
     bf16fp32__smallm_slice(a->k, a->ksplit, rank, &k0, &k1);
     kb = static_cast<int>(k0);
@@ -142,38 +157,13 @@ struct bf16fp32__smallm_tile_block {
   __device__ __forceinline__ void refill(int s) const {
     if (threadIdx.x == 0 && s + NST < nstages) load_w(s + NST), load_x(s + NST);
   }
-};
-
-/* The end of a tile block: part[token][row] (row pitch rs floats) holds the block sums of its
- * br rows x m tokens (written by this block's threads, not yet synchronised). Without a cluster
- * they are stored; in a cluster of ksplit ranks each rank finishes its share of the outputs,
- * adding ranks 0..S-1 in that order. */
-static __device__ __forceinline__ void bf16fp32__smallm_tile_finish(
-    float *part, int rs, int br, int m, long long t0, long long n0, float *out, long long ldo,
-    int ksplit) {
-  const int tid = threadIdx.x, nthr = blockDim.x;
-  const int r4n = br >> 2;
-  const int nunits = m * r4n;
-  if (ksplit <= 1) {
+  /* The end: part[token][row] (row pitch rs floats) holds the block sums of the block's br rows x
+   * m tokens, written by its threads, not yet synchronised. */
+  __device__ __forceinline__ void finish(float *part, int rs) const {
     __syncthreads();
-    for (int u = tid; u < nunits; u += nthr) {
-      const int tok = u / r4n, r4 = u - tok * r4n;
-      *reinterpret_cast<float4 *>(out + (t0 + tok) * ldo + n0 + 4 * r4) =
-          *reinterpret_cast<const float4 *>(part + tok * rs + 4 * r4);
-    }
-    return;
+    bf16fp32__smallm_cluster_sum<1>(part, 0, rs, 1, m * (a->br >> 2), a->br >> 2, a->ksplit,
+                                    a->out + t0 * a->ldo + n0, a->ldo);
   }
-  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-  const int rank = static_cast<int>(cluster.block_rank());
-  cluster.sync(); /* release / acquire: block sums visible to the whole cluster */
-  const int u0 = nunits * rank / ksplit, u1 = nunits * (rank + 1) / ksplit;
-  for (int u = u0 + tid; u < u1; u += nthr) {
-    const int tok = u / r4n, r4 = u - tok * r4n;
-    *reinterpret_cast<float4 *>(out + (t0 + tok) * ldo + n0 + 4 * r4) =
-        rank_sum(cluster, part, tok * rs + 4 * r4, ksplit);
-  }
-  /* No block leaves while another may still read its shared memory. */
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
-}
+};
 
 #endif

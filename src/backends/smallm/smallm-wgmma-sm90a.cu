@@ -101,14 +101,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_const
 #pragma unroll
   for (int e = 0; e < NA; e++) cur[e] = sum[e] = 0.0f;
   int closed = 0;
-  auto close_chain = [&]() {
-#pragma unroll
-    for (int e = 0; e < NA; e++) {
-      sum[e] = closed == 0 ? cur[e] : sum[e] + cur[e];
-      cur[e] = 0.0f;
-    }
-    closed++;
-  };
+  auto close_chain = [&]() { bf16fp32__smallm_close_chain<NA>(cur, sum, closed); };
 
   const int arow = (64 * wr + 16 * w4 + g) * PITCH + 16 * t; /* rows g and g + 8 */
   const int tbk = 1 << a.tbk_log;
@@ -116,7 +109,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_const
   const uint32_t bcol = xcm_s + (wc * TW / 8) * 128;      /* this warpgroup's first token block */
   const int pieces = a.bt * G * 4;                         /* 16-byte pieces of x per stage */
   /* the chain of the next sub-chunk, and where its range ends (bf16fp32__smallm_chain) */
-  const int per = (blk.nsubs + WK - 1) / WK;
+  const int per = bf16fp32__smallm_chain_len(blk.nsubs, WK);
   int chain_end = per;
   for (int s = 0; s < blk.nstages; s++) {
     const unsigned char *st = blk.wait(s);
@@ -180,7 +173,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_const
     const int tok = TW * wc + 8 * (e >> 2) + 2 * t + (e & 1);
     part[tok * rs + row] = v;
   }
-  bf16fp32__smallm_tile_finish(part, rs, a.br, blk.m, blk.t0, blk.n0, a.out, a.ldo, a.ksplit);
+  blk.finish(part, rs);
 }
 
 template <int WK, int TW>

@@ -2,9 +2,9 @@
  * (same split, k permutation, MMA order and reduction tree), computed by output tiles. A block
  * owns `br` weight rows times `bt` tokens over the K slice of its cluster rank; one thread streams
  * weight and x tiles into a ring of shared-memory buffers with tensor-map bulk copies (TMA, rows
- * of 320 bytes, zeros past the matrix edges), and each warp keeps the partial sums of all WK
- * warp-group chains of its 32-row tile in registers, so that the block sum is formed there; the
- * S block sums are then added over distributed shared memory in rank order. */
+ * of 320 bytes, zeros past the matrix edges), and each warp keeps, for its 32-row tile, the
+ * warp-group chain in progress and the block sum of the chains closed before it in registers;
+ * the S block sums are then added in rank order (smallm-cluster-sum.cuh). */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -55,16 +55,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
       for (int e = 0; e < 4; e++) cur[i][j][e] = sum[i][j][e] = 0.0f;
   int closed = 0;
   auto close_chain = [&]() {
-#pragma unroll
-    for (int i = 0; i < 2; i++)
-#pragma unroll
-      for (int j = 0; j < TT; j++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-          sum[i][j][e] = closed == 0 ? cur[i][j][e] : sum[i][j][e] + cur[i][j][e];
-          cur[i][j][e] = 0.0f;
-        }
-    closed++;
+    bf16fp32__smallm_close_chain<2 * TT * 4>(&cur[0][0][0], &sum[0][0][0], closed);
   };
 
   const int arow = (32 * wr + g) * PITCH + 16 * t;                 /* rows g (+8, +16, +24) */
@@ -89,7 +80,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
       }
   };
   /* where the chain in progress ends (ranges of bf16fp32__smallm_chain) */
-  const int per = (blk.nsubs + WK - 1) / WK;
+  const int per = bf16fp32__smallm_chain_len(blk.nsubs, WK);
   int chain_end = per;
   for (int s = 0; s < blk.nstages; s++) {
     const unsigned char *st = blk.wait(s);
@@ -125,7 +116,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
       p[8] = v[2];
       p[rs + 8] = v[3];
     }
-  bf16fp32__smallm_tile_finish(part, rs, a.br, blk.m, blk.t0, blk.n0, a.out, a.ldo, a.ksplit);
+  blk.finish(part, rs);
 }
 
 /* The driver's tensor-map encoder, looked up once through the runtime (no link to libcuda);

@@ -1,0 +1,72 @@
+/* The end of every smallm kernel: a block's partial sums (one set per warp group) added into its
+ * block sums, and the block sums of a cluster's S ranks (one per K slice) added into the outputs,
+ * always as ((p0 + p1) + p2) + ... over warp groups 0..WK-1, then ((b0 + b1) + b2) + ... over
+ * ranks 0..S-1. One definition, so that every kernel adds alike (the batch invariance across
+ * kernels rests on it).
+ *
+ * The ranks' block sums stay in their own shared memory; after a cluster barrier each rank reads
+ * its share of the outputs (units of four rows of one token) from all S ranks and adds them. On
+ * the H200 this pull measured faster than pushing the block sums to their owner with
+ * asynchronous remote stores counted on an mbarrier (the decode kernel's reduction of sessions
+ * 2-5): 0.3-0.4 us per call in the tiled kernel, and far more where one thread has several
+ * stores to make (docs/smallm-notes.md, session 6). */
+#ifndef BF16FP32_SMALLM_CLUSTER_SUM_CUH
+#define BF16FP32_SMALLM_CLUSTER_SUM_CUH
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "smallm-config.h"
+
+/* By every thread of the block, after a __syncthreads that makes the partial sums visible:
+ * warp group h's partial sum of unit u (token tok = u / r4n, rows 4 r4 .. 4 r4 + 3, r4 = u % r4n;
+ * r4n a power of two) is the float4 at part + h * gstride + tok * rs + 4 * r4 (MAXG: the most
+ * warp groups the kernel has, so that their loads stay in registers). The block sum goes to
+ * group 0's slot; the finished unit to out + tok * ldo + 4 * r4. */
+template <int MAXG>
+static __device__ __forceinline__ void bf16fp32__smallm_cluster_sum(float *part, int gstride, int rs,
+                                                                    int kwarps, int units, int r4n,
+                                                                    int ksplit, float *out,
+                                                                    long long ldo) {
+  const int lg = __ffs(r4n) - 1;
+  if (kwarps > 1 || ksplit <= 1)
+    for (int u = threadIdx.x; u < units; u += blockDim.x) {
+      const int tok = u >> lg, r4 = u & (r4n - 1);
+      float *p = part + tok * rs + 4 * r4;
+      float4 v[MAXG];
+#pragma unroll
+      for (int h = 0; h < MAXG; h++)
+        if (h < kwarps) v[h] = *reinterpret_cast<const float4 *>(p + h * gstride);
+      float4 sum = v[0];
+#pragma unroll
+      for (int h = 1; h < MAXG; h++)
+        if (h < kwarps) sum.x += v[h].x, sum.y += v[h].y, sum.z += v[h].z, sum.w += v[h].w;
+      if (ksplit <= 1)
+        *reinterpret_cast<float4 *>(out + tok * ldo + 4 * r4) = sum;
+      else
+        *reinterpret_cast<float4 *>(p) = sum;
+    }
+  if (ksplit <= 1) return;
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  cluster.sync(); /* release / acquire: the block sums visible to the whole cluster */
+  const int u1 = bf16fp32__smallm_share(rank + 1, units, ksplit);
+  for (int u = bf16fp32__smallm_share(rank, units, ksplit) + threadIdx.x; u < u1; u += blockDim.x) {
+    const int tok = u >> lg, r4 = u & (r4n - 1), off = tok * rs + 4 * r4;
+    float4 v[BF16FP32__SMALLM_MAX_SPLIT]; /* all loads issued first */
+#pragma unroll
+    for (int q = 0; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
+      if (q < ksplit) v[q] = *reinterpret_cast<const float4 *>(cluster.map_shared_rank(part, q) + off);
+    float4 sum = v[0];
+#pragma unroll
+    for (int q = 1; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
+      if (q < ksplit) sum.x += v[q].x, sum.y += v[q].y, sum.z += v[q].z, sum.w += v[q].w;
+    *reinterpret_cast<float4 *>(out + tok * ldo + 4 * r4) = sum;
+  }
+  /* No block leaves while another may still read its shared memory; the values read are already
+   * in registers, so no memory ordering is needed here. */
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+}
+
+#endif
