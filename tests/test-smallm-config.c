@@ -91,16 +91,17 @@ static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
     ok &= c.decode_smem >= (size_t)c.split.kwarps * (size_t)c.mpad * (size_t)(c.split.rows + 4) * 4;
     ok &= !c.decode || c.decode_smem <= smem;
   }
-  /* the wide kernel exactly above M = 64 on the DeepSeek-V4 shapes (blocks of 32 or 64 rows),
-   * in its shared memory, with whole warps */
+  /* the wide kernel exactly above M = 64 on the DeepSeek-V4 shapes and, measured on the H200,
+   * at 512 x K from M = 33 (blocks of 32 or 64 rows), in its shared memory, with whole warps */
+  const int wide_low = sms == H200_SMS && n == 512 && m > 32;
   if (c.wide) {
     const int wt = BF16FP32__SMALLM_WIDE_WARP_TOKENS(c.split.kwarps);
-    ok &= m > BF16FP32__SMALLM_DECODE_MAX_M && !c.decode;
+    ok &= (m > BF16FP32__SMALLM_DECODE_MAX_M || wide_low) && !c.decode;
     ok &= c.wide_rows % 32 == 0 && n % c.wide_rows == 0 && c.wide_tokens % wt == 0;
     ok &= c.wide_rows / 32 * (c.wide_tokens / wt) <= BF16FP32__SMALLM_WARPS;
     ok &= c.wide_smem <= smem && c.wide_smem >= 128 + (size_t)c.wide_tokens * (c.wide_rows + 4) * 4;
   } else {
-    ok &= m <= BF16FP32__SMALLM_DECODE_MAX_M || n % 32 != 0;
+    ok &= (m <= BF16FP32__SMALLM_DECODE_MAX_M && !wide_low) || n % 32 != 0;
   }
   /* the batches cover the longest slice; one batch needs no second buffer */
   int64_t subs_max = ((k + 31) / 32 + c.split.ksplit - 1) / c.split.ksplit;
@@ -164,8 +165,8 @@ static void test_wide_blocks(void) {
   CHECK(bf16fp32__smallm_use_wide(&c, 1024, 32, 16, H200_SMEM) == 0); /* WK 8: 16-token warps */
 }
 
-/* The wide kernel's measured blocks at N = 2048 and 1024 x 7168 (elsewhere the rule), no shape
- * on the wgmma kernel, and the limits of bf16fp32__smallm_use_wgmma. */
+/* The wide kernel's measured blocks at N = 2048, 1024 x 7168 and 512 x K (elsewhere the rule),
+ * no shape on the wgmma kernel, and the limits of bf16fp32__smallm_use_wgmma. */
 static void test_wgmma_blocks(void) {
   bf16fp32__smallm_config c;
   CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
@@ -184,6 +185,11 @@ static void test_wgmma_blocks(void) {
         c.wide_rows == 64 && c.wide_tokens == 64); /* another SM count: the rule */
   CHECK(bf16fp32__smallm_choose(64, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
         !c.wide);
+  CHECK(bf16fp32__smallm_choose(33, 512, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_rows == 32 && c.wide_tokens == 32);
+  CHECK(bf16fp32__smallm_choose(64, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_rows == 32 && c.wide_tokens == 32);
+  CHECK(bf16fp32__smallm_choose(32, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wide);
   CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 96, 64, 64, H200_SMEM) != 0);  /* rows */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 64, 96, 32, H200_SMEM) != 0);  /* tokens */

@@ -24,13 +24,16 @@ static const struct {
 };
 
 /* Wide-kernel blocks (rows x tokens) measured fastest on an H200 where the rule in
- * bf16fp32__smallm_choose picks another, for M in [m_from, m_upto] (smallm-probe --wide at
- * M = 128 and 256, session 6 of docs/smallm-notes.md: 6-12 % faster than the rule's block and
- * than the wgmma kernel, which session 5 had chosen at N = 2048 under the earlier chain
- * order). */
+ * bf16fp32__smallm_choose picks another kernel or block, for M in [m_from, m_upto]
+ * (smallm-probe --wide, session 6 of docs/smallm-notes.md): above M = 64, 6-12 % faster than
+ * the rule's block and than the wgmma kernel, which session 5 had chosen at N = 2048 under the
+ * earlier chain order; at 512 x K from M = 33 (measured at 32 and 64; both kernels cost the
+ * same through 33-64: the tiled kernel pads to 64 tokens, the wide one takes two 32-token
+ * blocks), 8-17 % faster than the tiled kernel. */
 static const struct {
   int n, k, m_from, m_upto, rows, tokens;
 } tiles_132[] = {
+    {512, 4096, 33, 64, 32, 32},    {512, 7168, 33, 64, 32, 32},
     {2048, 4096, 65, 128, 64, 64},  {2048, 4096, 129, 256, 64, 128},
     {2048, 7168, 65, 128, 64, 64},  {2048, 7168, 129, 256, 64, 128},
     {1024, 7168, 129, 256, 64, 64},
@@ -80,6 +83,12 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
   bf16fp32__smallm_split sp;
   if (bf16fp32__smallm_choose_split(n, k, sm_count, &sp) != 0) return -1;
   if (bf16fp32__smallm_choose_with(m, n, k, &sp, smem_limit, c) != 0) return -1;
+  if (sm_count == 132)
+    for (size_t i = 0; i < sizeof tiles_132 / sizeof tiles_132[0]; i++)
+      if (tiles_132[i].n == n && tiles_132[i].k == k && m >= tiles_132[i].m_from &&
+          m <= tiles_132[i].m_upto &&
+          bf16fp32__smallm_use_wide(c, n, tiles_132[i].rows, tiles_132[i].tokens, smem_limit) == 0)
+        return 0;
   if (m <= BF16FP32__SMALLM_DECODE_MAX_M) {
     /* A block per SM at most leaves the registers of a second block free: the decode kernel
      * then keeps twice the weights in flight, which paid 1-5 % where a warp has more sub-chunks
@@ -89,12 +98,6 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
               sp.ksplit <= 2 && warp_subs(k, &sp) > BF16FP32__SMALLM_DECODE_RING;
     return 0;
   }
-  if (sm_count == 132)
-    for (size_t i = 0; i < sizeof tiles_132 / sizeof tiles_132[0]; i++)
-      if (tiles_132[i].n == n && tiles_132[i].k == k && m >= tiles_132[i].m_from &&
-          m <= tiles_132[i].m_upto &&
-          bf16fp32__smallm_use_wide(c, n, tiles_132[i].rows, tiles_132[i].tokens, smem_limit) == 0)
-        return 0;
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
     const int rows = blocks[i][0], tokens = blocks[i][1];
     const int64_t count = sp.ksplit * ((m + tokens - 1) / tokens) * (n % rows == 0 ? n / rows : 0);
