@@ -8,8 +8,9 @@
  * its share of the outputs (units of four rows of one token) from all S ranks and adds them. On
  * the H200 this pull measured faster than pushing the block sums to their owner with
  * asynchronous remote stores counted on an mbarrier (the decode kernel's reduction of sessions
- * 2-5): 0.3-0.4 us per call in the tiled kernel, and far more where one thread has several
- * stores to make (docs/smallm-notes.md, session 6). */
+ * 2-5): by 0.3-0.6 us per call in the tiled kernel and 0.2-0.5 us in the decode kernel, and by
+ * far more where one thread has several remote stores to make (docs/smallm-notes.md,
+ * session 6). */
 #ifndef BF16FP32_SMALLM_CLUSTER_SUM_CUH
 #define BF16FP32_SMALLM_CLUSTER_SUM_CUH
 
@@ -18,6 +19,11 @@
 #include <stdint.h>
 
 #include "smallm-config.h"
+
+/* s += v, component by component (fp32 adds, in the order of the callers' loops). */
+static __device__ __forceinline__ void bf16fp32__smallm_add4(float4 &s, const float4 &v) {
+  s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+}
 
 /* By every thread of the block, after a __syncthreads that makes the partial sums visible:
  * warp group h's partial sum of unit u (token tok = u / r4n, rows 4 r4 .. 4 r4 + 3, r4 = u % r4n;
@@ -41,7 +47,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_sum(float *part,
       float4 sum = v[0];
 #pragma unroll
       for (int h = 1; h < MAXG; h++)
-        if (h < kwarps) sum.x += v[h].x, sum.y += v[h].y, sum.z += v[h].z, sum.w += v[h].w;
+        if (h < kwarps) bf16fp32__smallm_add4(sum, v[h]);
       if (ksplit <= 1)
         *reinterpret_cast<float4 *>(out + tok * ldo + 4 * r4) = sum;
       else
@@ -61,7 +67,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_sum(float *part,
     float4 sum = v[0];
 #pragma unroll
     for (int q = 1; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
-      if (q < ksplit) sum.x += v[q].x, sum.y += v[q].y, sum.z += v[q].z, sum.w += v[q].w;
+      if (q < ksplit) bf16fp32__smallm_add4(sum, v[q]);
     *reinterpret_cast<float4 *>(out + tok * ldo + 4 * r4) = sum;
   }
   /* No block leaves while another may still read its shared memory; the values read are already
