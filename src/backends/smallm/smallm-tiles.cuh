@@ -157,12 +157,16 @@ struct bf16fp32__smallm_tile_block {
   __device__ __forceinline__ void refill(int s) const {
     if (threadIdx.x == 0 && s + NST < nstages) load_w(s + NST), load_x(s + NST);
   }
-  /* The end: part[token][row] (row pitch rs floats) holds the block sums of the block's br rows x
-   * m tokens, written by its threads, not yet synchronised. */
-  __device__ __forceinline__ void finish(float *part, int rs) const {
+  /* Where the block sums go once the main loop is done (every copy landed): over the ring,
+   * sums()[token * sums_pitch() + row], rows padded by 4 floats against bank conflicts. */
+  __device__ __forceinline__ float *sums() const { return reinterpret_cast<float *>(smem + 128); }
+  __device__ __forceinline__ int sums_pitch() const { return a->br + 4; }
+  /* The end: the block sums (br rows x m tokens) are written by the block's threads, not yet
+   * synchronised. */
+  __device__ __forceinline__ void finish() const {
     __syncthreads();
-    bf16fp32__smallm_cluster_sum<1>(part, 0, rs, 1, m * (a->br >> 2), a->br >> 2, a->ksplit,
-                                    a->out + t0 * a->ldo + n0, a->ldo);
+    bf16fp32__smallm_cluster_sum<1>(sums(), 0, sums_pitch(), 1, m * (a->br >> 2), a->br >> 2,
+                                    a->ksplit, a->out + t0 * a->ldo + n0, a->ldo);
   }
 };
 

@@ -164,8 +164,8 @@ __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_const
    * part[token][row] over the ring. Element e: 8-token block e / 4, row g (+ 8 when e & 2),
    * token 2t (+ 1 when e & 1). */
   while (closed < WK) close_chain();
-  float *part = reinterpret_cast<float *>(smem + 128);
-  const int rs = a.br + 4;
+  float *part = blk.sums();
+  const int rs = blk.sums_pitch();
 #pragma unroll
   for (int e = 0; e < NA; e++) {
     const float v = sum[e];
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_const
     const int tok = TW * wc + 8 * (e >> 2) + 2 * t + (e & 1);
     part[tok * rs + row] = v;
   }
-  blk.finish(part, rs);
+  blk.finish();
 }
 
 template <int WK, int TW>

@@ -101,10 +101,10 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
   /* every copy has landed (each stage was waited for); the ring becomes the block sums */
 
   /* The last chain with sub-chunks, then the empty ones (zeros), close; the block sums go to
-   * part[token][row] (rows padded by 4 floats against bank conflicts). */
+   * part[token][row] (blk.sums()). */
   while (closed < WK) close_chain();
-  float *part = reinterpret_cast<float *>(smem + 128);
-  const int rs = a.br + 4;
+  float *part = blk.sums();
+  const int rs = blk.sums_pitch();
 #pragma unroll
   for (int i = 0; i < 2; i++)
 #pragma unroll
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
       p[8] = v[2];
       p[rs + 8] = v[3];
     }
-  blk.finish(part, rs);
+  blk.finish();
 }
 
 /* The driver's tensor-map encoder, looked up once through the runtime (no link to libcuda);
