@@ -443,7 +443,7 @@ static void timing_sweep() {
           if (bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &cfg) != 0) continue;
           double t = cfg.decode ? time_smallm(r, 0, &cfg) : 0;
           bf16fp32__smallm_config ct = variant(cfg, 2);
-          double tt = m >= 64 ? time_smallm(r, 0, &ct) : 0;
+          double tt = time_smallm(r, 0, &ct);
           fill_u32<<<256, 256, 0, g_s>>>((uint32_t *)r.out(0), (size_t)m * n, POISON);
           launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &cfg));
           CK(cudaStreamSynchronize(g_s));
@@ -708,8 +708,16 @@ static void exp_frag_reads() {
     bf16fp32__smallm_config cfg;
     if (bf16fp32__smallm_choose(1, r.n, r.k, g_sms, g_smem, &cfg) != 0) continue;
     const int R = cfg.split.rows, S = cfg.split.ksplit;
-    printf("%5lld %5lld %d/%d | %.2f %.2f | %.2f %.2f\n", (long long)r.n, (long long)r.k, R, S, time_read(r, R, S, false),
+    printf("%5lld %5lld %d/%d | %.2f %.2f | %.2f %.2f |", (long long)r.n, (long long)r.k, R, S, time_read(r, R, S, false),
            time_read_t(r, R, S, 512), time_read_frag(r, R, S, 1), time_read_frag(r, R, S, 2));
+    /* the fragment pattern over other splits (R/S:us; S = 16 as a grid only: no cluster) */
+    for (int R2 : {16, 32, 64})
+      for (int S2 : {1, 2, 4, 8, 16}) {
+        const int64_t blocks = r.n / R2 * S2;
+        if (r.n % R2 || blocks < 32 || blocks > 528) continue;
+        printf(" %d/%d:%.2f", R2, S2, time_read_frag(r, R2, S2, 1));
+      }
+    printf("\n");
     fflush(stdout);
   }
 }

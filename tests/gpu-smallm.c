@@ -163,18 +163,19 @@ static void test_shapes(bf16fp32_context *ctx) {
   free_set(&s);
   make_set(&s, 256, 512, 7168, 0, 0, 0, 13, 0);
   check_set(ctx, &s, few, 4);
+  check_wgmma(&s, few, 4, 128, 64, 64); /* WK = 4 */
+  check_wgmma(&s, few, 4, 128, 32, 32);
   free_set(&s);
   make_set(&s, 128, 1024, 4096, 0, 0, 0, 14, 0);
   check_set(ctx, &s, few, 4);
   check_wgmma(&s, few, 4, 64, 64, 32); /* WK = 8 */
   free_set(&s);
-  /* N = 2048: the decode kernel (M = 24, 64), the measured wide blocks above M = 64 (padded
-   * rows), the same bits everywhere; the wgmma kernel too */
+  /* N = 2048: the decode kernel (M = 24, 64), the wide blocks above M = 64 (padded rows), the
+   * same bits everywhere; the wgmma kernel too */
   const int64_t wg[] = {1, 24, 64, 65, 128, 200};
   make_set(&s, 256, 2048, 4096, 8, 8, 8, 16, 0);
   check_set(ctx, &s, wg, 6);
-  check_wgmma(&s, wg, 6, 128, 64, 64);
-  check_wgmma(&s, wg, 6, 128, 32, 32);
+  check_wgmma(&s, wg, 6, 64, 64, 32); /* WK = 8 */
   free_set(&s);
   make_set(&s, 100, 384, 7168, 8, 24, 8, 15, 0); /* padded leading dimensions */
   const int64_t padded[] = {1, 13, 64};

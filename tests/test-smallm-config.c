@@ -37,8 +37,8 @@ static void test_shape_ok(void) {
 
 static void test_dsv4_split(void) {
   /* Expected on an H200: R rows per block, S-block clusters along K, WK warp groups. */
-  static const int want[][4] = {{32, 8, 4, 0x0}, {32, 2, 4, 0xf}, {16, 2, 8, 0xf},
-                                {32, 8, 4, 0x0}, {32, 8, 4, 0xb}, {32, 2, 4, 0xf},
+  static const int want[][4] = {{32, 8, 4, 0x0}, {16, 1, 8, 0xf}, {16, 2, 8, 0xf},
+                                {32, 8, 4, 0x0}, {32, 8, 4, 0xb}, {16, 1, 8, 0xf},
                                 {16, 2, 8, 0xf}, {32, 8, 4, 0x3}, {32, 8, 4, 0x1}};
   for (int i = 0; i < 9; i++) {
     bf16fp32__smallm_split s = {0, 0, 0, 0};
@@ -170,13 +170,13 @@ static void test_wide_blocks(void) {
 static void test_wgmma_blocks(void) {
   bf16fp32__smallm_config c;
   CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
-        c.wide && c.wide_rows == 64 && c.wide_tokens == 128);
+        c.wide && c.wide_rows == 64 && c.wide_tokens == 32);
   CHECK(bf16fp32__smallm_choose(129, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
-        c.wide && c.wide_rows == 64 && c.wide_tokens == 128);
+        c.wide && c.wide_rows == 64 && c.wide_tokens == 32);
   CHECK(bf16fp32__smallm_choose(128, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
-        c.wide && c.wide_rows == 64 && c.wide_tokens == 64);
+        c.wide && c.wide_rows == 32 && c.wide_tokens == 32); /* the rule: 4 x 64 blocks */
   CHECK(bf16fp32__smallm_choose(65, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
-        c.wide && c.wide_rows == 64 && c.wide_tokens == 64);
+        c.wide && c.wide_rows == 32 && c.wide_tokens == 32);
   CHECK(bf16fp32__smallm_choose(200, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
         c.wide_rows == 64 && c.wide_tokens == 64);
   CHECK(bf16fp32__smallm_choose(128, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
@@ -190,12 +190,12 @@ static void test_wgmma_blocks(void) {
   CHECK(bf16fp32__smallm_choose(64, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
         c.wide_rows == 32 && c.wide_tokens == 32);
   CHECK(bf16fp32__smallm_choose(32, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wide);
-  CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 96, 64, 64, H200_SMEM) != 0);  /* rows */
-  CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 64, 96, 32, H200_SMEM) != 0);  /* tokens */
-  CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 128, 128, 64, H200_SMEM) != 0); /* 4 groups */
-  CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 64, 64, 64, 16 * 1024) != 0);  /* no room */
-  CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 64, 128, 64, H200_SMEM) == 0 && c.wgmma);
+  CHECK(bf16fp32__smallm_choose(256, 512, 7168, H200_SMS, H200_SMEM, &c) == 0); /* WK 4 */
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 96, 64, 64, H200_SMEM) != 0);  /* rows */
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 64, 96, 32, H200_SMEM) != 0);  /* tokens */
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 128, 128, 64, H200_SMEM) != 0); /* 4 groups */
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 64, 64, 64, 16 * 1024) != 0);  /* no room */
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 64, 128, 64, H200_SMEM) == 0 && c.wgmma);
   CHECK(bf16fp32__smallm_choose(256, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0); /* WK 8 */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 1024, 64, 64, 64, H200_SMEM) != 0);
   CHECK(bf16fp32__smallm_use_wgmma(&c, 1024, 64, 64, 32, H200_SMEM) == 0);

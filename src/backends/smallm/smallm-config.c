@@ -13,29 +13,31 @@ int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int6
 
 /* Splits measured fastest on an H200 (132 SMs) for the DeepSeek-V4 shapes, weighing M <= 64
  * first and M = 256 next, and the token tilings (bit b: mt = 2^b) where the decode kernel beat
- * the tiled one (bench/smallm-probe.cu split sweep, 2026-11-30; docs/smallm-notes.md).
+ * the tiled one (bench/smallm-probe.cu split sweep, 2026-11-30; docs/smallm-notes.md). At
+ * N = 2048, 16 / 1 (session 7): 2-9 % faster than 32 / 2 at M <= 16 and within 2 % at 32-64,
+ * but 25-45 % slower above M = 64, where cuBLAS is faster than either.
  * Every split sums in its own fixed order; which one a shape uses must not depend on M. */
 static const struct {
   int n, k, rows, ksplit, decode_mask;
 } tuned_132[] = {
     {256, 4096, 32, 8, 0x0},  {512, 4096, 32, 8, 0x0},  {1024, 4096, 16, 2, 0xf},
-    {2048, 4096, 32, 2, 0xf}, {256, 7168, 32, 8, 0x1},  {384, 7168, 32, 8, 0xb},
-    {512, 7168, 32, 8, 0x3},  {1024, 7168, 16, 2, 0xf}, {2048, 7168, 32, 2, 0xf},
+    {2048, 4096, 16, 1, 0xf}, {256, 7168, 32, 8, 0x1},  {384, 7168, 32, 8, 0xb},
+    {512, 7168, 32, 8, 0x3},  {1024, 7168, 16, 2, 0xf}, {2048, 7168, 16, 1, 0xf},
 };
 
 /* Wide-kernel blocks (rows x tokens) measured fastest on an H200 where the rule in
  * bf16fp32__smallm_choose picks another kernel or block, for M in [m_from, m_upto]
- * (smallm-probe --wide, session 6 of docs/smallm-notes.md): above M = 64, 6-12 % faster than
- * the rule's block and than the wgmma kernel, which session 5 had chosen at N = 2048 under the
- * earlier chain order; at 512 x K from M = 33 (measured at 32 and 64; both kernels cost the
- * same through 33-64: the tiled kernel pads to 64 tokens, the wide one takes two 32-token
- * blocks), 8-17 % faster than the tiled kernel. */
+ * (smallm-probe --wide, docs/smallm-notes.md): at 1024 x 7168 above M = 128, 6-12 % faster
+ * than the rule's block and than the wgmma kernel (session 6); at N = 2048 above M = 128, as
+ * fast as the rule's 32 x 64 at M = 256 and 35 % faster at M = 129 (session 7); at 512 x K
+ * from M = 33 (measured at 32 and 64; both kernels cost the same through 33-64: the tiled
+ * kernel pads to 64 tokens, the wide one takes two 32-token blocks), 8-17 % faster than the
+ * tiled kernel (session 6). */
 static const struct {
   int n, k, m_from, m_upto, rows, tokens;
 } tiles_132[] = {
-    {512, 4096, 33, 64, 32, 32},    {512, 7168, 33, 64, 32, 32},
-    {2048, 4096, 65, 128, 64, 64},  {2048, 4096, 129, 256, 64, 128},
-    {2048, 7168, 65, 128, 64, 64},  {2048, 7168, 129, 256, 64, 128},
+    {512, 4096, 33, 64, 32, 32},     {512, 7168, 33, 64, 32, 32},
+    {2048, 4096, 129, 256, 64, 32},  {2048, 7168, 129, 256, 64, 32},
     {1024, 7168, 129, 256, 64, 64},
 };
 
