@@ -82,8 +82,10 @@ void bf16fp32__tune_table_clear(bf16fp32__tune_table *t);
 bf16fp32__tune_table *bf16fp32__tune_load_for_context(const bf16fp32__config *cfg);
 /* A tuned winner must beat the cuBLAS baseline by more than this fraction to be tried before
  * it: smaller leads are within the run-to-run spread of one backend's median on the H200
- * (docs/h200-results.md), and cuBLAS is what the caller would have had without us. */
-#define BF16FP32__TUNE_BASELINE_MARGIN 0.03
+ * (2048x4096 M = 128: cuBLASLt 3.0 % ahead in one tune, 7 % behind in the next bench of the
+ * same session; docs/h200-results.md), and cuBLAS is what the caller would have had without
+ * us. */
+#define BF16FP32__TUNE_BASELINE_MARGIN 0.05
 #define BF16FP32__TUNE_BASELINE "cublas"
 
 /* Whether e's runner-up goes first: it is the baseline and the winner's lead is within the
