@@ -362,7 +362,7 @@ static void timing_setup() {
 static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v) {
   if (v == 1 || v == 3) c.decode = c.mpad <= BF16FP32__SMALLM_DECODE_MAX_M;
   if (v == 1) c.deep = !c.deep && c.mt <= 2;
-  if (v == 2 || v == 3) c.wide = c.wgmma = 0;
+  if (v == 2 || v == 3) c.wide = c.wgmma = 0, c.wide_groups = 1;
   if (v == 2) c.decode = 0;
   return c;
 }
@@ -495,6 +495,13 @@ static void timing_wide() {
         if (bf16fp32__smallm_use_wide(&c, n, b[0], b[1], g_smem) != 0) continue;
         printf(" %dx%d", b[0], b[1]);
         timed(c);
+        /* one K slice: the tile shared by 2 or 4 blocks, each summing its group's chains */
+        for (int groups : {2, 4}) {
+          bf16fp32__smallm_config cg = c;
+          if (bf16fp32__smallm_use_groups(&cg, groups, g_smem) != 0) continue;
+          printf(" %dx%d/g%d", b[0], b[1], groups);
+          timed(cg);
+        }
       }
       /* the wgmma kernel: rows x tokens / tokens per warpgroup */
       const int gblocks[][3] = {{64, 32, 32}, {64, 64, 32}, {64, 64, 64}, {128, 32, 32}, {128, 64, 64}, {64, 128, 64}};

@@ -170,13 +170,16 @@ static void test_wide_blocks(void) {
 static void test_wgmma_blocks(void) {
   bf16fp32__smallm_config c;
   CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
-        c.wide && c.wide_rows == 64 && c.wide_tokens == 32);
+        c.wide && c.wide_rows == 64 && c.wide_tokens == 32 && c.wide_groups == 1);
   CHECK(bf16fp32__smallm_choose(129, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
-        c.wide && c.wide_rows == 64 && c.wide_tokens == 32);
+        c.wide && c.wide_rows == 64 && c.wide_tokens == 32 && c.wide_groups == 1);
   CHECK(bf16fp32__smallm_choose(128, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
-        c.wide && c.wide_rows == 32 && c.wide_tokens == 32); /* the rule: 4 x 64 blocks */
+        c.wide && c.wide_rows == 64 && c.wide_tokens == 32 && c.wide_groups == 2);
   CHECK(bf16fp32__smallm_choose(65, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
-        c.wide && c.wide_rows == 32 && c.wide_tokens == 32);
+        c.wide && c.wide_rows == 64 && c.wide_tokens == 32 && c.wide_groups == 2);
+  CHECK(c.wide_smem > 128 + (size_t)4 * 32 * (64 + 4) * 4); /* the ring, then four chain sets */
+  CHECK(bf16fp32__smallm_choose(200, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 &&
+        c.wide_groups == 1);
   CHECK(bf16fp32__smallm_choose(200, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
         c.wide_rows == 64 && c.wide_tokens == 64);
   CHECK(bf16fp32__smallm_choose(128, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
@@ -190,6 +193,16 @@ static void test_wgmma_blocks(void) {
   CHECK(bf16fp32__smallm_choose(64, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
         c.wide_rows == 32 && c.wide_tokens == 32);
   CHECK(bf16fp32__smallm_choose(32, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wide);
+  /* groups: only the wide kernel on one K slice, WK a multiple of them, within the memory */
+  CHECK(bf16fp32__smallm_choose(256, 512, 7168, H200_SMS, H200_SMEM, &c) == 0); /* S 8 */
+  CHECK(bf16fp32__smallm_use_groups(&c, 2, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_choose(64, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0); /* decode */
+  CHECK(bf16fp32__smallm_use_groups(&c, 2, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_groups(&c, 3, H200_SMEM) != 0);         /* WK 8 */
+  CHECK(bf16fp32__smallm_use_groups(&c, 2, 64 * 1024) != 0);         /* no room */
+  CHECK(bf16fp32__smallm_use_groups(&c, 4, H200_SMEM) == 0 && c.wide_groups == 4);
+  CHECK(bf16fp32__smallm_use_wide(&c, 2048, 64, 64, H200_SMEM) == 0 && c.wide_groups == 1);
   CHECK(bf16fp32__smallm_choose(256, 512, 7168, H200_SMS, H200_SMEM, &c) == 0); /* WK 4 */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 96, 64, 64, H200_SMEM) != 0);  /* rows */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 64, 96, 32, H200_SMEM) != 0);  /* tokens */
@@ -219,6 +232,23 @@ static void test_chains(void) {
       }
       CHECK(prev == n);
     }
+}
+
+/* The wide kernel's groups: rank r sums chains r C .. r C + C - 1 (C = WK / groups), so the
+ * ranks' ranges follow one another, start where a chain starts and cover the slice. */
+static void test_groups(void) {
+  for (int n = 1; n <= 300; n++)
+    for (int wk = 2; wk <= 8; wk *= 2)
+      for (int groups = 2; groups <= wk; groups *= 2) {
+        int prev = 0, j0, j1, c0, c1;
+        for (int r = 0; r < groups; r++) {
+          bf16fp32__smallm_group(n, r, wk, groups, &j0, &j1);
+          bf16fp32__smallm_chain(n, r * (wk / groups), wk, &c0, &c1);
+          CHECK(j0 == prev && j1 >= j0 && j0 == c0);
+          prev = j1;
+        }
+        CHECK(prev == n);
+      }
 }
 
 /* The cluster sum's shares: ranks 0..S-1 finish consecutive ranges of a block's units, all of
@@ -266,6 +296,7 @@ int main(void) {
   test_every_m();
   test_wide_blocks();
   test_wgmma_blocks();
+  test_groups();
   test_chains();
   test_cluster_shares();
   test_slices_and_rows();

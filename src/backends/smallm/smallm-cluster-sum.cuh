@@ -2,7 +2,8 @@
  * block sums, and the block sums of a cluster's S ranks (one per K slice) added into the outputs,
  * always as ((p0 + p1) + p2) + ... over warp groups 0..WK-1, then ((b0 + b1) + b2) + ... over
  * ranks 0..S-1. One definition, so that every kernel adds alike (the batch invariance across
- * kernels rests on it).
+ * kernels rests on it). A wide-kernel tile shared by a group of blocks on one K slice ends with
+ * the same pull over its ranks' chain sums, added in chain order as one block adds them.
  *
  * The ranks' block sums stay in their own shared memory; after a cluster barrier each rank reads
  * its share of the outputs (units of four rows of one token) from all S ranks and adds them. On
@@ -23,6 +24,45 @@
 /* s += v, component by component (fp32 adds, in the order of the callers' loops). */
 static __device__ __forceinline__ void bf16fp32__smallm_add4(float4 &s, const float4 &v) {
   s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+}
+
+/* The pull: after a __syncthreads that makes each rank's sets visible, a cluster barrier, then
+ * each of the `ranks` ranks finishes its share of the units (four rows of one token: unit u at
+ * tok * rs + 4 * r4 of a set, tok = u / r4n, r4 = u % r4n, r4n a power of two) from the sets of
+ * all ranks: rank 0 holds one set, every other rank `chains` sets (`set` floats apart), added
+ * left to right in rank and set order. SINGLE: one set per rank (chains = 1), the K split's
+ * block sums; else the chains of a tile shared by a group (bf16fp32__smallm_use_groups), which
+ * one block would have added in the same order. An exit barrier keeps every block's shared
+ * memory until all have read it. */
+template <bool SINGLE>
+static __device__ __forceinline__ void bf16fp32__smallm_cluster_pull(float *sets, int set, int rs,
+                                                                     int units, int r4n,
+                                                                     int ranks, int chains,
+                                                                     float *out, long long ldo) {
+  const int lg = __ffs(r4n) - 1, total = SINGLE ? ranks : 1 + (ranks - 1) * chains;
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  cluster.sync(); /* release / acquire: the sets visible to the whole cluster */
+  const int u1 = bf16fp32__smallm_share(rank + 1, units, ranks);
+  for (int u = bf16fp32__smallm_share(rank, units, ranks) + threadIdx.x; u < u1; u += blockDim.x) {
+    const int tok = u >> lg, r4 = u & (r4n - 1), off = tok * rs + 4 * r4;
+    float4 v[BF16FP32__SMALLM_MAX_SPLIT]; /* all loads issued first */
+#pragma unroll
+    for (int i = 0; i < BF16FP32__SMALLM_MAX_SPLIT; i++)
+      if (i < total) {
+        const int q = SINGLE || i == 0 ? i : 1 + (i - 1) / chains;
+        const int j = SINGLE || i == 0 ? 0 : (i - 1) % chains;
+        v[i] = *reinterpret_cast<const float4 *>(cluster.map_shared_rank(sets, q) + j * set + off);
+      }
+    float4 sum = v[0];
+#pragma unroll
+    for (int i = 1; i < BF16FP32__SMALLM_MAX_SPLIT; i++)
+      if (i < total) bf16fp32__smallm_add4(sum, v[i]);
+    *reinterpret_cast<float4 *>(out + tok * ldo + 4 * r4) = sum;
+  }
+  /* No block leaves while another may still read its shared memory; the values read are already
+   * in registers, so no memory ordering is needed here. */
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
 }
 
 /* By every thread of the block, after a __syncthreads that makes the partial sums visible:
@@ -54,25 +94,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_sum(float *part,
         *reinterpret_cast<float4 *>(p) = sum;
     }
   if (ksplit <= 1) return;
-  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-  const int rank = static_cast<int>(cluster.block_rank());
-  cluster.sync(); /* release / acquire: the block sums visible to the whole cluster */
-  const int u1 = bf16fp32__smallm_share(rank + 1, units, ksplit);
-  for (int u = bf16fp32__smallm_share(rank, units, ksplit) + threadIdx.x; u < u1; u += blockDim.x) {
-    const int tok = u >> lg, r4 = u & (r4n - 1), off = tok * rs + 4 * r4;
-    float4 v[BF16FP32__SMALLM_MAX_SPLIT]; /* all loads issued first */
-#pragma unroll
-    for (int q = 0; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
-      if (q < ksplit) v[q] = *reinterpret_cast<const float4 *>(cluster.map_shared_rank(part, q) + off);
-    float4 sum = v[0];
-#pragma unroll
-    for (int q = 1; q < BF16FP32__SMALLM_MAX_SPLIT; q++)
-      if (q < ksplit) bf16fp32__smallm_add4(sum, v[q]);
-    *reinterpret_cast<float4 *>(out + tok * ldo + 4 * r4) = sum;
-  }
-  /* No block leaves while another may still read its shared memory; the values read are already
-   * in registers, so no memory ordering is needed here. */
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+  bf16fp32__smallm_cluster_pull<true>(part, 0, rs, units, r4n, ksplit, 1, out, ldo);
 }
 
 #endif

@@ -25,20 +25,23 @@ static const struct {
     {512, 7168, 32, 8, 0x3},  {1024, 7168, 16, 2, 0xf}, {2048, 7168, 16, 1, 0xf},
 };
 
-/* Wide-kernel blocks (rows x tokens) measured fastest on an H200 where the rule in
- * bf16fp32__smallm_choose picks another kernel or block, for M in [m_from, m_upto]
- * (smallm-probe --wide, docs/smallm-notes.md): at 1024 x 7168 above M = 128, 6-12 % faster
- * than the rule's block and than the wgmma kernel (session 6); at N = 2048 above M = 128, as
- * fast as the rule's 32 x 64 at M = 256 and 35 % faster at M = 129 (session 7); at 512 x K
- * from M = 33 (measured at 32 and 64; both kernels cost the same through 33-64: the tiled
- * kernel pads to 64 tokens, the wide one takes two 32-token blocks), 8-17 % faster than the
- * tiled kernel (session 6). */
+/* Wide-kernel blocks (rows x tokens, and groups: blocks sharing a tile of a one-slice split)
+ * measured fastest on an H200 where the rule in bf16fp32__smallm_choose picks another kernel or
+ * block, for M in [m_from, m_upto] (smallm-probe --wide, docs/smallm-notes.md): at 1024 x 7168
+ * above M = 128, 6-12 % faster than the rule's block and than the wgmma kernel (session 6); at
+ * N = 2048 (session 7), tiles shared by 2 blocks up to M = 128, 20-24 % faster than the best
+ * unshared block, and above that unshared 64 x 32 blocks (shared ones, whose chain sums take
+ * shared memory, then run in two waves: 29-36 % slower at M = 256), as fast as the rule's
+ * 32 x 64 at M = 256 and 35 % faster at M = 129; at 512 x K from M = 33 (measured at 32 and 64;
+ * both kernels cost the same through 33-64: the tiled kernel pads to 64 tokens, the wide one
+ * takes two 32-token blocks), 8-17 % faster than the tiled kernel (session 6). */
 static const struct {
-  int n, k, m_from, m_upto, rows, tokens;
+  int n, k, m_from, m_upto, rows, tokens, groups;
 } tiles_132[] = {
-    {512, 4096, 33, 64, 32, 32},     {512, 7168, 33, 64, 32, 32},
-    {2048, 4096, 129, 256, 64, 32},  {2048, 7168, 129, 256, 64, 32},
-    {1024, 7168, 129, 256, 64, 64},
+    {512, 4096, 33, 64, 32, 32, 1},     {512, 7168, 33, 64, 32, 32, 1},
+    {2048, 4096, 65, 128, 64, 32, 2},   {2048, 4096, 129, 256, 64, 32, 1},
+    {2048, 7168, 65, 128, 64, 32, 2},   {2048, 7168, 129, 256, 64, 32, 1},
+    {1024, 7168, 129, 256, 64, 64, 1},
 };
 
 /* 32-wide sub-chunks of the longest K slice, and of one warp group's share of it. */
@@ -89,7 +92,9 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
     for (size_t i = 0; i < sizeof tiles_132 / sizeof tiles_132[0]; i++)
       if (tiles_132[i].n == n && tiles_132[i].k == k && m >= tiles_132[i].m_from &&
           m <= tiles_132[i].m_upto &&
-          bf16fp32__smallm_use_wide(c, n, tiles_132[i].rows, tiles_132[i].tokens, smem_limit) == 0)
+          bf16fp32__smallm_use_wide(c, n, tiles_132[i].rows, tiles_132[i].tokens, smem_limit) == 0 &&
+          (tiles_132[i].groups == 1 ||
+           bf16fp32__smallm_use_groups(c, tiles_132[i].groups, smem_limit) == 0))
         return 0;
   if (m <= BF16FP32__SMALLM_DECODE_MAX_M) {
     /* A block per SM at most leaves the registers of a second block free: the decode kernel
@@ -182,6 +187,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->wide = 0;
   c->wide_rows = c->wide_tokens = 0;
   c->wide_smem = 0;
+  c->wide_groups = 1;
   c->wgmma = 0;
   c->wg_tokens = 0;
   return 0;
@@ -190,11 +196,16 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
 /* Sets c to a tile kernel's blocks of rows x tokens: 128 bytes of barriers, then a ring of
  * `stages` buffers (rows and tokens padded by one sub-chunk) plus `extra` bytes, or the block
  * sums, whichever is larger. -1 when that exceeds smem_limit. */
+static size_t ring_bytes(int rows, int tokens, int stages) {
+  return (size_t)stages * (size_t)(rows + tokens) * 64 * (BF16FP32__SMALLM_WIDE_SUBS + 1);
+}
+static size_t sums_bytes(int rows, int tokens) {
+  return (size_t)tokens * (size_t)(rows + 4) * sizeof(float);
+}
 static int use_tiles(bf16fp32__smallm_config *c, int rows, int tokens, int stages, size_t extra,
                      int wg_tokens, size_t smem_limit) {
-  size_t ring = (size_t)stages * (size_t)(rows + tokens) * 64 * (BF16FP32__SMALLM_WIDE_SUBS + 1) +
-                extra;
-  size_t sums = (size_t)tokens * (size_t)(rows + 4) * sizeof(float);
+  size_t ring = ring_bytes(rows, tokens, stages) + extra;
+  size_t sums = sums_bytes(rows, tokens);
   size_t smem = 128 + (ring > sums ? ring : sums);
   if (smem > smem_limit) return -1;
   c->wide = 1;
@@ -203,6 +214,21 @@ static int use_tiles(bf16fp32__smallm_config *c, int rows, int tokens, int stage
   c->wide_rows = rows;
   c->wide_tokens = tokens;
   c->wg_tokens = wg_tokens;
+  c->wide_smem = smem;
+  c->wide_groups = 1;
+  return 0;
+}
+
+int bf16fp32__smallm_use_groups(bf16fp32__smallm_config *c, int groups, size_t smem_limit) {
+  const int wk = c->split.kwarps;
+  if (!c->wide || c->wgmma || c->split.ksplit != 1 || groups < 2 || wk % groups != 0) return -1;
+  const int chains = wk / groups;
+  if (1 + (groups - 1) * chains > BF16FP32__SMALLM_MAX_SPLIT) return -1;
+  /* the chain sums are kept beside the ring, which is still in use when they close */
+  const size_t smem = 128 + ring_bytes(c->wide_rows, c->wide_tokens, BF16FP32__SMALLM_WIDE_STAGES) +
+                      (size_t)chains * sums_bytes(c->wide_rows, c->wide_tokens);
+  if (smem > smem_limit) return -1;
+  c->wide_groups = groups;
   c->wide_smem = smem;
   return 0;
 }

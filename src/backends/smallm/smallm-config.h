@@ -90,7 +90,11 @@ typedef struct bf16fp32__smallm_config {
   int wide_tokens;   /* tokens per block (a multiple of BF16FP32__SMALLM_WIDE_WARP_TOKENS(WK));
                         warps: rows / 32 * tokens / WARP_TOKENS */
   size_t wide_smem;  /* 128 bytes for the ring's barriers, then the ring or the block sums
-                        (tokens * (rows + 4) floats), whichever is larger */
+                        (tokens * (rows + 4) floats), whichever is larger; with groups, the ring
+                        and then one such set per chain of a group */
+  int wide_groups;   /* P: with one K slice, a cluster of P blocks shares each output tile, rank
+                        r summing chains r WK / P .. (r + 1) WK / P - 1 (set by
+                        bf16fp32__smallm_use_groups); 1: one block sums all chains */
   /* The wgmma kernel (set by bf16fp32__smallm_use_wgmma; uses the wide_ fields too): */
   int wgmma;         /* 1: run it instead of the wide kernel */
   int wg_tokens;     /* tokens per warpgroup: 32 or 64 */
@@ -121,6 +125,14 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * smem_limit). Any block shape sums alike: for tests and timing experiments. */
 int bf16fp32__smallm_use_wide(bf16fp32__smallm_config *c, int64_t n, int rows, int tokens,
                               size_t smem_limit);
+
+/* Splits each wide-kernel tile of c over a cluster of `groups` blocks, each summing WK / groups
+ * of the slice's chains; rank 0 adds its chains as one block would, the others keep each chain's
+ * sum apart, and the cluster adds them after rank 0's in chain order, so the sums are those of
+ * one block (bits included). Returns 0, or -1 when c is not the wide kernel on one K slice, WK
+ * is not a multiple of groups, the pull would take more than 8 sets, or the shared memory does
+ * not fit smem_limit. For splits of one slice, whose single block per tile walks all of K. */
+int bf16fp32__smallm_use_groups(bf16fp32__smallm_config *c, int groups, size_t smem_limit);
 
 /* Switches c to the wgmma kernel with blocks of rows (64 or 128) x tokens (32, 64 or 128, a
  * multiple of wg_tokens; at most 2 warpgroups). Returns 0, or -1 when the split's WK is not 4
@@ -154,6 +166,17 @@ static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_chain(int nsubs, int wk,
                                                                int *j0, int *j1) {
   const int per = bf16fp32__smallm_chain_len(nsubs, kwarps);
   const int a = wk * per, b = a + per;
+  *j0 = a < nsubs ? a : nsubs;
+  *j1 = b < nsubs ? b : nsubs;
+}
+
+/* Sub-chunks [*j0, *j1) of a slice of nsubs that rank r of `groups` sums when the wide kernel's
+ * tiles are shared (bf16fp32__smallm_use_groups): the chains r * kwarps / groups onwards, as
+ * many as kwarps / groups. */
+static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_group(int nsubs, int r, int kwarps,
+                                                               int groups, int *j0, int *j1) {
+  const int per = bf16fp32__smallm_chain_len(nsubs, kwarps), chains = kwarps / groups;
+  const int a = r * chains * per, b = a + chains * per;
   *j0 = a < nsubs ? a : nsubs;
   *j1 = b < nsubs ? b : nsubs;
 }

@@ -175,7 +175,7 @@ cudaError_t launch_t(const DArgs &a, const bf16fp32__smallm_config *c, cudaStrea
                      int use_pdl) {
   cudaLaunchAttribute attr[2];
   cudaLaunchConfig_t cfg =
-      bf16fp32__smallm_launch_config(c, c->decode_smem, stream, c->split.ksplit > 1, use_pdl, attr);
+      bf16fp32__smallm_launch_config(c, c->decode_smem, stream, use_pdl, attr);
   return cudaLaunchKernelEx(&cfg, smallm_decode_kernel<MT, DEEP>, a);
 }
 

@@ -205,7 +205,7 @@ cudaError_t launch_t(const Args &a, const bf16fp32__smallm_config *c, cudaStream
                      int use_pdl) {
   cudaLaunchAttribute attr[2];
   cudaLaunchConfig_t cfg =
-      bf16fp32__smallm_launch_config(c, c->smem_bytes, stream, true, use_pdl, attr);
+      bf16fp32__smallm_launch_config(c, c->smem_bytes, stream, use_pdl, attr);
   return cudaLaunchKernelEx(&cfg, smallm_kernel<MT>, a);
 }
 

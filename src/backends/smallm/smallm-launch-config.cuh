@@ -8,20 +8,22 @@
 
 #include "smallm-config.h"
 
-/* attr must outlive the launch; cluster: set the cluster attribute (ksplit blocks). */
+/* attr must outlive the launch. A cluster of the K split's S blocks, or of the wide kernel's
+ * groups (bf16fp32__smallm_use_groups), where that is more than one. */
 static inline cudaLaunchConfig_t bf16fp32__smallm_launch_config(const bf16fp32__smallm_config *c,
                                                                 size_t smem, cudaStream_t stream,
-                                                                bool cluster, int use_pdl,
+                                                                int use_pdl,
                                                                 cudaLaunchAttribute (&attr)[2]) {
+  const int ranks = c->split.ksplit * (c->wide ? c->wide_groups : 1);
   cudaLaunchConfig_t cfg = {};
   unsigned na = 0;
   cfg.gridDim = dim3(static_cast<unsigned>(c->grid_x), static_cast<unsigned>(c->grid_y), 1);
   cfg.blockDim = dim3(static_cast<unsigned>(c->threads), 1, 1);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
-  if (cluster) {
+  if (ranks > 1) {
     attr[na].id = cudaLaunchAttributeClusterDimension;
-    attr[na].val.clusterDim.x = static_cast<unsigned>(c->split.ksplit);
+    attr[na].val.clusterDim.x = static_cast<unsigned>(ranks);
     attr[na].val.clusterDim.y = 1;
     attr[na].val.clusterDim.z = 1;
     na++;

@@ -66,7 +66,9 @@ struct bf16fp32__smallm_tile_args {
   float *out;
   long long ldo;
   int m, k;
-  int ksplit;      /* S of the split (WK is the kernels' template parameter) */
+  int ksplit;      /* S of the split */
+  int kwarps;      /* WK of the split (also the kernels' template parameter) */
+  int groups;      /* ranks sharing a tile (bf16fp32__smallm_use_groups), else 1 */
   int br, bt;      /* block rows and tokens */
   int wt;          /* warps (wide) or warpgroups (wgmma) along tokens */
   int tbk_log;     /* log2(bt / 8) */
@@ -81,10 +83,10 @@ bool bf16fp32__smallm_tile_setup(bf16fp32__smallm_tile_args *a, bf16fp32__smallm
                                  const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
                                  int token_warp);
 
-/* One tile block's place (rank's K slice, row and token block) and its ring of NST buffers: NST
- * mbarriers in the first 128 bytes of shared memory, then the buffers, each the weight box (br
- * rows) and the x box (bt tokens) of one stage of SUBS sub-chunks. Thread 0 issues every
- * copy. */
+/* One tile block's place (rank's K slice, or its group's chains of the one slice; row and token
+ * block) and its ring of NST buffers: NST mbarriers in the first 128 bytes of shared memory,
+ * then the buffers, each the weight box (br rows) and the x box (bt tokens) of one stage of SUBS
+ * sub-chunks, then (groups only) the chain sums. Thread 0 issues every copy. */
 template <int NST>
 struct bf16fp32__smallm_tile_block {
   static constexpr int G = BF16FP32__SMALLM_WIDE_SUBS;
@@ -92,24 +94,29 @@ struct bf16fp32__smallm_tile_block {
   unsigned char *smem;
   uint32_t bars, ring;
   long long n0, t0;
-  int m;       /* tokens of this block */
-  int kb;      /* the slice's first k */
-  int nsubs;   /* 32-wide sub-chunks of the slice */
-  int nstages; /* ring stages: ceil(nsubs / G) */
+  int m;          /* tokens of this block */
+  int rank;       /* in the cluster */
+  int kb;         /* the first k this block sums */
+  int slice_subs; /* 32-wide sub-chunks of the K slice (the chains' length comes from it) */
+  int nsubs;      /* those this block sums: the slice, or its group's chains */
+  int nstages;    /* ring stages: ceil(nsubs / G) */
 
   __device__ __forceinline__ bf16fp32__smallm_tile_block(const bf16fp32__smallm_tile_args *args,
                                                          unsigned char *shared)
       : a(args), smem(shared) {
-    const int tb = static_cast<int>(blockIdx.x) / a->ksplit;
+    const int ranks = a->ksplit * a->groups;
+    const int tb = static_cast<int>(blockIdx.x) / ranks;
     n0 = static_cast<long long>(blockIdx.y) * a->br;
     t0 = static_cast<long long>(tb) * a->bt;
     m = static_cast<int>(min(static_cast<long long>(a->bt), a->m - t0));
-    const int rank =
-        a->ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
+    rank = ranks > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
     int64_t k0, k1;
-    bf16fp32__smallm_slice(a->k, a->ksplit, rank, &k0, &k1);
-    kb = static_cast<int>(k0);
-    nsubs = static_cast<int>((k1 - k0 + 31) >> 5);
+    bf16fp32__smallm_slice(a->k, a->ksplit, a->groups > 1 ? 0 : rank, &k0, &k1);
+    slice_subs = static_cast<int>((k1 - k0 + 31) >> 5);
+    int j0 = 0, j1 = slice_subs;
+    if (a->groups > 1) bf16fp32__smallm_group(slice_subs, rank, a->kwarps, a->groups, &j0, &j1);
+    kb = static_cast<int>(k0) + 32 * j0;
+    nsubs = j1 - j0;
     nstages = (nsubs + G - 1) / G;
     bars = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
     ring = bars + 128;
@@ -161,12 +168,22 @@ struct bf16fp32__smallm_tile_block {
    * sums()[token * sums_pitch() + row], rows padded by 4 floats against bank conflicts. */
   __device__ __forceinline__ float *sums() const { return reinterpret_cast<float *>(smem + 128); }
   __device__ __forceinline__ int sums_pitch() const { return a->br + 4; }
-  /* The end: the block sums (br rows x m tokens) are written by the block's threads, not yet
-   * synchronised. */
+  /* With groups: set j of the chain sums (laid out as sums()), beside the ring. */
+  __device__ __forceinline__ float *chain_set(int j) const {
+    return reinterpret_cast<float *>(smem + 128 + NST * a->stage_bytes) + j * a->bt * sums_pitch();
+  }
+  /* The end: the block sums (br rows x m tokens; with GROUPS, the chain sums) are written by the
+   * block's threads, not yet synchronised. */
+  template <bool GROUPS = false>
   __device__ __forceinline__ void finish() const {
     __syncthreads();
-    bf16fp32__smallm_cluster_sum<1>(sums(), 0, sums_pitch(), 1, m * (a->br >> 2), a->br >> 2,
-                                    a->ksplit, a->out + t0 * a->ldo + n0, a->ldo);
+    if (GROUPS)
+      bf16fp32__smallm_cluster_pull<false>(chain_set(0), a->bt * sums_pitch(), sums_pitch(),
+                                           m * (a->br >> 2), a->br >> 2, a->groups,
+                                           a->kwarps / a->groups, a->out + t0 * a->ldo + n0, a->ldo);
+    else
+      bf16fp32__smallm_cluster_sum<1>(sums(), 0, sums_pitch(), 1, m * (a->br >> 2), a->br >> 2,
+                                      a->ksplit, a->out + t0 * a->ldo + n0, a->ldo);
   }
 };
 

@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_const
   const uint32_t bcol = xcm_s + (wc * TW / 8) * 128;      /* this warpgroup's first token block */
   const int pieces = a.bt * G * 4;                         /* 16-byte pieces of x per stage */
   /* the chain of the next sub-chunk, and where its range ends (bf16fp32__smallm_chain) */
-  const int per = bf16fp32__smallm_chain_len(blk.nsubs, WK);
+  const int per = bf16fp32__smallm_chain_len(blk.slice_subs, WK);
   int chain_end = per;
   for (int s = 0; s < blk.nstages; s++) {
     const unsigned char *st = blk.wait(s);
@@ -200,7 +200,7 @@ extern "C" int bf16fp32__smallm_wgmma_launch(const bf16fp32__smallm_config *c, i
   gc.threads = 128 * (a.br / 64) * a.wt; /* a warpgroup per 64 x TW tile */
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
-      &gc, c->wide_smem, static_cast<cudaStream_t>(stream), c->split.ksplit > 1, use_pdl, attr);
+      &gc, c->wide_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
   if (c->split.kwarps == 8) return static_cast<int>(launch_t<8, 32>(a, cfg));
   if (c->wg_tokens == 64) return static_cast<int>(launch_t<4, 64>(a, cfg));
   return static_cast<int>(launch_t<4, 32>(a, cfg));

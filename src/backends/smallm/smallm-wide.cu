@@ -4,7 +4,9 @@
  * weight and x tiles into a ring of shared-memory buffers with tensor-map bulk copies (TMA, rows
  * of 320 bytes, zeros past the matrix edges), and each warp keeps, for its 32-row tile, the
  * warp-group chain in progress and the block sum of the chains closed before it in registers;
- * the S block sums are then added in rank order (smallm-cluster-sum.cuh). */
+ * the S block sums are then added in rank order (smallm-cluster-sum.cuh). With one K slice, a
+ * cluster of blocks may share a tile, each summing some of the chains
+ * (bf16fp32__smallm_use_groups). */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -33,8 +35,10 @@ struct Tiles {
  * warp group of the other kernels builds it (zero start, increasing order, two MMAs per
  * sub-chunk). The chains' ranges are contiguous, so they arrive one after another and the
  * block sum ((chain 0 + chain 1) + chain 2) + ..., empty chains included (zeros), as the other
- * kernels add their warp groups, is kept as the chains close: two sets of accumulators. */
-template <int WK>
+ * kernels add their warp groups, is kept as the chains close: two sets of accumulators.
+ * GROUPS: the block is one rank of a cluster sharing the tile, and sums only its group's
+ * chains (bf16fp32__smallm_use_groups). */
+template <int WK, bool GROUPS>
 __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_constant__ WArgs a) {
   constexpr int TT = Tiles<WK>::TT;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -53,9 +57,37 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
     for (int j = 0; j < TT; j++)
 #pragma unroll
       for (int e = 0; e < 4; e++) cur[i][j][e] = sum[i][j][e] = 0.0f;
+  /* The warp's tile of v into part[token][row] (blk.sums() layout). */
+  const int rs = blk.sums_pitch();
+  auto put = [&](const float (&v)[2][TT][4], float *part) {
+#pragma unroll
+    for (int i = 0; i < 2; i++)
+#pragma unroll
+      for (int j = 0; j < TT; j++) {
+        float *p = part + (8 * TT * wc + 8 * j + 2 * t) * rs + 32 * wr + 16 * i + g;
+        p[0] = v[i][j][0];
+        p[rs] = v[i][j][1];
+        p[8] = v[i][j][2];
+        p[rs + 8] = v[i][j][3];
+      }
+  };
+  /* A group's rank 0 adds its chains as one block would; the other ranks keep each chain's sum
+   * apart, for the cluster to add in chain order (bf16fp32__smallm_cluster_pull). */
+  const bool apart = GROUPS && blk.rank > 0;
+  const int chains = GROUPS ? WK / a.groups : WK;
   int closed = 0;
   auto close_chain = [&]() {
-    bf16fp32__smallm_close_chain<2 * TT * 4>(&cur[0][0][0], &sum[0][0][0], closed);
+    if (apart) {
+      put(cur, blk.chain_set(closed++));
+#pragma unroll
+      for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int j = 0; j < TT; j++)
+#pragma unroll
+          for (int e = 0; e < 4; e++) cur[i][j][e] = 0.0f;
+    } else {
+      bf16fp32__smallm_close_chain<2 * TT * 4>(&cur[0][0][0], &sum[0][0][0], closed);
+    }
   };
 
   const int arow = (32 * wr + g) * PITCH + 16 * t;                 /* rows g (+8, +16, +24) */
@@ -80,7 +112,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
       }
   };
   /* where the chain in progress ends (ranges of bf16fp32__smallm_chain) */
-  const int per = bf16fp32__smallm_chain_len(blk.nsubs, WK);
+  const int per = bf16fp32__smallm_chain_len(blk.slice_subs, WK);
   int chain_end = per;
   for (int s = 0; s < blk.nstages; s++) {
     const unsigned char *st = blk.wait(s);
@@ -101,22 +133,10 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
   /* every copy has landed (each stage was waited for); the ring becomes the block sums */
 
   /* The last chain with sub-chunks, then the empty ones (zeros), close; the block sums go to
-   * part[token][row] (blk.sums()). */
-  while (closed < WK) close_chain();
-  float *part = blk.sums();
-  const int rs = blk.sums_pitch();
-#pragma unroll
-  for (int i = 0; i < 2; i++)
-#pragma unroll
-    for (int j = 0; j < TT; j++) {
-      const float *v = sum[i][j];
-      float *p = part + (8 * TT * wc + 8 * j + 2 * t) * rs + 32 * wr + 16 * i + g;
-      p[0] = v[0];
-      p[rs] = v[1];
-      p[8] = v[2];
-      p[rs + 8] = v[3];
-    }
-  blk.finish();
+   * blk.sums() (a group's rank 0: to its first chain set). */
+  while (closed < chains) close_chain();
+  if (!apart) put(sum, GROUPS ? blk.chain_set(0) : blk.sums());
+  blk.template finish<GROUPS>();
 }
 
 /* The driver's tensor-map encoder, looked up once through the runtime (no link to libcuda);
@@ -165,11 +185,13 @@ bool bf16fp32__smallm_tile_setup(bf16fp32__smallm_tile_args *a, bf16fp32__smallm
   a->ldo = ldo;
   a->m = static_cast<int>(m), a->k = static_cast<int>(k);
   a->ksplit = c->split.ksplit;
+  a->kwarps = c->split.kwarps;
+  a->groups = c->wide_groups;
   a->wt = a->bt / token_warp;
   a->tbk_log = 0;
   while ((8 << a->tbk_log) < a->bt) a->tbk_log++;
   a->stage_bytes = (a->br + a->bt) * PITCH;
-  c->grid_x = a->ksplit * static_cast<int>((m + a->bt - 1) / a->bt);
+  c->grid_x = a->ksplit * a->groups * static_cast<int>((m + a->bt - 1) / a->bt);
   c->grid_y = static_cast<int>(n / a->br);
   return true;
 }
@@ -178,16 +200,19 @@ namespace {
 
 template <int WK>
 cudaError_t launch_t(const WArgs &a, const cudaLaunchConfig_t &cfg) {
-  return cudaLaunchKernelEx(&cfg, smallm_wide_kernel<WK>, a);
+  if constexpr (WK > 1) /* groups need WK to be a multiple of them */
+    if (a.groups > 1) return cudaLaunchKernelEx(&cfg, smallm_wide_kernel<WK, true>, a);
+  return cudaLaunchKernelEx(&cfg, smallm_wide_kernel<WK, false>, a);
 }
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_wide_load(size_t smem_limit) {
   if (!tensor_map_encoder()) return static_cast<int>(cudaErrorSymbolNotFound);
-  return static_cast<int>(bf16fp32__smallm_allow_smem(smem_limit, smallm_wide_kernel<1>,
-                                                       smallm_wide_kernel<2>, smallm_wide_kernel<4>,
-                                                       smallm_wide_kernel<8>));
+  return static_cast<int>(bf16fp32__smallm_allow_smem(
+      smem_limit, smallm_wide_kernel<1, false>, smallm_wide_kernel<2, false>,
+      smallm_wide_kernel<4, false>, smallm_wide_kernel<8, false>, smallm_wide_kernel<2, true>,
+      smallm_wide_kernel<4, true>, smallm_wide_kernel<8, true>));
 }
 
 extern "C" int bf16fp32__smallm_wide_launch(const bf16fp32__smallm_config *c, int64_t m,
@@ -202,7 +227,7 @@ extern "C" int bf16fp32__smallm_wide_launch(const bf16fp32__smallm_config *c, in
   gc.threads = 32 * (a.br / 32) * a.wt;
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
-      &gc, c->wide_smem, static_cast<cudaStream_t>(stream), c->split.ksplit > 1, use_pdl, attr);
+      &gc, c->wide_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
   switch (c->split.kwarps) {
     case 1: return static_cast<int>(launch_t<1>(a, cfg));
     case 2: return static_cast<int>(launch_t<2>(a, cfg));
