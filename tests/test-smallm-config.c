@@ -178,10 +178,8 @@ static void test_wgmma_blocks(void) {
   CHECK(bf16fp32__smallm_choose(65, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
         c.wide && c.wide_rows == 64 && c.wide_tokens == 32 && c.wide_groups == 2);
   CHECK(c.wide_smem > 128 + (size_t)4 * 32 * (64 + 4) * 4); /* the ring, then four chain sets */
-  CHECK(bf16fp32__smallm_choose(200, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 &&
-        c.wide_groups == 1);
   CHECK(bf16fp32__smallm_choose(200, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
-        c.wide_rows == 64 && c.wide_tokens == 64);
+        c.wide_rows == 64 && c.wide_tokens == 64 && c.wide_groups == 1);
   CHECK(bf16fp32__smallm_choose(128, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
         c.wide_rows == 32 && c.wide_tokens == 32); /* the rule: 2 x 4 x 32 blocks */
   CHECK(bf16fp32__smallm_choose(256, 2048, 7168, 100, H200_SMEM, &c) == 0 && c.wide &&
@@ -193,16 +191,6 @@ static void test_wgmma_blocks(void) {
   CHECK(bf16fp32__smallm_choose(64, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
         c.wide_rows == 32 && c.wide_tokens == 32);
   CHECK(bf16fp32__smallm_choose(32, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wide);
-  /* groups: only the wide kernel on one K slice, WK a multiple of them, within the memory */
-  CHECK(bf16fp32__smallm_choose(256, 512, 7168, H200_SMS, H200_SMEM, &c) == 0); /* S 8 */
-  CHECK(bf16fp32__smallm_use_groups(&c, 2, H200_SMEM) != 0);
-  CHECK(bf16fp32__smallm_choose(64, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0); /* decode */
-  CHECK(bf16fp32__smallm_use_groups(&c, 2, H200_SMEM) != 0);
-  CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_groups(&c, 3, H200_SMEM) != 0);         /* WK 8 */
-  CHECK(bf16fp32__smallm_use_groups(&c, 2, 64 * 1024) != 0);         /* no room */
-  CHECK(bf16fp32__smallm_use_groups(&c, 4, H200_SMEM) == 0 && c.wide_groups == 4);
-  CHECK(bf16fp32__smallm_use_wide(&c, 2048, 64, 64, H200_SMEM) == 0 && c.wide_groups == 1);
   CHECK(bf16fp32__smallm_choose(256, 512, 7168, H200_SMS, H200_SMEM, &c) == 0); /* WK 4 */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 96, 64, 64, H200_SMEM) != 0);  /* rows */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 64, 96, 32, H200_SMEM) != 0);  /* tokens */
@@ -235,7 +223,8 @@ static void test_chains(void) {
 }
 
 /* The wide kernel's groups: rank r sums chains r C .. r C + C - 1 (C = WK / groups), so the
- * ranks' ranges follow one another, start where a chain starts and cover the slice. */
+ * ranks' ranges follow one another, start where a chain starts and cover the slice; and the
+ * limits of bf16fp32__smallm_use_groups. */
 static void test_groups(void) {
   for (int n = 1; n <= 300; n++)
     for (int wk = 2; wk <= 8; wk *= 2)
@@ -249,6 +238,17 @@ static void test_groups(void) {
         }
         CHECK(prev == n);
       }
+  /* only the wide kernel on one K slice, WK a multiple of the groups, within the memory */
+  bf16fp32__smallm_config c;
+  CHECK(bf16fp32__smallm_choose(256, 512, 7168, H200_SMS, H200_SMEM, &c) == 0); /* S 8 */
+  CHECK(bf16fp32__smallm_use_groups(&c, 2, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_choose(64, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0); /* decode */
+  CHECK(bf16fp32__smallm_use_groups(&c, 2, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_groups(&c, 3, H200_SMEM) != 0);         /* WK 8 */
+  CHECK(bf16fp32__smallm_use_groups(&c, 2, 64 * 1024) != 0);         /* no room */
+  CHECK(bf16fp32__smallm_use_groups(&c, 4, H200_SMEM) == 0 && c.wide_groups == 4);
+  CHECK(bf16fp32__smallm_use_wide(&c, 2048, 64, 64, H200_SMEM) == 0 && c.wide_groups == 1);
 }
 
 /* The cluster sum's shares: ranks 0..S-1 finish consecutive ranges of a block's units, all of

@@ -193,15 +193,16 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   return 0;
 }
 
-/* Sets c to a tile kernel's blocks of rows x tokens: 128 bytes of barriers, then a ring of
- * `stages` buffers (rows and tokens padded by one sub-chunk) plus `extra` bytes, or the block
- * sums, whichever is larger. -1 when that exceeds smem_limit. */
+/* A tile kernel's ring of `stages` buffers (rows and tokens padded by one sub-chunk), and one
+ * set of block sums (tokens x (rows + 4) floats). */
 static size_t ring_bytes(int rows, int tokens, int stages) {
   return (size_t)stages * (size_t)(rows + tokens) * 64 * (BF16FP32__SMALLM_WIDE_SUBS + 1);
 }
 static size_t sums_bytes(int rows, int tokens) {
   return (size_t)tokens * (size_t)(rows + 4) * sizeof(float);
 }
+/* Sets c to a tile kernel's blocks of rows x tokens: 128 bytes of barriers, then the ring plus
+ * `extra` bytes, or the block sums, whichever is larger. -1 when that exceeds smem_limit. */
 static int use_tiles(bf16fp32__smallm_config *c, int rows, int tokens, int stages, size_t extra,
                      int wg_tokens, size_t smem_limit) {
   size_t ring = ring_bytes(rows, tokens, stages) + extra;

@@ -8,8 +8,6 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "smallm-config.h"
-
 /* 16 bytes of a weight row, streamed once: no L1 allocation, whole 128-byte lines from DRAM
  * (the other half is the neighbouring sub-chunk). Zeros where pred is false (past k). */
 static __device__ __forceinline__ uint4 ldg_w(const uint16_t *p, bool pred) {

@@ -79,12 +79,9 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
   auto close_chain = [&]() {
     if (apart) {
       put(cur, blk.chain_set(closed++));
+      float *c = &cur[0][0][0];
 #pragma unroll
-      for (int i = 0; i < 2; i++)
-#pragma unroll
-        for (int j = 0; j < TT; j++)
-#pragma unroll
-          for (int e = 0; e < 4; e++) cur[i][j][e] = 0.0f;
+      for (int e = 0; e < 2 * TT * 4; e++) c[e] = 0.0f;
     } else {
       bf16fp32__smallm_close_chain<2 * TT * 4>(&cur[0][0][0], &sum[0][0][0], closed);
     }
