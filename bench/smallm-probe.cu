@@ -2,6 +2,7 @@
 // invariance, then MEASURING.md timings (graph replay, cold L2, median) against cuBLAS.
 // --reads: the read floors of the kernels' grids (loads only: register loads in the kernels'
 // fragment pattern and contiguous, bulk copies); --frag-reads: the fragment-pattern part only;
+// --frag-vec: the fragment pattern with 16, 32 or 64 contiguous bytes per lane and row;
 // --wide: the wide and wgmma kernels' block shapes at M = 64, 128, 256 (with --no-table: only those);
 // --ncu-wide: single wide- and wgmma-kernel calls for a profiler.
 // --ms 1,2,4,8,16: the timing table (and --wide) at these M only.
@@ -665,8 +666,12 @@ static double time_read_t(const Rot &r, int rows, int ksplit, int threads) {
 }
 
 // Loads only, in the decode kernel's fragment pattern: warp (wk, wn) of WK = 128 / R groups,
-// lane (g, t) reads 16 bytes at k = 32 (j0 + q) + 8 t of rows g and g + 8 of its 16-row tile,
-// [j0, j0 + nq) its group's range (8 sub-chunks in flight). halves = 2: 16 warps, each reading one of the two rows.
+// lane (g, t) reads V adjacent 16-byte loads at k = 32 V (j0 + q) + 8 V t of rows g and g + 8 of
+// its 16-row tile, [j0, j0 + nq) its group's range, 16 loads in flight per lane. V = 1 is the
+// kernels' pattern (64 bytes of a row per instruction); V = 2 and 4 give each lane 32 or 64
+// contiguous bytes, which would be another k permutation (another summation order): timing
+// only. halves = 2: 16 warps, each reading one of the two rows.
+template <int V>
 __global__ void read_frag(const uint16_t *w, int64_t ldw, int k, int rows, int ksplit, int halves, unsigned *sink) {
   const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) % 8, half = threadIdx.x / 256;
   const int g = lane >> 2, t = lane & 3, wk_n = 128 / rows, wk = warp % wk_n, wn = warp / wk_n;
@@ -675,46 +680,64 @@ __global__ void read_frag(const uint16_t *w, int64_t ldw, int k, int rows, int k
   const int nsubs = (int)((ke - kb + 31) >> 5);
   int j0, j1;
   bf16fp32__smallm_chain(nsubs, wk, wk_n, &j0, &j1);
-  const int nq = j1 - j0;
-  const uint16_t *r0 = w + ((int64_t)blockIdx.y * rows + 16 * wn + g + 8 * half) * ldw + kb + 32 * j0 + 8 * t;
-  const int64_t r8 = 8 * ldw;
+  const int nv = (j1 - j0 + V - 1) / V; /* groups of V sub-chunks */
+  const uint16_t *r0 = w + ((int64_t)blockIdx.y * rows + 16 * wn + g + 8 * half) * ldw + kb + 32 * j0 + 8 * V * t;
+  const int64_t r8 = 8 * ldw, kend = ke - kb - 32 * j0;
   unsigned acc = 0;
-  for (int q0 = 0; q0 < nq; q0 += 8) {
-    uint4 v[8][2];
+  for (int q0 = 0; q0 < nv; q0 += 8 / V) {
+    uint4 v[8 / V][2][V];
 #pragma unroll
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 8 / V; i++)
 #pragma unroll
-      for (int h = 0; h < 2; h++) {
-        v[i][h] = make_uint4(0, 0, 0, 0);
-        const int64_t kk = (int64_t)(q0 + i) * 32;
-        if (q0 + i < nq && (h == 0 || halves == 1) && kb + kk + 32 * j0 + 8 * t < ke)
-          asm volatile("ld.global.nc.L1::no_allocate.L2::128B.v4.u32 {%0,%1,%2,%3}, [%4];"
-                       : "=r"(v[i][h].x), "=r"(v[i][h].y), "=r"(v[i][h].z), "=r"(v[i][h].w)
-                       : "l"(r0 + h * r8 + kk));
-      }
+      for (int h = 0; h < 2; h++)
 #pragma unroll
-    for (int i = 0; i < 8; i++) acc ^= v[i][0].x ^ v[i][1].y ^ v[i][0].z ^ v[i][1].w;
+        for (int u = 0; u < V; u++) {
+          v[i][h][u] = make_uint4(0, 0, 0, 0);
+          const int64_t kk = (int64_t)(q0 + i) * 32 * V + 8 * V * t + 8 * u;
+          if (q0 + i < nv && (h == 0 || halves == 1) && kk < kend)
+            asm volatile("ld.global.nc.L1::no_allocate.L2::128B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                         : "=r"(v[i][h][u].x), "=r"(v[i][h][u].y), "=r"(v[i][h][u].z), "=r"(v[i][h][u].w)
+                         : "l"(r0 + h * r8 + (int64_t)(q0 + i) * 32 * V + 8 * u));
+        }
+#pragma unroll
+    for (int i = 0; i < 8 / V; i++)
+#pragma unroll
+      for (int u = 0; u < V; u++) acc ^= v[i][0][u].x ^ v[i][1][u].y ^ v[i][0][u].z ^ v[i][1][u].w;
   }
   if (acc == 0x12345679u) sink[blockIdx.y] = acc;
 }
 
+template <int V = 1>
 static double time_read_frag(const Rot &r, int rows, int ksplit, int halves) {
   static unsigned *sink = nullptr;
   if (!sink) CK(cudaMalloc(&sink, 1 << 20));
   return time_calls(200, [&](int i) {
-    read_frag<<<dim3(ksplit, (unsigned)(r.n / rows)), 256 * halves, 0, g_s>>>(r.w(i), (int64_t)r.k, (int)r.k, rows,
-                                                                              ksplit, halves, sink);
+    read_frag<V><<<dim3(ksplit, (unsigned)(r.n / rows)), 256 * halves, 0, g_s>>>(r.w(i), (int64_t)r.k, (int)r.k,
+                                                                                rows, ksplit, halves, sink);
   });
 }
 
-static void exp_frag_reads() {
-  printf("\nfragment-pattern read floors (us per call, loads only) at the chosen split: N K R/S | contiguous 256 thr, "
-         "512 thr | fragment pattern 256 thr (2 rows per lane), 512 thr (1 row per lane)\n");
+// widths: the fragment pattern with 16, 32 and 64 contiguous bytes per lane and row instead.
+static void exp_frag_reads(bool widths) {
+  if (widths)
+    printf("\nfragment-pattern read floors by bytes per lane and row (us per call, loads only, chosen split): "
+           "N K R/S | plain read | 16 B (the kernels) | 32 B | 64 B\n");
+  else
+    printf("\nfragment-pattern read floors (us per call, loads only) at the chosen split: N K R/S | contiguous 256 "
+           "thr, 512 thr | fragment pattern 256 thr (2 rows per lane), 512 thr (1 row per lane)\n");
   for (auto &sh : g_shapes) {
     Rot r(1, sh[0], sh[1]);
     bf16fp32__smallm_config cfg;
     if (bf16fp32__smallm_choose(1, r.n, r.k, g_sms, g_smem, &cfg) != 0) continue;
     const int R = cfg.split.rows, S = cfg.split.ksplit;
+    if (widths) {
+      printf("%5lld %5lld %d/%d | %.2f | %.2f %.2f %.2f | again %.2f %.2f %.2f\n", (long long)r.n, (long long)r.k, R,
+             S, time_read_all(r), time_read_frag<1>(r, R, S, 1), time_read_frag<2>(r, R, S, 1),
+             time_read_frag<4>(r, R, S, 1), time_read_frag<1>(r, R, S, 1), time_read_frag<2>(r, R, S, 1),
+             time_read_frag<4>(r, R, S, 1));
+      fflush(stdout);
+      continue;
+    }
     printf("%5lld %5lld %d/%d | %.2f %.2f | %.2f %.2f |", (long long)r.n, (long long)r.k, R, S, time_read(r, R, S, false),
            time_read_t(r, R, S, 512), time_read_frag(r, R, S, 1), time_read_frag(r, R, S, 2));
     /* the fragment pattern over other splits (R/S:us; S = 16 as a grid only: no cluster) */
@@ -777,9 +800,10 @@ int main(int argc, char **argv) {
         else if (*p) { printf("bad --ms list\n"); return 2; }
       }
     }
-    if (!strcmp(argv[i], "--reads") || !strcmp(argv[i], "--frag-reads")) {
+    if (!strcmp(argv[i], "--reads") || !strcmp(argv[i], "--frag-reads") || !strcmp(argv[i], "--frag-vec")) {
       timing_setup();
-      exp_frag_reads();
+      exp_frag_reads(!strcmp(argv[i], "--frag-vec"));
+      if (!strcmp(argv[i], "--frag-vec")) return 0;
       if (!strcmp(argv[i], "--reads")) exp_reads();
       return 0;
     }
