@@ -4,7 +4,8 @@
 // memory): the outputs are compared bit for bit. If they agree, a wgmma kernel can join the
 // smallm kernels without breaking batch invariance. Also checks both against an fp64 sum, which
 // settles the shared-memory layout the descriptor describes.
-// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a bench/wgmma-bits.cu -o wgmma-bits
+// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc bench/wgmma-bits.cu -o wgmma-bits
+// (the wgmma wrapper is the kernel's own, src/backends/smallm/smallm-wgmma.cuh)
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -14,14 +15,9 @@
 #include <cstring>
 #include <vector>
 
-#define CK(x)                                                                           \
-  do {                                                                                  \
-    cudaError_t e_ = (x);                                                               \
-    if (e_ != cudaSuccess) {                                                            \
-      printf("CUDA error %s at %s:%d\n", cudaGetErrorName(e_), __FILE__, __LINE__);     \
-      exit(2);                                                                          \
-    }                                                                                   \
-  } while (0)
+#include "backends/smallm/smallm-wgmma.cuh"
+#include "bench-cuda.cuh"
+
 
 constexpr int ROWS = 64;  // A rows (one warpgroup's m64)
 
@@ -59,39 +55,6 @@ __global__ void by_mma(const uint16_t *A, const uint16_t *B, float *D, int N, in
   }
 }
 
-// Shared-memory descriptor, no swizzle: core matrices of 8 rows x 16 bytes.
-__device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  return (static_cast<uint64_t>((addr >> 4) & 0x3fff)) |
-         (static_cast<uint64_t>((lbo >> 4) & 0x3fff) << 16) |
-         (static_cast<uint64_t>((sbo >> 4) & 0x3fff) << 32);
-}
-
-template <int N>
-struct Acc {
-  float v[N / 2];
-};
-
-__device__ __forceinline__ void wgmma_n8(Acc<8> &d, const uint32_t (&a)[4], uint64_t db) {
-  asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, 1, 1, 1, 0;"
-      : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
-}
-__device__ __forceinline__ void wgmma_n64(Acc<64> &d, const uint32_t (&a)[4], uint64_t db) {
-  float *v = d.v;
-  asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
-      "{%32,%33,%34,%35}, %36, 1, 1, 1, 0;"
-      : "+f"(v[0]), "+f"(v[1]), "+f"(v[2]), "+f"(v[3]), "+f"(v[4]), "+f"(v[5]), "+f"(v[6]),
-        "+f"(v[7]), "+f"(v[8]), "+f"(v[9]), "+f"(v[10]), "+f"(v[11]), "+f"(v[12]), "+f"(v[13]),
-        "+f"(v[14]), "+f"(v[15]), "+f"(v[16]), "+f"(v[17]), "+f"(v[18]), "+f"(v[19]),
-        "+f"(v[20]), "+f"(v[21]), "+f"(v[22]), "+f"(v[23]), "+f"(v[24]), "+f"(v[25]),
-        "+f"(v[26]), "+f"(v[27]), "+f"(v[28]), "+f"(v[29]), "+f"(v[30]), "+f"(v[31])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
-}
-
 // D by wgmma: one warpgroup, B (N tokens x K) copied into shared memory as core matrices,
 // chunk c's matrix (token block nb, k half h) at c * N * 32 + nb * 256 + h * 128 bytes. swap:
 // exchange the two offsets in the descriptor (to find which one the hardware reads as K).
@@ -106,23 +69,23 @@ __global__ void by_wgmma(const uint16_t *A, const uint16_t *B, float *D, int K, 
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   __syncthreads();
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(sb));
-  Acc<N> d;
-  for (int i = 0; i < N / 2; i++) d.v[i] = 0.0f;
+  float d[N / 2];
+  for (int i = 0; i < N / 2; i++) d[i] = 0.0f;
   for (int c = 0; c < K / 16; c++) {
     uint32_t a[4];
     a_frag(A, K, 16 * warp, c, a);
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-    const uint64_t db = swap ? desc(base + c * N * 32, 256, 128) : desc(base + c * N * 32, 128, 256);
-    if constexpr (N == 8) wgmma_n8(d, a, db);
-    else wgmma_n64(d, a, db);
+    const uint32_t at = base + c * N * 32;
+    const uint64_t db = swap ? bf16fp32__wgmma_desc(at, 256, 128) : bf16fp32__wgmma_desc(at, 128, 256);
+    bf16fp32__wgmma<N>::run(d, a[0], a[1], a[2], a[3], db);
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
   }
   const int r = 16 * warp + g;
   for (int j = 0; j < N / 8; j++) {
     const int t = 8 * j + 2 * q;
-    D[r * N + t] = d.v[4 * j], D[r * N + t + 1] = d.v[4 * j + 1];
-    D[(r + 8) * N + t] = d.v[4 * j + 2], D[(r + 8) * N + t + 1] = d.v[4 * j + 3];
+    D[r * N + t] = d[4 * j], D[r * N + t + 1] = d[4 * j + 1];
+    D[(r + 8) * N + t] = d[4 * j + 2], D[(r + 8) * N + t + 1] = d[4 * j + 3];
   }
 }
 

@@ -18,6 +18,7 @@
 #include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
 #include "smallm-tiles.cuh"
+#include "smallm-wgmma.cuh"
 
 namespace {
 
@@ -27,46 +28,11 @@ constexpr int PITCH = BF16FP32__SMALLM_TILE_PITCH;
 
 using GArgs = bf16fp32__smallm_tile_args;
 
-/* Shared-memory matrix descriptor without swizzle: start, the byte distance between the two
- * k-halves of a step (leading) and between 8-token blocks (stride, 128: they are adjacent). */
+/* Descriptor of x's core matrices: leading = k-half to k-half, stride 128 (the 8-token blocks
+ * are adjacent). */
 __device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lead) {
-  return static_cast<uint64_t>((addr >> 4) & 0x3fff) |
-         (static_cast<uint64_t>((lead >> 4) & 0x3fff) << 16) | (static_cast<uint64_t>(128 >> 4) << 32);
+  return bf16fp32__wgmma_desc(addr, lead, 128);
 }
-
-/* d += a . b for 64 rows x TW tokens x k16: A (rows) from registers, B from shared memory. */
-template <int TW>
-struct WgMma;
-template <>
-struct WgMma<32> {
-  static __device__ __forceinline__ void run(float (&d)[16], uint32_t a0, uint32_t a1, uint32_t a2,
-                                             uint32_t a3, uint64_t b) {
-    asm volatile(
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20, 1, 1, 1, 0;"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b));
-  }
-};
-template <>
-struct WgMma<64> {
-  static __device__ __forceinline__ void run(float (&d)[32], uint32_t a0, uint32_t a1, uint32_t a2,
-                                             uint32_t a3, uint64_t b) {
-    asm volatile(
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
-        "{%32,%33,%34,%35}, %36, 1, 1, 1, 0;"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
-          "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
-          "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b));
-  }
-};
 
 /* The accumulators are written by the tensor cores behind the compiler's back until the wait:
  * this keeps it from moving them across the fences. */
@@ -148,8 +114,8 @@ __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_const
           asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
         }
         const uint32_t b = bcol + 4 * p * lead; /* matrix (p, r = 0) */
-        WgMma<TW>::run(cur, av[p][0].x, av[p][1].x, av[p][0].y, av[p][1].y, smem_desc(b, lead));
-        WgMma<TW>::run(cur, av[p][0].z, av[p][1].z, av[p][0].w, av[p][1].w,
+        bf16fp32__wgmma<TW>::run(cur, av[p][0].x, av[p][1].x, av[p][0].y, av[p][1].y, smem_desc(b, lead));
+        bf16fp32__wgmma<TW>::run(cur, av[p][0].z, av[p][1].z, av[p][0].w, av[p][1].w,
                        smem_desc(b + 2 * lead, lead));
       }
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
