@@ -28,15 +28,8 @@
 
 #include "backends/smallm/smallm-config.h"
 #include "backends/smallm/smallm-launch.h"
+#include "bench-cuda.cuh"
 
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, #x); \
-      exit(2);                                                                         \
-    }                                                                                  \
-  } while (0)
 
 static int g_sms;
 static size_t g_smem;
@@ -277,37 +270,10 @@ struct Rot {
   float *out(int i) const { return g_pool.out + (size_t)(i % copies) * outper; }
 };
 
-// Captures calls of rec(i) into one graph; median per-call microseconds over 7 replays.
+// Graph of calls of rec(i) on the probe's stream: median microseconds per call (bench-cuda.cuh).
 template <class F>
 static double time_calls(int calls, F rec) {
-  cudaGraph_t gr;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(g_s, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < calls; i++) rec(i);
-  CK(cudaStreamEndCapture(g_s, &gr));
-  CK(cudaGraphInstantiate(&ge, gr, 0));
-  CK(cudaGraphLaunch(ge, g_s));
-  CK(cudaGraphLaunch(ge, g_s));
-  CK(cudaStreamSynchronize(g_s));
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  std::vector<float> t;
-  for (int r = 0; r < 7; r++) {
-    CK(cudaEventRecord(a, g_s));
-    CK(cudaGraphLaunch(ge, g_s));
-    CK(cudaEventRecord(b, g_s));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  cudaGraphExecDestroy(ge);
-  cudaGraphDestroy(gr);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2] * 1000.0 / calls;
+  return bench_time_graph(g_s, calls, rec);
 }
 
 static void launch_or_die(int e) {

@@ -1,7 +1,8 @@
 // tma-rate: how fast one block brings tiles into shared memory through a ring of bulk copies,
 // by the form of the copy (the smallm tile kernels' ring, loads only). Each block reads 64 rows x
 // KB bf16 of its own, in stages of 64 rows x 128 k (16 KB), NST stages in flight, one thread
-// issuing; data cold (copies rotated over 512 MB) or warm (one copy, in L2).
+// issuing; data cold (copies rotated over 512 MB) or warm (one copy, in L2). Timing: a graph of
+// 200 calls, median of 7 replays (bench-cuda.cuh).
 // Forms: 0 tensor map, no swizzle, boxes 160 wide (the kernels' 320-byte pitch); 1 no swizzle,
 // boxes 128 wide; 2 128-byte swizzle, two boxes 64 wide; 3 one 1-D bulk copy per row (256 B).
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a bench/tma-rate.cu -o tma-rate
@@ -13,14 +14,8 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                       \
-  do {                                                                              \
-    cudaError_t e_ = (x);                                                           \
-    if (e_ != cudaSuccess) {                                                        \
-      printf("CUDA error %s at line %d\n", cudaGetErrorName(e_), __LINE__);         \
-      exit(2);                                                                      \
-    }                                                                               \
-  } while (0)
+#include "bench-cuda.cuh"
+
 
 constexpr int ROWS = 64, KS = 128;
 
@@ -102,9 +97,6 @@ int main() {
   CK(cudaFuncSetAttribute(reader, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   printf("us per call (and GB/s per block): blocks KB NST | form0 none/160 | form1 none/128 | form2 sw128/64x2 | form3 1-D rows\n");
   for (int warm = 0; warm < 2; warm++)
     for (int blocks : {32, 128})
@@ -137,23 +129,10 @@ int main() {
             const int smem = 1024 + nst * ROWS * pitch;
             const int calls = 200;
             for (int i = 0; i < 20; i++) reader<<<blocks, 128, smem, st>>>(args[i % copies]);
-            cudaGraph_t g;
-            cudaGraphExec_t ge;
-            CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-            for (int i = 0; i < calls; i++) reader<<<blocks, 128, smem, st>>>(args[i % copies]);
-            CK(cudaStreamEndCapture(st, &g));
-            CK(cudaGraphInstantiate(&ge, g, 0));
-            CK(cudaGraphLaunch(ge, st));
-            CK(cudaEventRecord(e0, st));
-            CK(cudaGraphLaunch(ge, st));
-            CK(cudaEventRecord(e1, st));
-            CK(cudaStreamSynchronize(st));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            const double us = ms * 1000.0 / calls;
+            const double us = bench_time_graph(st, calls, [&](int i) {
+              reader<<<blocks, 128, smem, st>>>(args[i % copies]);
+            });
             printf(" %6.2f (%4.0f) |", us, ROWS * kb * 2 / (us * 1000.0));
-            CK(cudaGraphExecDestroy(ge));
-            CK(cudaGraphDestroy(g));
           }
           printf("\n");
           fflush(stdout);
