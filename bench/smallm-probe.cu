@@ -5,6 +5,8 @@
 // --frag-vec: the fragment pattern with 16, 32 or 64 contiguous bytes per lane and row;
 // --wide: the wide and wgmma kernels' block shapes at M = 64, 128, 256 (with --no-table: only those);
 // --ncu-wide: single wide- and wgmma-kernel calls for a profiler.
+// --trace: global-timer stamps inside the kernels (smallm-probe-trace.cuh; build with
+//        -DBF16FP32_SMALLM_TRACE -rdc=true).
 // --ms 1,2,4,8,16: the timing table (and --wide) at these M only.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
@@ -28,6 +30,7 @@
 
 #include "backends/smallm/smallm-config.h"
 #include "backends/smallm/smallm-launch.h"
+#include "backends/smallm/smallm-trace.cuh"
 #include "bench-cuda.cuh"
 
 
@@ -639,6 +642,7 @@ static double time_read_t(const Rot &r, int rows, int ksplit, int threads) {
 // only. halves = 2: 16 warps, each reading one of the two rows.
 template <int V>
 __global__ void read_frag(const uint16_t *w, int64_t ldw, int k, int rows, int ksplit, int halves, unsigned *sink) {
+  BF16FP32__SMALLM_STAMP(0);
   const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) % 8, half = threadIdx.x / 256;
   const int g = lane >> 2, t = lane & 3, wk_n = 128 / rows, wk = warp % wk_n, wn = warp / wk_n;
   int64_t kb, ke;
@@ -670,6 +674,7 @@ __global__ void read_frag(const uint16_t *w, int64_t ldw, int k, int rows, int k
 #pragma unroll
       for (int u = 0; u < V; u++) acc ^= v[i][0][u].x ^ v[i][1][u].y ^ v[i][0][u].z ^ v[i][1][u].w;
   }
+  BF16FP32__SMALLM_STAMP(5);
   if (acc == 0x12345679u) sink[blockIdx.y] = acc;
 }
 
@@ -737,6 +742,8 @@ static void exp_reads() {
   }
 }
 
+#include "smallm-probe-trace.cuh"
+
 int main(int argc, char **argv) {
   int dev = 0;
   cudaDeviceProp p;
@@ -771,6 +778,11 @@ int main(int argc, char **argv) {
       exp_frag_reads(!strcmp(argv[i], "--frag-vec"));
       if (!strcmp(argv[i], "--frag-vec")) return 0;
       if (!strcmp(argv[i], "--reads")) exp_reads();
+      return 0;
+    }
+    if (!strcmp(argv[i], "--trace")) {
+      timing_setup();
+      exp_trace();
       return 0;
     }
     if (!strcmp(argv[i], "--ncu")) do_ncu = true, do_check = false, do_time = false;

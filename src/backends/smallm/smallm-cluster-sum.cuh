@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "smallm-config.h"
+#include "smallm-trace.cuh"
 
 /* s += v, component by component (fp32 adds, in the order of the callers' loops). */
 static __device__ __forceinline__ void bf16fp32__smallm_add4(float4 &s, const float4 &v) {
@@ -50,6 +51,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_pull(float *sets
       "fence.release.sync_restrict::shared::cta.cluster;\n\t"
       "barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;\n\t"
       "fence.acquire.sync_restrict::shared::cluster.cluster;" ::: "memory");
+  BF16FP32__SMALLM_STAMP(6);
   const int u1 = bf16fp32__smallm_share(rank + 1, units, ranks);
   for (int u = bf16fp32__smallm_share(rank, units, ranks) + threadIdx.x; u < u1; u += blockDim.x) {
     const int tok = u >> lg, r4 = u & (r4n - 1), off = tok * rs + 4 * r4;

@@ -9,6 +9,7 @@
 #include "smallm-fragments.cuh"
 #include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
+#include "smallm-trace.cuh"
 
 namespace {
 
@@ -55,6 +56,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
     smallm_decode_kernel(const __grid_constant__ DArgs a) {
   constexpr int DW = Depth<MT, DEEP>::DW, DX = Depth<MT, DEEP>::DX;
   extern __shared__ __align__(16) float smem[]; /* the partial sums */
+  BF16FP32__SMALLM_STAMP(0);
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
@@ -104,6 +106,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
   }
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  BF16FP32__SMALLM_STAMP(1);
 
   /* x rows g, g + 8, ... of the tiles (zeros past m); kk is relative to the slice start. */
   const uint16_t *xrow = a.x + static_cast<long long>(g) * a.ldx + kb;
@@ -151,6 +154,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
     }
   }
 
+  BF16FP32__SMALLM_STAMP(3);
   /* Partial sums of the warp groups, part[wk][token][row] (rows padded by 4 floats), tokens
    * below m only; then the block and cluster sums. */
   float *part = smem;
@@ -165,9 +169,11 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
       p[rs + 8] = acc[j][3];
     }
   __syncthreads();
+  BF16FP32__SMALLM_STAMP(4);
   bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, a.mpad * rs, rs, a.kwarps,
                                                        a.m * (a.rows >> 2), a.rows >> 2, a.ksplit,
                                                        a.out + n0, a.ldo);
+  BF16FP32__SMALLM_STAMP(5);
 }
 
 template <int MT, bool DEEP>

@@ -11,6 +11,7 @@
 #include "smallm-fragments.cuh"
 #include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
+#include "smallm-trace.cuh"
 
 namespace {
 
@@ -52,6 +53,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
     smallm_kernel(const __grid_constant__ Args a) {
   constexpr int SB = BF16FP32__SMALLM_SB_MAX(MT);
   extern __shared__ __align__(128) unsigned char smem[];
+  BF16FP32__SMALLM_STAMP(0);
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
@@ -153,6 +155,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
   load_w(wa, 0);
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  BF16FP32__SMALLM_STAMP(1);
   load_x(0, 0);
   cp_commit();
 
@@ -182,6 +185,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
     if (b + 1 < nb) step(wb, wa, b + 1);
   }
   __syncthreads(); /* the x buffers become the partial sums */
+  BF16FP32__SMALLM_STAMP(3);
 
   /* Partial sums of each warp group, [wk][token][row]. */
   float *part = reinterpret_cast<float *>(smem);
@@ -195,9 +199,11 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
     p[rs + 8] = acc[j][3];
   }
   __syncthreads();
+  BF16FP32__SMALLM_STAMP(4);
   bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, a.mpad * rs, rs, a.kwarps,
                                                        a.m * (a.rows >> 2), a.rows >> 2, a.ksplit,
                                                        a.out + n0, a.ldo);
+  BF16FP32__SMALLM_STAMP(5);
 }
 
 template <int MT>

@@ -14,6 +14,7 @@
 #include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
 #include "smallm-tiles.cuh"
+#include "smallm-trace.cuh"
 
 namespace {
 
@@ -46,8 +47,10 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int wr = warp / a.wt, wc = warp - wr * a.wt; /* the warp's 32 rows and 8 TT tokens */
+  BF16FP32__SMALLM_STAMP(0);
   const bf16fp32__smallm_tile_block<NST> blk(&a, smem);
   blk.start();
+  BF16FP32__SMALLM_STAMP(1);
 
   /* cur: the chain in progress; sum: the block sum of the chains closed before it */
   float cur[2][TT][4], sum[2][TT][4];
@@ -113,6 +116,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
   int chain_end = per;
   for (int s = 0; s < blk.nstages; s++) {
     const unsigned char *st = blk.wait(s);
+    if (s == 0) BF16FP32__SMALLM_STAMP(2);
     const int left = blk.nsubs - G * s; /* sub-chunks of the slice in this stage (G or fewer) */
 #pragma unroll
     for (int p = 0; p < G; p++)
@@ -127,13 +131,16 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
    * memory and warps through this whole loop (2048x7168 M = 128: 30.1 -> 41.8 us under PDL;
    * docs/smallm-notes.md, session 4). */
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  BF16FP32__SMALLM_STAMP(3);
   /* every copy has landed (each stage was waited for); the ring becomes the block sums */
 
   /* The last chain with sub-chunks, then the empty ones (zeros), close; the block sums go to
    * blk.sums() (a group's rank 0: to its first chain set). */
   while (closed < chains) close_chain();
   if (!apart) put(sum, GROUPS ? blk.chain_set(0) : blk.sums());
+  BF16FP32__SMALLM_STAMP(4);
   blk.template finish<GROUPS>();
+  BF16FP32__SMALLM_STAMP(5);
 }
 
 /* The driver's tensor-map encoder, looked up once through the runtime (no link to libcuda);

@@ -1,0 +1,237 @@
+// smallm-probe --trace: where a call's time goes, from the global timer stamped inside the
+// kernels (src/backends/smallm/smallm-trace.cuh) in the last call of a graph of 200, next to the
+// per-call time of the same graph. Included by smallm-probe.cu after its read floors; needs the
+// probe built with -DBF16FP32_SMALLM_TRACE -rdc=true (the library never is).
+#ifndef BF16FP32_SMALLM_PROBE_TRACE_CUH
+#define BF16FP32_SMALLM_PROBE_TRACE_CUH
+
+#ifdef BF16FP32_SMALLM_TRACE
+#include <cooperative_groups.h>
+
+__device__ unsigned long long bf16fp32__smallm_trace[BF16FP32__SMALLM_TRACE_BLOCKS * 8];
+
+// The timer's step: the smallest non-zero difference between consecutive reads.
+__global__ void timer_step(unsigned long long *out) {
+  unsigned long long prev, t, step = ~0ull;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(prev));
+  for (int i = 0; i < 20000; i++) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t != prev && t - prev < step) step = t - prev;
+    prev = t;
+  }
+  *out = step;
+}
+
+// Block b of the grid reads the b-th contiguous chunk of the matrix (16-byte loads, L in flight
+// per thread): the plain read's addresses in another grid.
+template <int L>
+__global__ void read_chunks(const uint4 *w, size_t n16, unsigned *sink) {
+  BF16FP32__SMALLM_STAMP(0);
+  const size_t per = (n16 + gridDim.x - 1) / gridDim.x, u0 = blockIdx.x * per;
+  const size_t u1 = u0 + per < n16 ? u0 + per : n16;
+  unsigned acc = 0;
+  for (size_t i0 = u0 + threadIdx.x; i0 < u1; i0 += (size_t)blockDim.x * L) {
+    uint4 v[L];
+#pragma unroll
+    for (int j = 0; j < L; j++) {
+      const size_t i = i0 + (size_t)j * blockDim.x;
+      v[j] = make_uint4(0, 0, 0, 0);
+      if (i < u1)
+        asm volatile("ld.global.nc.L1::no_allocate.L2::128B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(v[j].x), "=r"(v[j].y), "=r"(v[j].z), "=r"(v[j].w) : "l"(w + i));
+    }
+#pragma unroll
+    for (int j = 0; j < L; j++) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+  }
+  BF16FP32__SMALLM_STAMP(5);
+  if (acc == 0x12345679u) sink[blockIdx.x] = acc;
+}
+
+// The plain read's grid-stride loop (one load in flight per thread), stamped.
+__global__ void read_stride(const uint4 *w, size_t n16, unsigned *sink) {
+  BF16FP32__SMALLM_STAMP(0);
+  unsigned acc = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n16; i += (size_t)gridDim.x * blockDim.x) {
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::128B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(w + i));
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  BF16FP32__SMALLM_STAMP(5);
+  if (acc == 0x12345679u) sink[0] = acc;
+}
+
+// What a cluster's barriers and one DSMEM read cost: p1, p2 after a cluster.sync each, p3 after
+// the cluster sum's fences (restricted to shared memory) around a relaxed arrive, p4 after
+// reading a word of the next rank, p5 after a last sync.
+__global__ void cluster_barriers(unsigned *sink) {
+  __shared__ unsigned word[256];
+  BF16FP32__SMALLM_STAMP(0);
+  cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
+  word[threadIdx.x] = threadIdx.x ^ blockIdx.x;
+  cl.sync();
+  BF16FP32__SMALLM_STAMP(1);
+  cl.sync();
+  BF16FP32__SMALLM_STAMP(2);
+  asm volatile(
+      "fence.release.sync_restrict::shared::cta.cluster;\n\t"
+      "barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;\n\t"
+      "fence.acquire.sync_restrict::shared::cluster.cluster;" ::: "memory");
+  BF16FP32__SMALLM_STAMP(3);
+  const unsigned v = *cl.map_shared_rank(word + threadIdx.x, (cl.block_rank() + 1) % cl.num_blocks());
+  if (v == 0x12345679u) sink[blockIdx.x] = v;
+  BF16FP32__SMALLM_STAMP(4);
+  cl.sync();
+  BF16FP32__SMALLM_STAMP(5);
+}
+
+// One line: per-call time, then from the last call's stamps (us after the first block's entry):
+// when blocks entered (median, max), each point's median and max over blocks, the last stamp
+// (the span), block durations, and how blocks sat on SMs.
+static void trace_report(const char *what, double per_call, int blocks) {
+  blocks = std::min(blocks, BF16FP32__SMALLM_TRACE_BLOCKS);
+  std::vector<unsigned long long> h((size_t)blocks * 8);
+  CK(cudaMemcpyFromSymbol(h.data(), bf16fp32__smallm_trace, h.size() * 8));
+  unsigned long long t0 = ~0ull;
+  for (int b = 0; b < blocks; b++)
+    if (h[8 * b]) t0 = std::min(t0, h[8 * b]);
+  auto stats = [&](int p, double *med, double *mx) {
+    std::vector<double> v;
+    for (int b = 0; b < blocks; b++)
+      if (h[8 * b + p]) v.push_back((h[8 * b + p] - t0) * 1e-3);
+    if (v.empty()) return false;
+    std::sort(v.begin(), v.end());
+    *med = v[v.size() / 2], *mx = v.back();
+    return true;
+  };
+  printf("%-34s %6.2f |", what, per_call);
+  double span = 0;
+  for (int p = 0; p < 7; p++) {
+    double med, mx;
+    if (stats(p, &med, &mx)) printf(" p%d %5.2f %5.2f", p, med, mx), span = std::max(span, mx);
+  }
+  std::vector<double> dur;
+  std::vector<int> per_sm(1024, 0);
+  for (int b = 0; b < blocks; b++) {
+    int last = 5;
+    while (last > 0 && !h[8 * b + last]) last--;
+    if (last > 0) dur.push_back((h[8 * b + last] - h[8 * b]) * 1e-3);
+    if (h[8 * b]) per_sm[h[8 * b + 7] & 1023]++;
+  }
+  std::sort(dur.begin(), dur.end());
+  int sms = 0, most = 0;
+  for (int c : per_sm) sms += c > 0, most = std::max(most, c);
+  printf(" | span %5.2f | block %5.2f %5.2f | %d blocks on %d SMs, <= %d per SM\n", span,
+         dur.empty() ? 0 : dur[dur.size() / 2], dur.empty() ? 0 : dur.back(), blocks, sms, most);
+  fflush(stdout);
+}
+
+static void trace_clear() {
+  static std::vector<unsigned long long> zero((size_t)BF16FP32__SMALLM_TRACE_BLOCKS * 8, 0);
+  CK(cudaMemcpyToSymbol(bf16fp32__smallm_trace, zero.data(), zero.size() * 8));
+}
+
+static void exp_trace() {
+  {
+    unsigned long long *d, step;
+    CK(cudaMalloc(&d, 8));
+    timer_step<<<1, 1>>>(d);
+    CK(cudaMemcpy(&step, d, 8, cudaMemcpyDeviceToHost));
+    CK(cudaFree(d));
+    printf("\nglobal timer step: %llu ns\n", step);
+  }
+  char name[96];
+  printf("trace (us; p0 entry, p1 after griddepcontrol.wait, p2 first stage landed (tile kernels), p3 main "
+         "loop done, p4 block sum ready, p5 end, p6 after the cluster sum's first barrier; median and max over "
+         "blocks, from the first entry)\n");
+  {
+    static unsigned *sk = nullptr;
+    if (!sk) CK(cudaMalloc(&sk, 1 << 20));
+    for (int cs : {1, 2, 4, 8}) {
+      trace_clear();
+      double t = time_calls(200, [&](int) {
+        cudaLaunchConfig_t cfg = {};
+        cudaLaunchAttribute at[1];
+        cfg.gridDim = dim3(64), cfg.blockDim = dim3(256), cfg.stream = g_s;
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = cs, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+        cfg.attrs = at, cfg.numAttrs = 1;
+        launch_or_die((int)cudaLaunchKernelEx(&cfg, cluster_barriers, sk));
+      });
+      snprintf(name, sizeof name, "cluster barriers, clusters of %d", cs);
+      trace_report(name, t, 64);
+    }
+  }
+  static unsigned *sink = nullptr;
+  if (!sink) CK(cudaMalloc(&sink, 1 << 20));
+  for (int si : {0, 8}) {
+    Rot r(1, g_shapes[si][0], g_shapes[si][1]);
+    const size_t n16 = (size_t)r.n * r.k / 8;
+    for (int per_sm : {1, 2, 4, 8}) {
+      trace_clear();
+      double t = time_calls(200, [&](int i) {
+        read_stride<<<g_sms * per_sm, 256, 0, g_s>>>((const uint4 *)r.w(i), n16, sink);
+      });
+      snprintf(name, sizeof name, "%lldx%lld stride %dx256", (long long)r.n, (long long)r.k, g_sms * per_sm);
+      trace_report(name, t, g_sms * per_sm);
+    }
+    if (si == 8) /* loads in flight per thread against threads per SM, one block per SM */
+      for (int th : {256, 512, 1024})
+        for (int L : {4, 8, 16, 32}) {
+          if (L * th > 8192) continue; /* registers */
+          trace_clear();
+          double t = time_calls(200, [&](int i) {
+            const uint4 *w = (const uint4 *)r.w(i);
+            if (L == 4) read_chunks<4><<<g_sms, th, 0, g_s>>>(w, n16, sink);
+            if (L == 8) read_chunks<8><<<g_sms, th, 0, g_s>>>(w, n16, sink);
+            if (L == 16) read_chunks<16><<<g_sms, th, 0, g_s>>>(w, n16, sink);
+            if (L == 32) read_chunks<32><<<g_sms, th, 0, g_s>>>(w, n16, sink);
+          });
+          snprintf(name, sizeof name, "%lldx%lld chunks %dx%d L=%d", (long long)r.n, (long long)r.k, g_sms, th, L);
+          trace_report(name, t, g_sms);
+        }
+    struct { int blocks, threads; } grids[] = {{g_sms, 1024}, {128, 256}, {64, 256}, {128, 512}};
+    for (auto gd : grids) {
+      trace_clear();
+      double t = time_calls(200, [&](int i) {
+        read_chunks<8><<<gd.blocks, gd.threads, 0, g_s>>>((const uint4 *)r.w(i), n16, sink);
+      });
+      snprintf(name, sizeof name, "%lldx%lld chunks %dx%d", (long long)r.n, (long long)r.k, gd.blocks, gd.threads);
+      trace_report(name, t, gd.blocks);
+    }
+    bf16fp32__smallm_config cfg;
+    if (bf16fp32__smallm_choose(1, r.n, r.k, g_sms, g_smem, &cfg) != 0) continue;
+    const int R = cfg.split.rows, S = cfg.split.ksplit;
+    trace_clear();
+    double t = time_read_frag(r, R, S, 1);
+    snprintf(name, sizeof name, "%lldx%lld frag read %d/%d", (long long)r.n, (long long)r.k, R, S);
+    trace_report(name, t, (int)(r.n / R * S));
+    trace_clear();
+    t = time_read_frag(r, R, S, 2);
+    snprintf(name, sizeof name, "%lldx%lld frag read %d/%d 512 thr", (long long)r.n, (long long)r.k, R, S);
+    trace_report(name, t, (int)(r.n / R * S));
+  }
+  const struct { int si, m; } runs[] = {{0, 1}, {0, 16}, {0, 64}, {0, 256}, {6, 1}, {3, 1},
+                                        {8, 1}, {8, 16}, {8, 64}, {8, 128}, {8, 256}};
+  for (auto ru : runs) {
+    Rot r(ru.m, g_shapes[ru.si][0], g_shapes[ru.si][1]);
+    bf16fp32__smallm_config cfg;
+    if (bf16fp32__smallm_choose(r.m, r.n, r.k, g_sms, g_smem, &cfg) != 0) continue;
+    int blocks = cfg.grid_x * cfg.grid_y;
+    if (cfg.wide) /* the tile kernels' grid (bf16fp32__smallm_tile_setup) */
+      blocks = cfg.split.ksplit * cfg.wide_groups * (int)((r.m + cfg.wide_tokens - 1) / cfg.wide_tokens) *
+               (int)(r.n / cfg.wide_rows);
+    const char *kern = cfg.wide ? (cfg.wgmma ? "wgmma" : "wide") : cfg.decode ? (cfg.deep ? "decode deep" : "decode") : "tiled";
+    for (int pdl = 0; pdl < 2; pdl++) {
+      trace_clear();
+      double t = time_smallm(r, pdl, &cfg);
+      snprintf(name, sizeof name, "%lldx%lld M=%d %s%s", (long long)r.n, (long long)r.k, ru.m, kern, pdl ? " pdl" : "");
+      trace_report(name, t, blocks);
+    }
+  }
+}
+#else
+static void exp_trace() { printf("--trace needs a build with -DBF16FP32_SMALLM_TRACE -rdc=true\n"); }
+#endif
+
+#endif
