@@ -222,10 +222,13 @@ static void exp_trace() {
       blocks = cfg.split.ksplit * cfg.wide_groups * (int)((r.m + cfg.wide_tokens - 1) / cfg.wide_tokens) *
                (int)(r.n / cfg.wide_rows);
     const char *kern = cfg.wide ? (cfg.wgmma ? "wgmma" : "wide") : cfg.decode ? (cfg.deep ? "decode deep" : "decode") : "tiled";
-    for (int pdl = 0; pdl < 2; pdl++) {
+    for (int pdl = 0; pdl < 4; pdl++) {
+      bf16fp32__smallm_config c = cfg;
+      if (pdl >= 2 && (ru.m > 16 || bf16fp32__smallm_use_stream(&c, ru.m, g_smem) != 0)) break;
+      if (pdl >= 2) kern = "stream";
       trace_clear();
-      double t = time_smallm(r, pdl, &cfg);
-      snprintf(name, sizeof name, "%lldx%lld M=%d %s%s", (long long)r.n, (long long)r.k, ru.m, kern, pdl ? " pdl" : "");
+      double t = time_smallm(r, pdl & 1, &c);
+      snprintf(name, sizeof name, "%lldx%lld M=%d %s%s", (long long)r.n, (long long)r.k, ru.m, kern, pdl & 1 ? " pdl" : "");
       trace_report(name, t, blocks);
     }
   }

@@ -11,7 +11,8 @@
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
-//        src/backends/smallm/smallm-wgmma-sm90a.cu src/backends/smallm/smallm-config.c -lcublas
+//        src/backends/smallm/smallm-stream.cu src/backends/smallm/smallm-wgmma-sm90a.cu
+//        src/backends/smallm/smallm-config.c -lcublas
 //        (with -gencode=arch=compute_90a,code=sm_90a: the wgmma kernel needs it)
 //        -o smallm-probe
 #include <cublas_v2.h>
@@ -39,6 +40,7 @@ static size_t g_smem;
 static int g_fail;
 static std::vector<int> g_mlist; /* --ms: the timing table's M values */
 static bool g_quick; // timing table at M = 1, 16, 64 only
+static bool g_stream; // --stream: the stream kernel wherever M <= 16
 
 __global__ void fill_bf16(uint16_t *p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -87,6 +89,8 @@ static int run_smallm(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_
   bf16fp32__smallm_config c;
   if (force) c = *force;
   else if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0) return -1;
+  else if (g_stream && m <= 16 && bf16fp32__smallm_use_stream(&c, m, g_smem) != 0) return -1;
+  else if (!g_stream) bf16fp32__smallm_prefer_stream(&c, m, n, k, g_sms, pdl, g_smem);
   return bf16fp32__smallm_launch(&c, m, n, k, x, ldx, w, ldw, out, ldo, s, pdl);
 }
 
@@ -328,18 +332,20 @@ static void timing_setup() {
 
 // Variant of the chosen configuration: v = 0 as chosen, 1 the decode kernel with the other
 // weight ring (deep where the choice is not, and back), 2 the tiled kernel (smallm-kernel.cu)
-// at any M, 3 the decode kernel at M <= 64.
-static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v) {
+// at any M, 3 the decode kernel at M <= 64, 4 the stream kernel at M <= 16 (else unchanged).
+static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v, int64_t m = 0) {
   if (v == 1 || v == 3) c.decode = c.mpad <= BF16FP32__SMALLM_DECODE_MAX_M;
   if (v == 1) c.deep = !c.deep && c.mt <= 2;
   if (v == 2 || v == 3) c.wide = c.wgmma = 0, c.wide_groups = 1;
   if (v == 2) c.decode = 0;
+  if (v == 4) bf16fp32__smallm_use_stream(&c, m, g_smem);
   return c;
 }
 
 static void timing_table(const std::vector<int> &mlist) {
   printf("\n%5s %5s %4s | %6s | %7s %5s | %7s | %7s | %7s | %7s %7s | %7s %5s | cfg R/S/WK mt dec(+2 deep) smemKB\n", "N", "K",
          "M", "F", "smallm", "/F", "pdl", "decode", "tiled", "dec/ring", "+pdl", "cublas", "cb/sm");
+  printf("(then the stream kernel at M <= 16: plain, pdl)\n");
   for (auto &sh : g_shapes) {
     for (int m : mlist) {
       Rot r(m, sh[0], sh[1]);
@@ -350,11 +356,13 @@ static void timing_table(const std::vector<int> &mlist) {
       double t3 = c3.decode ? time_smallm(r, 0, &c3) : 0, t2 = time_smallm(r, 0, &c2);
       double t1 = c1.decode ? time_smallm(r, 0, &c1) : 0, c = time_cublas(r);
       double t1p = c1.decode ? time_smallm(r, 1, &c1) : 0;
+      bf16fp32__smallm_config c4 = variant(cfg, 4, m);
+      double t4 = c4.stream ? time_smallm(r, 0, &c4) : 0, t4p = c4.stream ? time_smallm(r, 1, &c4) : 0;
       double F = floor_us(m, r.n, r.k);
-      printf("%5lld %5lld %4d | %6.2f | %7.2f %5.2f | %7.2f | %7.2f | %7.2f | %7.2f %7.2f | %7.2f %5.2f | %d/%d/%d %d %d %zu\n",
+      printf("%5lld %5lld %4d | %6.2f | %7.2f %5.2f | %7.2f | %7.2f | %7.2f | %7.2f %7.2f | %7.2f %5.2f | %d/%d/%d %d %d %zu | %7.2f %7.2f\n",
              (long long)r.n, (long long)r.k, m, F, a, a / F, b, t3, t2, t1, t1p, c, c / a, cfg.split.rows,
              cfg.split.ksplit, cfg.split.kwarps, cfg.mt, cfg.decode + 2 * cfg.deep,
-             (cfg.decode ? cfg.decode_smem : cfg.smem_bytes) / 1024);
+             (cfg.decode ? cfg.decode_smem : cfg.smem_bytes) / 1024, t4, t4p);
       fflush(stdout);
     }
   }
@@ -763,6 +771,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--no-sweep")) do_sweep = false;
     if (!strcmp(argv[i], "--no-pairs")) do_pairs = false;
     if (!strcmp(argv[i], "--quick")) g_quick = true;
+    if (!strcmp(argv[i], "--stream")) g_stream = true;
     if (!strcmp(argv[i], "--wide")) do_wide = true;
     if (!strcmp(argv[i], "--no-table")) do_table = false;
     if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */

@@ -112,11 +112,15 @@ static void check_set(bf16fp32_context *ctx, set *s, const int64_t *ms, int coun
   free(out);
 }
 
-/* The wgmma kernel, which no shape chooses (the wide kernel measured faster), launched directly
- * with blocks of rows x tokens (wgt per warpgroup) after check_set: within the oracle bound, every
- * poisoned output written, and the same bits as the API's M = mmax call (every kernel sums
- * alike). */
-static void check_wgmma(set *s, const int64_t *ms, int count, int rows, int tokens, int wgt) {
+/* A kernel the API may not choose for this shape, launched directly (plain or under PDL) after
+ * check_set: `to` switches the chosen configuration to it (args: its parameters). Within the
+ * oracle bound, every poisoned output written, and the same bits as the API's M = mmax call
+ * (every kernel sums alike). */
+typedef int (*switch_fn)(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
+                         const int *args);
+
+static void check_direct(set *s, const int64_t *ms, int count, const char *what, switch_fn to,
+                         const int *args, int pdl) {
   int dev = 0, sms = 0, smem = 0;
   CHECK(cudaGetDevice(&dev) == cudaSuccess &&
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
@@ -129,21 +133,44 @@ static void check_wgmma(set *s, const int64_t *ms, int count, int rows, int toke
     const size_t bytes = (size_t)(m * s->ldo) * 4;
     bf16fp32__smallm_config c;
     int ok = bf16fp32__smallm_choose(m, s->n, s->k, sms, (size_t)smem, &c) == 0 &&
-             bf16fp32__smallm_use_wgmma(&c, s->n, rows, tokens, wgt, (size_t)smem) == 0;
+             to(&c, m, s->n, (size_t)smem, args) == 0;
     sup_poison_f32(out, (size_t)(m * s->ldo));
     ok = ok && !sup_gpu_upload(s->dout, out, bytes) &&
          bf16fp32__smallm_launch(&c, m, s->n, s->k, s->dx, s->ldx, s->dw, s->ldw, s->dout, s->ldo,
-                                 NULL, 0) == 0 &&
+                                 NULL, pdl) == 0 &&
          !sup_gpu_sync() && !sup_gpu_download(out, s->dout, bytes);
     sup_check_result r = sup_compare(m, s->n, s->k, s->ref, s->absdot, out, s->ldo);
     ok = ok && sup_check_ok(&r) && same_rows(s, out, m, 0);
     if (!ok)
-      fprintf(stderr, "wgmma %dx%d/%d m=%lld n=%lld: worst %.3g, %lld bad, %lld unwritten, or not "
-              "the API's bits\n", rows, tokens, wgt, (long long)m, (long long)s->n, r.worst_ratio,
+      fprintf(stderr, "%s m=%lld n=%lld k=%lld: worst %.3g, %lld bad, %lld unwritten, or not the "
+              "API's bits\n", what, (long long)m, (long long)s->n, (long long)s->k, r.worst_ratio,
               (long long)r.violations, (long long)r.unwritten);
     CHECK(ok);
   }
   free(out);
+}
+
+/* The wgmma kernel, which no shape chooses (the wide kernel measured faster): blocks of
+ * args[0] rows x args[1] tokens, args[2] per warpgroup. */
+static int to_wgmma(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
+                    const int *args) {
+  (void)m;
+  return bf16fp32__smallm_use_wgmma(c, n, args[0], args[1], args[2], smem);
+}
+static void check_wgmma(set *s, const int64_t *ms, int count, int rows, int tokens, int wgt) {
+  const int args[3] = {rows, tokens, wgt};
+  check_direct(s, ms, count, "wgmma", to_wgmma, args, 0);
+}
+
+/* The stream kernel (M <= 16), which the API chooses only at some shapes. */
+static int to_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
+                     const int *args) {
+  (void)n, (void)args;
+  return bf16fp32__smallm_use_stream(c, m, smem);
+}
+static void check_stream(set *s, const int64_t *ms, int count) {
+  check_direct(s, ms, count, "stream", to_stream, NULL, 0);
+  check_direct(s, ms, count, "stream (pdl)", to_stream, NULL, 1);
 }
 
 static void test_shapes(bf16fp32_context *ctx) {
@@ -155,11 +182,13 @@ static void test_shapes(bf16fp32_context *ctx) {
   for (int i = 0; i < 4; i++) ms[count++] = above[i];
   make_set(&s, 256, 256, 4096, 0, 0, 0, 11, 0); /* flash.router */
   check_set(ctx, &s, ms, count);
+  check_stream(&s, ms, 16); /* M = 1 .. 16 */
   free_set(&s);
 
   const int64_t few[] = {1, 7, 16, 33};
   make_set(&s, 64, 2048, 7168, 0, 0, 0, 12, 0); /* pro.c4-main, the largest */
   check_set(ctx, &s, few, 4);
+  check_stream(&s, few, 3);
   free_set(&s);
   make_set(&s, 256, 512, 7168, 0, 0, 0, 13, 0);
   check_set(ctx, &s, few, 4);
@@ -168,6 +197,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   free_set(&s);
   make_set(&s, 128, 1024, 4096, 0, 0, 0, 14, 0);
   check_set(ctx, &s, few, 4);
+  check_stream(&s, few, 3); /* a cluster of 2 */
   check_wgmma(&s, few, 4, 64, 64, 32); /* WK = 8 */
   free_set(&s);
   /* N = 2048: the decode kernel (M = 24, 64), the wide blocks above M = 64 (padded rows), the
@@ -180,25 +210,22 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 100, 384, 7168, 8, 24, 8, 15, 0); /* padded leading dimensions */
   const int64_t padded[] = {1, 13, 64};
   check_set(ctx, &s, padded, 3);
+  check_stream(&s, padded, 2);
   free_set(&s);
 
-  /* K ends inside a 32-wide sub-chunk; tiny shapes */
+  /* K ends inside a 32-wide sub-chunk; tiny shapes (and the stream kernel where M <= 16) */
   const int64_t tails[][3] = {{5, 256, 4104}, {3, 48, 8}, {70, 64, 40}, {256, 1040, 72}};
   for (int i = 0; i < 4; i++) {
-    float *out = malloc((size_t)(tails[i][0] * tails[i][1]) * sizeof(float));
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
-    CHECK(out && run_rows(ctx, &s, s.mmax, 0, out));
+    CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
+    if (s.mmax <= 16) check_stream(&s, &s.mmax, 1);
     free_set(&s);
-    free(out);
   }
   /* NaN and Inf propagate */
-  {
-    float *out = malloc((size_t)(9 * 256) * sizeof(float));
-    make_set(&s, 9, 256, 4096, 0, 0, 0, 30, 1);
-    CHECK(out && run_rows(ctx, &s, 9, 0, out));
-    free_set(&s);
-    free(out);
-  }
+  make_set(&s, 9, 256, 4096, 0, 0, 0, 30, 1);
+  CHECK(run_rows(ctx, &s, 9, 0, s.full));
+  check_stream(&s, &s.mmax, 1);
+  free_set(&s);
 }
 
 /* Shapes smallm declines run on another backend (the forced one falls back), still correct. */

@@ -205,6 +205,43 @@ static void test_wgmma_blocks(void) {
   CHECK(bf16fp32__smallm_use_wgmma(&c, 256, 64, 64, 64, H200_SMEM) != 0);
 }
 
+/* The stream kernel: at M <= 16 where it measured faster (plain launches at 2048 x 7168 only,
+ * under PDL at every N >= 1024 and at 256 x 7168 up to M = 8), on 132 SMs only, with as many
+ * stages as fit; never above M = 16 or on a tile kernel's configuration. */
+static void test_stream(void) {
+  bf16fp32__smallm_config c;
+  CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.decode);
+  bf16fp32__smallm_prefer_stream(&c, 1, 2048, 7168, H200_SMS, 0, H200_SMEM);
+  CHECK(c.stream && !c.decode && c.stream_stages == 3 && c.stream_smem <= H200_SMEM);
+  CHECK(bf16fp32__smallm_choose(16, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 16, 2048, 7168, H200_SMS, 0, H200_SMEM);
+  CHECK(c.stream && c.stream_stages == 2 && c.mt == 2);
+  CHECK(bf16fp32__smallm_choose(17, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 17, 2048, 7168, H200_SMS, 1, H200_SMEM);
+  CHECK(!c.stream);
+  CHECK(bf16fp32__smallm_choose(4, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 4, 1024, 4096, H200_SMS, 0, H200_SMEM);
+  CHECK(!c.stream);
+  bf16fp32__smallm_prefer_stream(&c, 4, 1024, 4096, H200_SMS, 1, H200_SMEM);
+  CHECK(c.stream);
+  CHECK(bf16fp32__smallm_choose(9, 256, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 9, 256, 7168, H200_SMS, 1, H200_SMEM);
+  CHECK(!c.stream);
+  CHECK(bf16fp32__smallm_choose(8, 256, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 8, 256, 7168, H200_SMS, 1, H200_SMEM);
+  CHECK(c.stream);
+  CHECK(bf16fp32__smallm_choose(1, 2048, 7168, 114, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 1, 2048, 7168, 114, 1, H200_SMEM);
+  CHECK(!c.stream); /* measured on 132 SMs only */
+  CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 64 * 1024) != 0 && !c.stream); /* no room for 2 */
+  CHECK(bf16fp32__smallm_use_stream(&c, 9, H200_SMEM) != 0 && !c.stream); /* one token tile */
+  CHECK(bf16fp32__smallm_choose(32, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 32, H200_SMEM) != 0); /* four token tiles */
+  CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide);
+  CHECK(bf16fp32__smallm_use_stream(&c, 256, H200_SMEM) != 0);
+}
+
 /* Each slice's sub-chunks go to the warp groups in contiguous ranges, in order, all of them
  * once: group ranges of ceil(n / WK), the last ones shorter or empty. */
 static void test_chains(void) {
@@ -296,6 +333,7 @@ int main(void) {
   test_every_m();
   test_wide_blocks();
   test_wgmma_blocks();
+  test_stream();
   test_groups();
   test_chains();
   test_cluster_shares();

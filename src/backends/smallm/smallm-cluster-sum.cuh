@@ -106,4 +106,32 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_sum(float *part,
   bf16fp32__smallm_cluster_pull<true>(part, 0, rs, units, r4n, ksplit, 1, out, ldo);
 }
 
+/* The end of the decode, tiled and stream kernels, by every thread: warp (wk, wn)'s MT token
+ * tiles of its 16 rows (the mma.sync accumulator layout) into part[wk][token][row] (rows padded
+ * by 4 floats against bank conflicts; tokens below m only, the others are never read), a
+ * __syncthreads, then the block and cluster sums of rows out[.., 0 .. rows - 1]. */
+template <int MT>
+static __device__ __forceinline__ void bf16fp32__smallm_finish_warps(const float (&acc)[MT][4],
+                                                                     float *part, int wk, int wn,
+                                                                     int m, int mpad, int rows,
+                                                                     int kwarps, int ksplit,
+                                                                     float *out, long long ldo) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int rs = rows + 4;
+#pragma unroll
+  for (int j = 0; j < MT; j++)
+    if (8 * j + 2 * t < m) {
+      float *p = part + (wk * mpad + 8 * j + 2 * t) * rs + 16 * wn + g;
+      p[0] = acc[j][0];
+      p[rs] = acc[j][1];
+      p[8] = acc[j][2];
+      p[rs + 8] = acc[j][3];
+    }
+  __syncthreads();
+  BF16FP32__SMALLM_STAMP(4);
+  bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, mpad * rs, rs, kwarps,
+                                                       m * (rows >> 2), rows >> 2, ksplit, out, ldo);
+  BF16FP32__SMALLM_STAMP(5);
+}
+
 #endif

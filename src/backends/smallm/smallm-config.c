@@ -190,7 +190,49 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->wide_groups = 1;
   c->wgmma = 0;
   c->wg_tokens = 0;
+  c->stream = 0;
+  c->stream_stages = 0;
+  c->stream_smem = 0;
   return 0;
+}
+
+/* Where the stream kernel beat the kernel bf16fp32__smallm_choose picks on an H200 (132 SMs;
+ * smallm-probe, docs/smallm-notes.md session 9), bit b for M in 8 b + 1 .. 8 b + 8: in plain
+ * launches only at 2048 x 7168 (3-8 %), under programmatic dependent launch at every N >= 1024
+ * (up to 17 %) and at 256 x 7168 up to M = 8, where its weight copies start while the previous
+ * kernel finishes (the other kernels' register loads wait for it). */
+static const struct {
+  int n, k, plain, pdl;
+} stream_132[] = {
+    {1024, 4096, 0x0, 0x3}, {2048, 4096, 0x0, 0x3}, {256, 7168, 0x0, 0x1},
+    {1024, 7168, 0x0, 0x3}, {2048, 7168, 0x3, 0x3},
+};
+
+void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                                    int sm_count, int use_pdl, size_t smem_limit) {
+  if (sm_count != 132 || m < 1 || m > 16) return;
+  for (size_t i = 0; i < sizeof stream_132 / sizeof stream_132[0]; i++)
+    if (stream_132[i].n == n && stream_132[i].k == k &&
+        ((use_pdl ? stream_132[i].pdl : stream_132[i].plain) >> ((m - 1) / 8) & 1))
+      (void)bf16fp32__smallm_use_stream(c, m, smem_limit); /* else c stays as chosen */
+}
+
+int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, size_t smem_limit) {
+  if (c->wide || m < 1 || m > 8 * c->mt || c->mt > 2) return -1;
+  const size_t stage = (size_t)bf16fp32__smallm_stream_stage_bytes(m);
+  const size_t head = 64 * BF16FP32__SMALLM_WARPS; /* one 64-byte line of barriers per warp */
+  const size_t partials = (size_t)c->split.kwarps * (size_t)c->mpad * (size_t)(c->split.rows + 4) * 4;
+  for (int stages = BF16FP32__SMALLM_STREAM_STAGES; stages >= 2; stages--) {
+    const size_t smem = head + (size_t)BF16FP32__SMALLM_WARPS * stages * stage + partials;
+    if (smem <= smem_limit) {
+      c->stream = 1;
+      c->decode = 0;
+      c->stream_stages = stages;
+      c->stream_smem = smem;
+      return 0;
+    }
+  }
+  return -1;
 }
 
 /* A tile kernel's ring of `stages` buffers (rows and tokens padded by one sub-chunk), and one
@@ -212,6 +254,7 @@ static int use_tiles(bf16fp32__smallm_config *c, int rows, int tokens, int stage
   c->wide = 1;
   c->wgmma = wg_tokens > 0;
   c->decode = 0;
+  c->stream = 0;
   c->wide_rows = rows;
   c->wide_tokens = tokens;
   c->wg_tokens = wg_tokens;

@@ -42,6 +42,9 @@ extern "C" {
 #define BF16FP32__SMALLM_WIDE_STAGES 2
 #endif
 #define BF16FP32__SMALLM_WIDE_SUBS 4
+#ifndef BF16FP32__SMALLM_STREAM_STAGES
+#define BF16FP32__SMALLM_STREAM_STAGES 3
+#endif
 #define BF16FP32__SMALLM_WIDE_WARP_TOKENS(wk) ((wk) <= 4 ? 32 : 16)
 
 /* The wgmma kernel (smallm-wgmma-sm90a.cu): the wide kernel's tiles on warpgroup MMAs, each
@@ -98,6 +101,10 @@ typedef struct bf16fp32__smallm_config {
   /* The wgmma kernel (set by bf16fp32__smallm_use_wgmma; uses the wide_ fields too): */
   int wgmma;         /* 1: run it instead of the wide kernel */
   int wg_tokens;     /* tokens per warpgroup: 32 or 64 */
+  /* The stream kernel (set by bf16fp32__smallm_use_stream; uses the split, mt, mpad and grid): */
+  int stream;          /* 1: run it */
+  int stream_stages;   /* ring stages per warp */
+  size_t stream_smem;  /* the warps' barriers and rings, then the partial sums */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
@@ -134,6 +141,17 @@ int bf16fp32__smallm_use_wide(bf16fp32__smallm_config *c, int64_t n, int rows, i
  * not fit smem_limit. For splits of one slice, whose single block per tile walks all of K. */
 int bf16fp32__smallm_use_groups(bf16fp32__smallm_config *c, int groups, size_t smem_limit);
 
+/* Switches c (chosen for m <= 16 tokens) to the stream kernel: the decode kernel's sums with the
+ * weights brought in by bulk copies, up to BF16FP32__SMALLM_STREAM_STAGES stages per warp (at
+ * least 2 within smem_limit). Returns 0, or -1 when c has more than two token tiles, m does not
+ * match it, or nothing fits. */
+int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, size_t smem_limit);
+
+/* Switches c, chosen by bf16fp32__smallm_choose for (m, n, k), to the stream kernel where that
+ * measured faster on the H200: with use_pdl (programmatic dependent launch) and without it. */
+void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                                    int sm_count, int use_pdl, size_t smem_limit);
+
 /* Switches c to the wgmma kernel with blocks of rows (64 or 128) x tokens (32, 64 or 128, a
  * multiple of wg_tokens; at most 2 warpgroups). Returns 0, or -1 when the split's WK is not 4
  * or 8, or the block does not fit n or smem_limit. Sums like every other kernel. No shape
@@ -159,6 +177,12 @@ static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_slice(int64_t k, int ksp
  * group (not every kwarps-th sub-chunk) keeps each group's weight reads in order along its rows,
  * and lets a kernel that visits the slice in k order finish one group's sum before the next
  * begins. */
+/* One stage of the stream kernel's rings: 16 weight rows and m token rows of (SUBS + 1) 32-wide
+ * sub-chunks, rounded up to the 128 bytes a bulk copy's destination needs. */
+static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_stage_bytes(int64_t m) {
+  return (int)(((16 + m) * 64 * (BF16FP32__SMALLM_WIDE_SUBS + 1) + 127) / 128 * 128);
+}
+
 static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_chain_len(int nsubs, int kwarps) {
   return (nsubs + kwarps - 1) / kwarps;
 }

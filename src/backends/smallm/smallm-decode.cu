@@ -155,25 +155,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
   }
 
   BF16FP32__SMALLM_STAMP(3);
-  /* Partial sums of the warp groups, part[wk][token][row] (rows padded by 4 floats), tokens
-   * below m only; then the block and cluster sums. */
-  float *part = smem;
-  const int rs = a.rows + 4;
-#pragma unroll
-  for (int j = 0; j < MT; j++)
-    if (8 * j + 2 * t < a.m) {
-      float *p = part + (wk * a.mpad + 8 * j + 2 * t) * rs + 16 * wn + g;
-      p[0] = acc[j][0];
-      p[rs] = acc[j][1];
-      p[8] = acc[j][2];
-      p[rs + 8] = acc[j][3];
-    }
-  __syncthreads();
-  BF16FP32__SMALLM_STAMP(4);
-  bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, a.mpad * rs, rs, a.kwarps,
-                                                       a.m * (a.rows >> 2), a.rows >> 2, a.ksplit,
-                                                       a.out + n0, a.ldo);
-  BF16FP32__SMALLM_STAMP(5);
+  bf16fp32__smallm_finish_warps<MT>(acc, smem, wk, wn, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
+                                    a.out + n0, a.ldo);
 }
 
 template <int MT, bool DEEP>

@@ -187,23 +187,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
   __syncthreads(); /* the x buffers become the partial sums */
   BF16FP32__SMALLM_STAMP(3);
 
-  /* Partial sums of each warp group, [wk][token][row]. */
-  float *part = reinterpret_cast<float *>(smem);
-  const int rs = a.rows + 4; /* 4 floats of padding: the stores below avoid bank conflicts */
-#pragma unroll
-  for (int j = 0; j < MT; j++) {
-    float *p = part + (wk * a.mpad + 8 * j + 2 * t) * rs + 16 * wn + g;
-    p[0] = acc[j][0];
-    p[rs] = acc[j][1];
-    p[8] = acc[j][2];
-    p[rs + 8] = acc[j][3];
-  }
-  __syncthreads();
-  BF16FP32__SMALLM_STAMP(4);
-  bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, a.mpad * rs, rs, a.kwarps,
-                                                       a.m * (a.rows >> 2), a.rows >> 2, a.ksplit,
-                                                       a.out + n0, a.ldo);
-  BF16FP32__SMALLM_STAMP(5);
+  bf16fp32__smallm_finish_warps<MT>(acc, reinterpret_cast<float *>(smem), wk, wn, a.m, a.mpad,
+                                    a.rows, a.kwarps, a.ksplit, a.out + n0, a.ldo);
 }
 
 template <int MT>
@@ -223,6 +208,7 @@ extern "C" int bf16fp32__smallm_load(size_t smem_limit) {
       smallm_kernel<16>, smallm_kernel<32>));
   if (e == 0) e = bf16fp32__smallm_decode_load(smem_limit);
   if (e == 0) e = bf16fp32__smallm_wide_load(smem_limit);
+  if (e == 0) e = bf16fp32__smallm_stream_load(smem_limit);
   if (e == 0) e = bf16fp32__smallm_wgmma_load(smem_limit);
   return e;
 }
@@ -234,6 +220,7 @@ extern "C" int bf16fp32__smallm_launch(const bf16fp32__smallm_config *c, int64_t
   if (c->wgmma)
     return bf16fp32__smallm_wgmma_launch(c, m, n, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   if (c->wide) return bf16fp32__smallm_wide_launch(c, m, n, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
+  if (c->stream) return bf16fp32__smallm_stream_launch(c, m, n, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   if (c->decode) return bf16fp32__smallm_decode_launch(c, m, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   Args a;
   a.x = x, a.w = w, a.out = out;

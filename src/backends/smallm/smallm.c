@@ -1,8 +1,8 @@
 /* smallm: the decode-size GEMM kernel for sm_90 (M <= 256), batch-invariant and deterministic.
  * Host glue: probe loads the module (so no call, captured or not, loads or allocates), run picks
- * the launch configuration (smallm-config.c) and launches one of the four kernels (decode,
- * tiled, wide, wgmma: smallm-decode.cu, smallm-kernel.cu, smallm-wide.cu,
- * smallm-wgmma-sm90a.cu), which sum alike. */
+ * the launch configuration (smallm-config.c) and launches one of the five kernels (decode,
+ * stream, tiled, wide, wgmma: smallm-decode.cu, smallm-stream.cu, smallm-kernel.cu,
+ * smallm-wide.cu, smallm-wgmma-sm90a.cu), which sum alike. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -77,6 +77,7 @@ static bf16fp32_status smallm_run(void *state, const bf16fp32__call *call) {
   if (!bf16fp32__smallm_shape_ok(sh->m, sh->n, sh->k, sh->ldx, sh->ldw, sh->ldo, sh->align) ||
       bf16fp32__smallm_choose(sh->m, sh->n, sh->k, s->sm_count, s->smem_limit, &c) != 0)
     return BF16FP32_DECLINED;
+  bf16fp32__smallm_prefer_stream(&c, sh->m, sh->n, sh->k, s->sm_count, s->use_pdl, s->smem_limit);
   e = bf16fp32__smallm_launch(&c, sh->m, sh->n, sh->k, call->x, sh->ldx, call->w, sh->ldw,
                               call->out, sh->ldo, call->stream, s->use_pdl);
   if (e != 0)

@@ -1,0 +1,165 @@
+/* smallm stream kernel (sm_90, M <= 16): the decode kernel's work and sums (same split, warp
+ * groups, k permutation, MMA order, reduction tree) with the weights brought in by tensor-map
+ * bulk copies instead of register loads. Each warp streams its own 16 rows over its group's
+ * range of sub-chunks through a private ring of shared-memory stages (one 2-D box of weights and
+ * one of x per stage, one mbarrier each), issued by its lane 0: no block barrier in the main
+ * loop, and the copies in flight cost no registers. The copies, unlike register loads (which
+ * ptxas places below griddepcontrol.wait), start while a previous kernel under programmatic
+ * dependent launch finishes. On the H200 at 2048 x 7168, M = 1: 9.85 us against the decode
+ * kernel's 10.67, and 8.25 against 9.92 in a PDL chain (docs/smallm-notes.md, session 9). */
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "smallm-launch-config.cuh"
+#include "smallm-launch.h"
+#include "smallm-tiles.cuh"
+#include "smallm-trace.cuh"
+
+namespace {
+
+constexpr int G = BF16FP32__SMALLM_WIDE_SUBS;      /* sub-chunks per stage */
+constexpr int PITCH = BF16FP32__SMALLM_TILE_PITCH; /* bytes per row of a stage */
+
+struct SArgs {
+  CUtensorMap tw; /* w as K x N bf16, boxes of 32 (G + 1) x 16 */
+  CUtensorMap tx; /* x as K x M bf16, boxes of 32 (G + 1) x M */
+  float *out;
+  long long ldo;
+  int m, k;
+  int rows, ksplit, kwarps;
+  int mpad;        /* 8 * MT: tokens of the partial sums */
+  int stages;      /* ring stages per warp */
+  int stage_bytes; /* the weight box, the x box (M rows), to 128 bytes */
+  int tx_bytes;    /* what the two boxes bring: (16 + M) * PITCH */
+};
+
+/* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
+ * group wk's range of the rank's K slice, summed in increasing order, two MMAs per sub-chunk;
+ * then the partial sums go to the cluster sum. */
+template <int MT>
+__global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
+    smallm_stream_kernel(const __grid_constant__ SArgs a) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  BF16FP32__SMALLM_STAMP(0);
+  const int tid = threadIdx.x;
+  const int lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int wk = warp % a.kwarps, wn = warp / a.kwarps;
+  const int rank =
+      a.ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
+  const int n0 = static_cast<int>(blockIdx.y) * a.rows + 16 * wn;
+  int64_t kb, ke;
+  bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
+  int j0, j1;
+  bf16fp32__smallm_chain(static_cast<int>((ke - kb + 31) >> 5), wk, a.kwarps, &j0, &j1);
+  const int nq = j1 - j0;             /* this warp's sub-chunks */
+  const int nst = (nq + G - 1) / G;   /* ... in stages of G */
+  const int col0 = static_cast<int>(kb) + 32 * j0;
+
+  /* The warp's barriers (first 64 bytes per warp), then its stages. */
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const uint32_t bars = base + 64 * warp;
+  const int ring_off = 64 * BF16FP32__SMALLM_WARPS + warp * a.stages * a.stage_bytes;
+  const int wbytes = 16 * PITCH;
+  if (lane == 0) {
+    for (int s = 0; s < a.stages; s++)
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * s));
+    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+  }
+  __syncwarp();
+  /* Stage q of the warp's range into ring slot q % stages: the weight box also sets the bytes
+   * the slot's barrier expects; x follows on the same barrier. */
+  auto load_w = [&](int q) {
+    const int slot = q % a.stages;
+    const uint32_t bar = bars + 8 * slot;
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+                 "r"(a.tx_bytes)
+                 : "memory");
+    bf16fp32__tma_box(base + ring_off + slot * a.stage_bytes, &a.tw, col0 + 32 * G * q, n0, bar);
+  };
+  auto load_x = [&](int q) {
+    const int slot = q % a.stages;
+    bf16fp32__tma_box(base + ring_off + slot * a.stage_bytes + wbytes, &a.tx, col0 + 32 * G * q, 0,
+                      bars + 8 * slot);
+  };
+  /* The weights do not depend on the previous kernel: under programmatic dependent launch the
+   * first stages' weights are fetched while it finishes, x only after it is done. */
+  if (lane == 0)
+    for (int s = 0; s < a.stages && s < nst; s++) load_w(s);
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  BF16FP32__SMALLM_STAMP(1);
+  if (lane == 0)
+    for (int s = 0; s < a.stages && s < nst; s++) load_x(s);
+
+  float acc[MT][4];
+#pragma unroll
+  for (int j = 0; j < MT; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  /* lane (g, t): 16 bytes at k = 8t of rows g and g + 8 and of token g in each sub-chunk, the
+   * decode kernel's fragments. A stage holds exactly M token rows (zero-filling rows past the
+   * tensor's end made the copies slower: 2048x7168 M = 1 13.7 us against 12.0 at M = 16, and
+   * the space goes to more stages); tokens past M read token M - 1, whose products go only to
+   * outputs of tokens past M, which are never stored. */
+  const int arow = g * PITCH + 16 * t;
+  int brow[MT];
+#pragma unroll
+  for (int j = 0; j < MT; j++) brow[j] = wbytes + min(8 * j + g, a.m - 1) * PITCH + 16 * t;
+  int slot = 0;
+  uint32_t phase = 0;
+  for (int q = 0; q < nst; q++) {
+    bf16fp32__bar_wait(bars + 8 * slot, phase);
+    const unsigned char *st = smem + ring_off + slot * a.stage_bytes;
+#pragma unroll
+    for (int p = 0; p < G; p++)
+      if (G * q + p < nq) {
+        const uint4 r0 = bf16fp32__lds16(st + arow + 64 * p);
+        const uint4 r8 = bf16fp32__lds16(st + arow + 8 * PITCH + 64 * p);
+#pragma unroll
+        for (int j = 0; j < MT; j++) {
+          const uint4 b = bf16fp32__lds16(st + brow[j] + 64 * p);
+          mma16816(acc[j], r0.x, r8.x, r0.y, r8.y, b.x, b.y);
+          mma16816(acc[j], r0.z, r8.z, r0.w, r8.w, b.z, b.w);
+        }
+      }
+    __syncwarp(); /* the warp is done with the slot: it takes stage q + stages */
+    if (lane == 0 && q + a.stages < nst) load_w(q + a.stages), load_x(q + a.stages);
+    if (++slot == a.stages) slot = 0, phase ^= 1;
+  }
+  BF16FP32__SMALLM_STAMP(3);
+
+  /* the partial sums go after the rings */
+  float *part = reinterpret_cast<float *>(smem + 64 * BF16FP32__SMALLM_WARPS +
+                                          BF16FP32__SMALLM_WARPS * a.stages * a.stage_bytes);
+  bf16fp32__smallm_finish_warps<MT>(acc, part, wk, wn, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
+                                    a.out + static_cast<long long>(blockIdx.y) * a.rows, a.ldo);
+}
+
+}  // namespace
+
+extern "C" int bf16fp32__smallm_stream_load(size_t smem_limit) {
+  return static_cast<int>(bf16fp32__smallm_allow_smem(smem_limit, smallm_stream_kernel<1>,
+                                                      smallm_stream_kernel<2>));
+}
+
+extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, int64_t m,
+                                              int64_t n, int64_t k, const uint16_t *x,
+                                              int64_t ldx, const uint16_t *w, int64_t ldw,
+                                              float *out, int64_t ldo, void *stream, int use_pdl) {
+  SArgs a;
+  if (!bf16fp32__smallm_encode_map(&a.tw, w, n, k, ldw, 16) ||
+      !bf16fp32__smallm_encode_map(&a.tx, x, m, k, ldx, static_cast<int>(m)))
+    return static_cast<int>(cudaErrorInvalidValue);
+  a.out = out, a.ldo = ldo;
+  a.m = static_cast<int>(m), a.k = static_cast<int>(k);
+  a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
+  a.mpad = c->mpad;
+  a.stages = c->stream_stages;
+  a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(m);
+  a.tx_bytes = (16 + static_cast<int>(m)) * BF16FP32__SMALLM_TILE_PITCH;
+  cudaLaunchAttribute attr[2];
+  const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
+      c, c->stream_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
+  return static_cast<int>(c->mt == 1 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<1>, a)
+                                     : cudaLaunchKernelEx(&cfg, smallm_stream_kernel<2>, a));
+}
