@@ -221,7 +221,7 @@ int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, size_t sm
   if (c->wide || m < 1 || m > 8 * c->mt || c->mt > 2) return -1;
   const size_t stage = (size_t)bf16fp32__smallm_stream_stage_bytes(m);
   const size_t head = 64 * BF16FP32__SMALLM_WARPS; /* one 64-byte line of barriers per warp */
-  const size_t partials = (size_t)c->split.kwarps * (size_t)c->mpad * (size_t)(c->split.rows + 4) * 4;
+  const size_t partials = c->decode_smem; /* the decode kernel's partial sums, laid out alike */
   for (int stages = BF16FP32__SMALLM_STREAM_STAGES; stages >= 2; stages--) {
     const size_t smem = head + (size_t)BF16FP32__SMALLM_WARPS * stages * stage + partials;
     if (smem <= smem_limit) {
@@ -238,7 +238,7 @@ int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, size_t sm
 /* A tile kernel's ring of `stages` buffers (rows and tokens padded by one sub-chunk), and one
  * set of block sums (tokens x (rows + 4) floats). */
 static size_t ring_bytes(int rows, int tokens, int stages) {
-  return (size_t)stages * (size_t)(rows + tokens) * 64 * (BF16FP32__SMALLM_WIDE_SUBS + 1);
+  return (size_t)stages * (size_t)(rows + tokens) * BF16FP32__SMALLM_TILE_PITCH;
 }
 static size_t sums_bytes(int rows, int tokens) {
   return (size_t)tokens * (size_t)(rows + 4) * sizeof(float);

@@ -42,6 +42,11 @@ extern "C" {
 #define BF16FP32__SMALLM_WIDE_STAGES 2
 #endif
 #define BF16FP32__SMALLM_WIDE_SUBS 4
+/* A ring buffer of the tile and stream kernels holds SUBS consecutive 32-wide sub-chunks of its
+ * weight rows and tokens, each row padded by one more sub-chunk (the box is (SUBS + 1) * 32
+ * wide and the pad is never used): a row pitch of 64 (SUBS + 1) = 320 bytes, 64 mod 128, keeps
+ * the 16-byte fragment reads of rows g and g + 1 in different banks. */
+#define BF16FP32__SMALLM_TILE_PITCH (64 * (BF16FP32__SMALLM_WIDE_SUBS + 1))
 #ifndef BF16FP32__SMALLM_STREAM_STAGES
 #define BF16FP32__SMALLM_STREAM_STAGES 3
 #endif
@@ -177,10 +182,11 @@ static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_slice(int64_t k, int ksp
  * group (not every kwarps-th sub-chunk) keeps each group's weight reads in order along its rows,
  * and lets a kernel that visits the slice in k order finish one group's sum before the next
  * begins. */
-/* One stage of the stream kernel's rings: 16 weight rows and m token rows of (SUBS + 1) 32-wide
- * sub-chunks, rounded up to the 128 bytes a bulk copy's destination needs. */
+/* One stage of the stream kernel's rings: 16 weight rows and m token rows of
+ * BF16FP32__SMALLM_TILE_PITCH bytes, rounded up to the 128 bytes a bulk copy's destination
+ * needs. */
 static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_stage_bytes(int64_t m) {
-  return (int)(((16 + m) * 64 * (BF16FP32__SMALLM_WIDE_SUBS + 1) + 127) / 128 * 128);
+  return (int)(((16 + m) * BF16FP32__SMALLM_TILE_PITCH + 127) / 128 * 128);
 }
 
 static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_chain_len(int nsubs, int kwarps) {

@@ -73,9 +73,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   auto load_w = [&](int q) {
     const int slot = q % a.stages;
     const uint32_t bar = bars + 8 * slot;
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
-                 "r"(a.tx_bytes)
-                 : "memory");
+    bf16fp32__bar_expect(bar, a.tx_bytes);
     bf16fp32__tma_box(base + ring_off + slot * a.stage_bytes, &a.tw, col0 + 32 * G * q, n0, bar);
   };
   auto load_x = [&](int q) {

@@ -12,12 +12,6 @@
 #include "smallm-cluster-sum.cuh"
 #include "smallm-fragments.cuh"
 
-/* A ring buffer holds SUBS consecutive 32-wide sub-chunks of the block's weight rows and tokens,
- * each row padded by one more sub-chunk (the box is (SUBS + 1) * 32 wide and the pad is never
- * used): a row pitch of 64 (SUBS + 1) = 320 bytes, 64 mod 128, keeps the 16-byte fragment reads
- * of rows g and g + 1 in different banks. */
-#define BF16FP32__SMALLM_TILE_PITCH (64 * (BF16FP32__SMALLM_WIDE_SUBS + 1))
-
 /* rows x cols bf16, row stride ld elements, as a tensor map of boxes of 32 (SUBS + 1) columns x
  * box_rows rows, zeros outside (smallm-wide.cu). false when the driver's encoder is missing or
  * refuses. */
@@ -32,6 +26,11 @@ static __device__ __forceinline__ void bf16fp32__tma_box(uint32_t dst, const CUt
       " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
+}
+/* Barrier bar's current phase completes once `bytes` more have landed (its one arrival). */
+static __device__ __forceinline__ void bf16fp32__bar_expect(uint32_t bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
 }
 static __device__ __forceinline__ void bf16fp32__bar_wait(uint32_t bar, uint32_t phase) {
   asm volatile(
@@ -126,9 +125,7 @@ struct bf16fp32__smallm_tile_block {
    * stage's barrier expects. */
   __device__ __forceinline__ void load_w(int q) const {
     const uint32_t bar = bars + 8 * (q % NST);
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
-                 "r"(a->stage_bytes)
-                 : "memory");
+    bf16fp32__bar_expect(bar, a->stage_bytes);
     bf16fp32__tma_box(ring + (q % NST) * a->stage_bytes, &a->tw, kb + 32 * G * q,
                       static_cast<int>(n0), bar);
   }
