@@ -7,7 +7,8 @@
 // --ncu-wide: single wide- and wgmma-kernel calls for a profiler.
 // --trace: global-timer stamps inside the kernels (smallm-probe-trace.cuh; build with
 //        -DBF16FP32_SMALLM_TRACE -rdc=true).
-// --ms 1,2,4,8,16: the timing table (and --wide) at these M only.
+// --stream-sweep: the stream kernel's stage sizes and counts at M <= 16 (plain and PDL).
+// --ms 1,2,4,8,16: the timing table (and --wide, --stream-sweep) at these M only.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
@@ -40,7 +41,7 @@ static size_t g_smem;
 static int g_fail;
 static std::vector<int> g_mlist; /* --ms: the timing table's M values */
 static bool g_quick; // timing table at M = 1, 16, 64 only
-static bool g_stream; // --stream: the stream kernel wherever M <= 16
+static bool g_stream; // --stream: the stream kernel wherever M <= 16 (5-sub-chunk stages, up to 3)
 
 __global__ void fill_bf16(uint16_t *p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -89,7 +90,7 @@ static int run_smallm(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_
   bf16fp32__smallm_config c;
   if (force) c = *force;
   else if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0) return -1;
-  else if (g_stream && m <= 16 && bf16fp32__smallm_use_stream(&c, m, g_smem) != 0) return -1;
+  else if (g_stream && m <= 16 && bf16fp32__smallm_use_stream(&c, m, 5, 3, g_smem) != 0) return -1;
   else if (!g_stream) bf16fp32__smallm_prefer_stream(&c, m, n, k, g_sms, pdl, g_smem);
   return bf16fp32__smallm_launch(&c, m, n, k, x, ldx, w, ldw, out, ldo, s, pdl);
 }
@@ -332,13 +333,15 @@ static void timing_setup() {
 
 // Variant of the chosen configuration: v = 0 as chosen, 1 the decode kernel with the other
 // weight ring (deep where the choice is not, and back), 2 the tiled kernel (smallm-kernel.cu)
-// at any M, 3 the decode kernel at M <= 64, 4 the stream kernel at M <= 16 (else unchanged).
-static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v, int64_t m = 0) {
+// at any M, 3 the decode kernel at M <= 64, 4 the stream kernel at M <= 16 (else unchanged) with
+// stages of `subs` sub-chunks, up to `stages` of them.
+static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v, int64_t m = 0,
+                                       int subs = 5, int stages = 3) {
   if (v == 1 || v == 3) c.decode = c.mpad <= BF16FP32__SMALLM_DECODE_MAX_M;
   if (v == 1) c.deep = !c.deep && c.mt <= 2;
   if (v == 2 || v == 3) c.wide = c.wgmma = 0, c.wide_groups = 1;
   if (v == 2) c.decode = 0;
-  if (v == 4) bf16fp32__smallm_use_stream(&c, m, g_smem);
+  if (v == 4) bf16fp32__smallm_use_stream(&c, m, subs, stages, g_smem);
   return c;
 }
 
@@ -363,6 +366,32 @@ static void timing_table(const std::vector<int> &mlist) {
              (long long)r.n, (long long)r.k, m, F, a, a / F, b, t3, t2, t1, t1p, c, c / a, cfg.split.rows,
              cfg.split.ksplit, cfg.split.kwarps, cfg.mt, cfg.decode + 2 * cfg.deep,
              (cfg.decode ? cfg.decode_smem : cfg.smem_bytes) / 1024, t4, t4p);
+      fflush(stdout);
+    }
+  }
+}
+
+// The stream kernel's stage size and count (--stream-sweep): per shape and M <= 16, the chosen
+// kernel, then each (sub-chunks, stages) of the stream kernel, plain and under PDL (us per call).
+static void timing_stream_sweep(const std::vector<int> &mlist) {
+  static const int kinds[][2] = {{4, 2}, {4, 3}, {5, 2}, {5, 3}, {5, 4}};
+  printf("\nstream kernel stages (us per call, plain / pdl): N K M | chosen |");
+  for (auto &kd : kinds) printf(" %d x %d |", kd[0], kd[1]);
+  printf(" (sub-chunks x stages; the stages that fit)\n");
+  for (auto &sh : g_shapes) {
+    for (int m : mlist) {
+      if (m > 16) continue;
+      Rot r(m, sh[0], sh[1]);
+      bf16fp32__smallm_config cfg;
+      if (bf16fp32__smallm_choose(m, r.n, r.k, g_sms, g_smem, &cfg) != 0) continue;
+      printf("%5lld %5lld %3d | %6.2f %6.2f |", (long long)r.n, (long long)r.k, m,
+             time_smallm(r, 0, &cfg), time_smallm(r, 1, &cfg));
+      for (auto &kd : kinds) {
+        bf16fp32__smallm_config c = variant(cfg, 4, m, kd[0], kd[1]);
+        if (!c.stream) { printf("   -      -   |"); continue; }
+        printf(" %6.2f %6.2f %d |", time_smallm(r, 0, &c), time_smallm(r, 1, &c), c.stream_stages);
+      }
+      printf("\n");
       fflush(stdout);
     }
   }
@@ -765,6 +794,7 @@ int main(int argc, char **argv) {
   int e = bf16fp32__smallm_load(g_smem);
   if (e) { printf("load failed %d\n", e); return 2; }
   bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true, do_wide = false, do_table = true;
+  bool do_stream_sweep = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--no-check")) do_check = false;
     if (!strcmp(argv[i], "--no-time")) do_time = false;
@@ -772,6 +802,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--no-pairs")) do_pairs = false;
     if (!strcmp(argv[i], "--quick")) g_quick = true;
     if (!strcmp(argv[i], "--stream")) g_stream = true;
+    if (!strcmp(argv[i], "--stream-sweep")) do_stream_sweep = true;
     if (!strcmp(argv[i], "--wide")) do_wide = true;
     if (!strcmp(argv[i], "--no-table")) do_table = false;
     if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */
@@ -818,6 +849,7 @@ int main(int argc, char **argv) {
     } else {
       timing_table({1, 4, 16, 32, 64, 128, 256});
     }
+    if (do_stream_sweep) timing_stream_sweep(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
     if (do_wide) timing_wide();
     if (do_pairs) timing_pairs();
     if (do_sweep) timing_sweep();

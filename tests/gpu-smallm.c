@@ -162,15 +162,19 @@ static void check_wgmma(set *s, const int64_t *ms, int count, int rows, int toke
   check_direct(s, ms, count, "wgmma", to_wgmma, args, 0);
 }
 
-/* The stream kernel (M <= 16), which the API chooses only at some shapes. */
+/* The stream kernel (M <= 16), which the API chooses only at some shapes: stages of args[0]
+ * sub-chunks (4, or 5: the whole box), up to args[1] stages. */
 static int to_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
                      const int *args) {
-  (void)n, (void)args;
-  return bf16fp32__smallm_use_stream(c, m, smem);
+  (void)n;
+  return bf16fp32__smallm_use_stream(c, m, args[0], args[1], smem);
 }
 static void check_stream(set *s, const int64_t *ms, int count) {
-  check_direct(s, ms, count, "stream", to_stream, NULL, 0);
-  check_direct(s, ms, count, "stream (pdl)", to_stream, NULL, 1);
+  static const int kinds[][2] = {{5, 3}, {4, 2}};
+  for (int i = 0; i < 2; i++) {
+    check_direct(s, ms, count, "stream", to_stream, kinds[i], 0);
+    check_direct(s, ms, count, "stream (pdl)", to_stream, kinds[i], 1);
+  }
 }
 
 static void test_shapes(bf16fp32_context *ctx) {

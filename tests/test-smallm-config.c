@@ -205,41 +205,67 @@ static void test_wgmma_blocks(void) {
   CHECK(bf16fp32__smallm_use_wgmma(&c, 256, 64, 64, 64, H200_SMEM) != 0);
 }
 
-/* The stream kernel: at M <= 16 where it measured faster (plain launches at 2048 x 7168 only,
- * under PDL at every N >= 1024 and at 256 x 7168 up to M = 8), on 132 SMs only, with as many
- * stages as fit; never above M = 16 or on a tile kernel's configuration. */
+/* The stream kernel: at M <= 16 where it measured faster (in plain launches at 2048 x 7168 and
+ * at 1024 x 7168 for M = 9-16; under PDL at N >= 1024 and at 512 x K and 256 x 7168 up to
+ * M = 4), on 132 SMs only, with the stage size and count of its table entry, fewer stages where
+ * those do not fit; never above M = 16 or on a tile kernel's configuration. */
 static void test_stream(void) {
   bf16fp32__smallm_config c;
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.decode);
   bf16fp32__smallm_prefer_stream(&c, 1, 2048, 7168, H200_SMS, 0, H200_SMEM);
-  CHECK(c.stream && !c.decode && c.stream_stages == 3 && c.stream_smem <= H200_SMEM);
+  CHECK(c.stream && !c.decode && c.stream_subs == 5 && c.stream_stages == 3 &&
+        c.stream_smem <= H200_SMEM);
   CHECK(bf16fp32__smallm_choose(16, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
   bf16fp32__smallm_prefer_stream(&c, 16, 2048, 7168, H200_SMS, 0, H200_SMEM);
-  CHECK(c.stream && c.stream_stages == 2 && c.mt == 2);
+  CHECK(c.stream && c.stream_stages == 2 && c.mt == 2); /* three do not fit */
   CHECK(bf16fp32__smallm_choose(17, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
   bf16fp32__smallm_prefer_stream(&c, 17, 2048, 7168, H200_SMS, 1, H200_SMEM);
   CHECK(!c.stream);
+  /* 1024 x 7168 plain: M = 9-16 only */
+  CHECK(bf16fp32__smallm_choose(1, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 1, 1024, 7168, H200_SMS, 0, H200_SMEM);
+  CHECK(!c.stream);
+  CHECK(bf16fp32__smallm_choose(8, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 8, 1024, 7168, H200_SMS, 0, H200_SMEM);
+  CHECK(!c.stream);
+  CHECK(bf16fp32__smallm_choose(12, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 12, 1024, 7168, H200_SMS, 0, H200_SMEM);
+  CHECK(c.stream && c.stream_subs == 5 && c.stream_stages == 2);
+  /* 2048 x 4096 under PDL: 4-sub-chunk stages up to M = 8, 5 above */
+  CHECK(bf16fp32__smallm_choose(8, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 8, 2048, 4096, H200_SMS, 1, H200_SMEM);
+  CHECK(c.stream && c.stream_subs == 4 && c.stream_stages == 2);
+  CHECK(bf16fp32__smallm_choose(9, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 9, 2048, 4096, H200_SMS, 1, H200_SMEM);
+  CHECK(c.stream && c.stream_subs == 5);
   CHECK(bf16fp32__smallm_choose(4, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0);
   bf16fp32__smallm_prefer_stream(&c, 4, 1024, 4096, H200_SMS, 0, H200_SMEM);
   CHECK(!c.stream);
   bf16fp32__smallm_prefer_stream(&c, 4, 1024, 4096, H200_SMS, 1, H200_SMEM);
   CHECK(c.stream);
-  CHECK(bf16fp32__smallm_choose(9, 256, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 9, 256, 7168, H200_SMS, 1, H200_SMEM);
+  /* 512 x 7168 under PDL: up to M = 4, two stages */
+  CHECK(bf16fp32__smallm_choose(4, 512, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 4, 512, 7168, H200_SMS, 1, H200_SMEM);
+  CHECK(c.stream && c.stream_stages == 2);
+  CHECK(bf16fp32__smallm_choose(5, 512, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 5, 512, 7168, H200_SMS, 1, H200_SMEM);
   CHECK(!c.stream);
-  CHECK(bf16fp32__smallm_choose(8, 256, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 8, 256, 7168, H200_SMS, 1, H200_SMEM);
-  CHECK(c.stream);
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, 114, H200_SMEM, &c) == 0);
   bf16fp32__smallm_prefer_stream(&c, 1, 2048, 7168, 114, 1, H200_SMEM);
   CHECK(!c.stream); /* measured on 132 SMs only */
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 1, 64 * 1024) != 0 && !c.stream); /* no room for 2 */
-  CHECK(bf16fp32__smallm_use_stream(&c, 9, H200_SMEM) != 0 && !c.stream); /* one token tile */
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 5, 3, 64 * 1024) != 0 && !c.stream); /* no room for 2 */
+  CHECK(bf16fp32__smallm_use_stream(&c, 9, 5, 3, H200_SMEM) != 0 && !c.stream); /* one token tile */
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 3, 3, H200_SMEM) != 0 && !c.stream); /* stage size */
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 6, 3, H200_SMEM) != 0 && !c.stream);
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 5, 1, H200_SMEM) != 0 && !c.stream); /* one stage */
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 4, 9, H200_SMEM) != 0 && !c.stream);
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 4, 4, H200_SMEM) == 0 && c.stream_subs == 4 &&
+        c.stream_stages == 4);
   CHECK(bf16fp32__smallm_choose(32, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 32, H200_SMEM) != 0); /* four token tiles */
+  CHECK(bf16fp32__smallm_use_stream(&c, 32, 5, 3, H200_SMEM) != 0); /* four token tiles */
   CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide);
-  CHECK(bf16fp32__smallm_use_stream(&c, 256, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 256, 5, 3, H200_SMEM) != 0);
 }
 
 /* Each slice's sub-chunks go to the warp groups in contiguous ranges, in order, all of them

@@ -47,9 +47,6 @@ extern "C" {
  * wide and the pad is never used): a row pitch of 64 (SUBS + 1) = 320 bytes, 64 mod 128, keeps
  * the 16-byte fragment reads of rows g and g + 1 in different banks. */
 #define BF16FP32__SMALLM_TILE_PITCH (64 * (BF16FP32__SMALLM_WIDE_SUBS + 1))
-#ifndef BF16FP32__SMALLM_STREAM_STAGES
-#define BF16FP32__SMALLM_STREAM_STAGES 3
-#endif
 #define BF16FP32__SMALLM_WIDE_WARP_TOKENS(wk) ((wk) <= 4 ? 32 : 16)
 
 /* The wgmma kernel (smallm-wgmma-sm90a.cu): the wide kernel's tiles on warpgroup MMAs, each
@@ -108,6 +105,7 @@ typedef struct bf16fp32__smallm_config {
   int wg_tokens;     /* tokens per warpgroup: 32 or 64 */
   /* The stream kernel (set by bf16fp32__smallm_use_stream; uses the split, mt, mpad and grid): */
   int stream;          /* 1: run it */
+  int stream_subs;     /* sub-chunks per stage: 4, or 5 (the whole box, no pad) */
   int stream_stages;   /* ring stages per warp */
   size_t stream_smem;  /* the warps' barriers and rings, then the partial sums */
 } bf16fp32__smallm_config;
@@ -147,10 +145,11 @@ int bf16fp32__smallm_use_wide(bf16fp32__smallm_config *c, int64_t n, int rows, i
 int bf16fp32__smallm_use_groups(bf16fp32__smallm_config *c, int groups, size_t smem_limit);
 
 /* Switches c (chosen for m <= 16 tokens) to the stream kernel: the decode kernel's sums with the
- * weights brought in by bulk copies, up to BF16FP32__SMALLM_STREAM_STAGES stages per warp (at
- * least 2 within smem_limit). Returns 0, or -1 when c has more than two token tiles, m does not
- * match it, or nothing fits. */
-int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, size_t smem_limit);
+ * weights brought in by bulk copies, in stages of `subs` sub-chunks (4, or 5: the whole 160-wide
+ * box), up to `stages` per warp (at least 2 within smem_limit). Returns 0, or -1 when c has more
+ * than two token tiles, m does not match it, subs or stages are out of range, or nothing fits. */
+int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
+                                size_t smem_limit);
 
 /* Switches c, chosen by bf16fp32__smallm_choose for (m, n, k), to the stream kernel where that
  * measured faster on the H200: with use_pdl (programmatic dependent launch) and without it. */

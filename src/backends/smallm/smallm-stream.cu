@@ -2,11 +2,12 @@
  * groups, k permutation, MMA order, reduction tree) with the weights brought in by tensor-map
  * bulk copies instead of register loads. Each warp streams its own 16 rows over its group's
  * range of sub-chunks through a private ring of shared-memory stages (one 2-D box of weights and
- * one of x per stage, one mbarrier each), issued by its lane 0: no block barrier in the main
- * loop, and the copies in flight cost no registers. The copies, unlike register loads (which
+ * one of x per stage, 4 or 5 sub-chunks of them, one mbarrier each), issued by its lane 0: no
+ * block barrier in the main loop, and the copies in flight cost no registers. The copies, unlike register loads (which
  * ptxas places below griddepcontrol.wait), start while a previous kernel under programmatic
- * dependent launch finishes. On the H200 at 2048 x 7168, M = 1: 9.85 us against the decode
- * kernel's 10.67, and 8.25 against 9.92 in a PDL chain (docs/smallm-notes.md, session 9). */
+ * dependent launch finishes. On the H200 at 2048 x 7168, M = 1: 9.77 us against the decode
+ * kernel's 10.61, and 7.97 against 9.85 in a PDL chain; M = 16: 11.57 against 12.86
+ * (docs/smallm-notes.md, session 10). */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -18,17 +19,18 @@
 
 namespace {
 
-constexpr int G = BF16FP32__SMALLM_WIDE_SUBS;      /* sub-chunks per stage */
-constexpr int PITCH = BF16FP32__SMALLM_TILE_PITCH; /* bytes per row of a stage */
+constexpr int BOX = BF16FP32__SMALLM_WIDE_SUBS + 1; /* sub-chunks a box holds */
+constexpr int PITCH = BF16FP32__SMALLM_TILE_PITCH;  /* bytes per row of a stage: 64 BOX */
 
 struct SArgs {
-  CUtensorMap tw; /* w as K x N bf16, boxes of 32 (G + 1) x 16 */
-  CUtensorMap tx; /* x as K x M bf16, boxes of 32 (G + 1) x M */
+  CUtensorMap tw; /* w as K x N bf16, boxes of 32 BOX x 16 */
+  CUtensorMap tx; /* x as K x M bf16, boxes of 32 BOX x M */
   float *out;
   long long ldo;
   int m, k;
   int rows, ksplit, kwarps;
   int mpad;        /* 8 * MT: tokens of the partial sums */
+  int subs;        /* sub-chunks per stage: BOX - 1 (the box's last one a pad) or BOX */
   int stages;      /* ring stages per warp */
   int stage_bytes; /* the weight box, the x box (M rows), to 128 bytes */
   int tx_bytes;    /* what the two boxes bring: (16 + M) * PITCH */
@@ -54,6 +56,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   int j0, j1;
   bf16fp32__smallm_chain(static_cast<int>((ke - kb + 31) >> 5), wk, a.kwarps, &j0, &j1);
   const int nq = j1 - j0;             /* this warp's sub-chunks */
+  const int G = a.subs;
   const int nst = (nq + G - 1) / G;   /* ... in stages of G */
   const int col0 = static_cast<int>(kb) + 32 * j0;
 
@@ -109,8 +112,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     bf16fp32__bar_wait(bars + 8 * slot, phase);
     const unsigned char *st = smem + ring_off + slot * a.stage_bytes;
 #pragma unroll
-    for (int p = 0; p < G; p++)
-      if (G * q + p < nq) {
+    for (int p = 0; p < BOX; p++)
+      if (p < G && G * q + p < nq) {
         const uint4 r0 = bf16fp32__lds16(st + arow + 64 * p);
         const uint4 r8 = bf16fp32__lds16(st + arow + 8 * PITCH + 64 * p);
 #pragma unroll
@@ -152,6 +155,7 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   a.m = static_cast<int>(m), a.k = static_cast<int>(k);
   a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
   a.mpad = c->mpad;
+  a.subs = c->stream_subs;
   a.stages = c->stream_stages;
   a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(m);
   a.tx_bytes = (16 + static_cast<int>(m)) * BF16FP32__SMALLM_TILE_PITCH;
