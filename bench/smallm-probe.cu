@@ -374,7 +374,7 @@ static void timing_table(const std::vector<int> &mlist) {
 // The stream kernel's stage size and count (--stream-sweep): per shape and M <= 16, the chosen
 // kernel, then each (sub-chunks, stages) of the stream kernel, plain and under PDL (us per call).
 static void timing_stream_sweep(const std::vector<int> &mlist) {
-  static const int kinds[][2] = {{4, 2}, {4, 3}, {5, 2}, {5, 3}, {5, 4}};
+  static const int kinds[][2] = {{4, 2}, {4, 3}, {5, 2}, {5, 3}, {7, 2}, {7, 3}};
   printf("\nstream kernel stages (us per call, plain / pdl): N K M | chosen |");
   for (auto &kd : kinds) printf(" %d x %d |", kd[0], kd[1]);
   printf(" (sub-chunks x stages; the stages that fit)\n");

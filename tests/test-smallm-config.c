@@ -206,18 +206,22 @@ static void test_wgmma_blocks(void) {
 }
 
 /* The stream kernel: at M <= 16 where it measured faster (in plain launches at 2048 x 7168 and
- * at 1024 x 7168 for M = 9-16; under PDL at N >= 1024 and at 512 x K and 256 x 7168 up to
- * M = 4), on 132 SMs only, with the stage size and count of its table entry, fewer stages where
- * those do not fit; never above M = 16 or on a tile kernel's configuration. */
+ * at 1024 x 7168 for M = 9-16; under PDL at N >= 1024, at 384 x 7168 and 256 x 7168, and at
+ * 512 x K up to M = 4), on 132 SMs only, with the stage size and count of the first table entry
+ * that fits, fewer stages where those do not fit; never above M = 16 or on a tile kernel's
+ * configuration. */
 static void test_stream(void) {
   bf16fp32__smallm_config c;
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.decode);
   bf16fp32__smallm_prefer_stream(&c, 1, 2048, 7168, H200_SMS, 0, H200_SMEM);
-  CHECK(c.stream && !c.decode && c.stream_subs == 5 && c.stream_stages == 3 &&
+  CHECK(c.stream && !c.decode && c.stream_subs == 7 && c.stream_stages == 3 &&
         c.stream_smem <= H200_SMEM);
+  CHECK(bf16fp32__smallm_choose(12, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 12, 2048, 7168, H200_SMS, 0, H200_SMEM);
+  CHECK(c.stream && c.stream_subs == 7 && c.stream_stages == 2);
   CHECK(bf16fp32__smallm_choose(16, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
   bf16fp32__smallm_prefer_stream(&c, 16, 2048, 7168, H200_SMS, 0, H200_SMEM);
-  CHECK(c.stream && c.stream_stages == 2 && c.mt == 2); /* three do not fit */
+  CHECK(c.stream && c.stream_subs == 5 && c.stream_stages == 2 && c.mt == 2); /* 7 do not fit */
   CHECK(bf16fp32__smallm_choose(17, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
   bf16fp32__smallm_prefer_stream(&c, 17, 2048, 7168, H200_SMS, 1, H200_SMEM);
   CHECK(!c.stream);
@@ -250,18 +254,34 @@ static void test_stream(void) {
   CHECK(bf16fp32__smallm_choose(5, 512, 7168, H200_SMS, H200_SMEM, &c) == 0);
   bf16fp32__smallm_prefer_stream(&c, 5, 512, 7168, H200_SMS, 1, H200_SMEM);
   CHECK(!c.stream);
+  /* 256 x 7168 and 384 x 7168 under PDL: 7-sub-chunk stages where they fit, else as chosen */
+  CHECK(bf16fp32__smallm_choose(1, 384, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 1, 384, 7168, H200_SMS, 1, H200_SMEM);
+  CHECK(c.stream && c.stream_subs == 7 && c.stream_stages == 2);
+  CHECK(bf16fp32__smallm_choose(14, 256, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 14, 256, 7168, H200_SMS, 1, H200_SMEM);
+  CHECK(c.stream && c.stream_subs == 7);
+  CHECK(bf16fp32__smallm_choose(15, 256, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 15, 256, 7168, H200_SMS, 1, H200_SMEM);
+  CHECK(!c.stream);
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, 114, H200_SMEM, &c) == 0);
   bf16fp32__smallm_prefer_stream(&c, 1, 2048, 7168, 114, 1, H200_SMEM);
   CHECK(!c.stream); /* measured on 132 SMs only */
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 5, 3, 64 * 1024) != 0 && !c.stream); /* no room for 2 */
   CHECK(bf16fp32__smallm_use_stream(&c, 9, 5, 3, H200_SMEM) != 0 && !c.stream); /* one token tile */
-  CHECK(bf16fp32__smallm_use_stream(&c, 1, 3, 3, H200_SMEM) != 0 && !c.stream); /* stage size */
-  CHECK(bf16fp32__smallm_use_stream(&c, 1, 6, 3, H200_SMEM) != 0 && !c.stream);
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 2, 3, H200_SMEM) != 0 && !c.stream); /* stage size */
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 8, 3, H200_SMEM) != 0 && !c.stream);
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 5, 1, H200_SMEM) != 0 && !c.stream); /* one stage */
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 4, 9, H200_SMEM) != 0 && !c.stream);
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 4, 4, H200_SMEM) == 0 && c.stream_subs == 4 &&
         c.stream_stages == 4);
+  /* 7 sub-chunks (224-wide boxes): 3 stages fit at M = 1, 2 at M = 8, none at M = 16 */
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 7, 3, H200_SMEM) == 0 && c.stream_stages == 3);
+  CHECK(bf16fp32__smallm_choose(8, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 8, 7, 3, H200_SMEM) == 0 && c.stream_stages == 2);
+  CHECK(bf16fp32__smallm_choose(16, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 16, 7, 3, H200_SMEM) != 0 && !c.stream);
   CHECK(bf16fp32__smallm_choose(32, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_stream(&c, 32, 5, 3, H200_SMEM) != 0); /* four token tiles */
   CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide);

@@ -201,15 +201,17 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * smallm-probe --stream-sweep, docs/smallm-notes.md session 10), per launch kind (pdl: under
  * programmatic dependent launch, where its weight copies start while the previous kernel
  * finishes) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16), with the stage size and count
- * that measured fastest. Two stages where a K split's clusters of 8 need two blocks per SM to
- * run in one wave (512 x K). */
+ * that measured fastest; the first entry that fits is taken (7-sub-chunk stages do not fit at
+ * the largest M). Two stages where a K split's clusters of 8 need two blocks per SM to run in
+ * one wave (512 x K). */
 static const struct {
   int n, k, pdl, mclasses, subs, stages;
 } stream_132[] = {
-    {2048, 7168, 0, 0xf, 5, 3}, {1024, 7168, 0, 0x8, 5, 2}, {2048, 7168, 1, 0xf, 5, 3},
-    {1024, 7168, 1, 0xf, 5, 2}, {2048, 4096, 1, 0x7, 4, 2}, {2048, 4096, 1, 0x8, 5, 2},
-    {1024, 4096, 1, 0xf, 4, 2}, {512, 4096, 1, 0x3, 5, 2},  {512, 7168, 1, 0x3, 5, 2},
-    {256, 7168, 1, 0x3, 5, 2},
+    {2048, 7168, 0, 0xf, 7, 3}, {2048, 7168, 0, 0xf, 5, 3}, {1024, 7168, 0, 0x8, 5, 2},
+    {2048, 7168, 1, 0xf, 7, 3}, {2048, 7168, 1, 0xf, 5, 3}, {1024, 7168, 1, 0xf, 5, 2},
+    {2048, 4096, 1, 0x7, 4, 2}, {2048, 4096, 1, 0x8, 5, 2}, {1024, 4096, 1, 0xf, 4, 2},
+    {512, 4096, 1, 0x3, 5, 2},  {512, 7168, 1, 0x3, 5, 2},  {384, 7168, 1, 0xf, 7, 2},
+    {256, 7168, 1, 0xf, 7, 2},
 };
 
 static int m_class(int64_t m) { return m == 1 ? 0 : m <= 4 ? 1 : m <= 8 ? 2 : 3; }
@@ -219,16 +221,17 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
   if (sm_count != 132 || m < 1 || m > 16) return;
   for (size_t i = 0; i < sizeof stream_132 / sizeof stream_132[0]; i++)
     if (stream_132[i].n == n && stream_132[i].k == k && stream_132[i].pdl == !!use_pdl &&
-        (stream_132[i].mclasses >> m_class(m) & 1))
-      (void)bf16fp32__smallm_use_stream(c, m, stream_132[i].subs, stream_132[i].stages,
-                                        smem_limit); /* else c stays as chosen */
+        (stream_132[i].mclasses >> m_class(m) & 1) &&
+        bf16fp32__smallm_use_stream(c, m, stream_132[i].subs, stream_132[i].stages, smem_limit) ==
+            0)
+      return; /* else c stays as chosen */
 }
 
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                                 size_t smem_limit) {
   if (c->wide || m < 1 || m > 8 * c->mt || c->mt > 2) return -1;
-  if (subs < 4 || subs > BF16FP32__SMALLM_WIDE_SUBS + 1 || stages < 2 || stages > 8) return -1;
-  const size_t stage = (size_t)bf16fp32__smallm_stream_stage_bytes(m);
+  if (subs < 3 || subs > BF16FP32__SMALLM_STREAM_MAX_SUBS || stages < 2 || stages > 8) return -1;
+  const size_t stage = (size_t)bf16fp32__smallm_stream_stage_bytes(m, subs);
   const size_t head = 64 * BF16FP32__SMALLM_WARPS; /* one 64-byte line of barriers per warp */
   const size_t partials = c->decode_smem; /* the decode kernel's partial sums, laid out alike */
   for (; stages >= 2; stages--) {

@@ -47,6 +47,8 @@ extern "C" {
  * wide and the pad is never used): a row pitch of 64 (SUBS + 1) = 320 bytes, 64 mod 128, keeps
  * the 16-byte fragment reads of rows g and g + 1 in different banks. */
 #define BF16FP32__SMALLM_TILE_PITCH (64 * (BF16FP32__SMALLM_WIDE_SUBS + 1))
+/* The stream kernel's largest stage: 7 sub-chunks, a box 224 wide (a box is at most 256). */
+#define BF16FP32__SMALLM_STREAM_MAX_SUBS 7
 #define BF16FP32__SMALLM_WIDE_WARP_TOKENS(wk) ((wk) <= 4 ? 32 : 16)
 
 /* The wgmma kernel (smallm-wgmma-sm90a.cu): the wide kernel's tiles on warpgroup MMAs, each
@@ -105,7 +107,7 @@ typedef struct bf16fp32__smallm_config {
   int wg_tokens;     /* tokens per warpgroup: 32 or 64 */
   /* The stream kernel (set by bf16fp32__smallm_use_stream; uses the split, mt, mpad and grid): */
   int stream;          /* 1: run it */
-  int stream_subs;     /* sub-chunks per stage: 4, or 5 (the whole box, no pad) */
+  int stream_subs;     /* sub-chunks per stage, 3 to 7 (an odd count: the whole box, no pad) */
   int stream_stages;   /* ring stages per warp */
   size_t stream_smem;  /* the warps' barriers and rings, then the partial sums */
 } bf16fp32__smallm_config;
@@ -145,9 +147,10 @@ int bf16fp32__smallm_use_wide(bf16fp32__smallm_config *c, int64_t n, int rows, i
 int bf16fp32__smallm_use_groups(bf16fp32__smallm_config *c, int groups, size_t smem_limit);
 
 /* Switches c (chosen for m <= 16 tokens) to the stream kernel: the decode kernel's sums with the
- * weights brought in by bulk copies, in stages of `subs` sub-chunks (4, or 5: the whole 160-wide
- * box), up to `stages` per warp (at least 2 within smem_limit). Returns 0, or -1 when c has more
- * than two token tiles, m does not match it, subs or stages are out of range, or nothing fits. */
+ * weights brought in by bulk copies, in stages of `subs` sub-chunks (3 to 7; an even count
+ * leaves its box's last sub-chunk a pad), up to `stages` per warp (at least 2 within
+ * smem_limit). Returns 0, or -1 when c has more than two token tiles, m does not match it, subs
+ * or stages are out of range, or nothing fits. */
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                                 size_t smem_limit);
 
@@ -181,11 +184,14 @@ static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_slice(int64_t k, int ksp
  * group (not every kwarps-th sub-chunk) keeps each group's weight reads in order along its rows,
  * and lets a kernel that visits the slice in k order finish one group's sum before the next
  * begins. */
-/* One stage of the stream kernel's rings: 16 weight rows and m token rows of
- * BF16FP32__SMALLM_TILE_PITCH bytes, rounded up to the 128 bytes a bulk copy's destination
- * needs. */
-static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_stage_bytes(int64_t m) {
-  return (int)(((16 + m) * BF16FP32__SMALLM_TILE_PITCH + 127) / 128 * 128);
+/* The stream kernel's boxes hold an odd number of 32-wide sub-chunks (a stage of `subs`, rounded
+ * up to odd: the last one then a pad): a row pitch of 64 x odd bytes, 64 mod 128, keeps the
+ * 16-byte fragment reads of rows g and g + 1 in different banks. */
+static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_box_subs(int subs) { return subs | 1; }
+/* One stage of the stream kernel's rings: 16 weight rows and m token rows of that pitch, rounded
+ * up to the 128 bytes a bulk copy's destination needs. */
+static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_stage_bytes(int64_t m, int subs) {
+  return (int)(((16 + m) * 64 * bf16fp32__smallm_stream_box_subs(subs) + 127) / 128 * 128);
 }
 
 static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_chain_len(int nsubs, int kwarps) {

@@ -2,12 +2,12 @@
  * groups, k permutation, MMA order, reduction tree) with the weights brought in by tensor-map
  * bulk copies instead of register loads. Each warp streams its own 16 rows over its group's
  * range of sub-chunks through a private ring of shared-memory stages (one 2-D box of weights and
- * one of x per stage, 4 or 5 sub-chunks of them, one mbarrier each), issued by its lane 0: no
+ * one of x per stage, 3 to 7 sub-chunks of them, one mbarrier each), issued by its lane 0: no
  * block barrier in the main loop, and the copies in flight cost no registers. The copies, unlike register loads (which
  * ptxas places below griddepcontrol.wait), start while a previous kernel under programmatic
- * dependent launch finishes. On the H200 at 2048 x 7168, M = 1: 9.77 us against the decode
- * kernel's 10.61, and 7.97 against 9.85 in a PDL chain; M = 16: 11.57 against 12.86
- * (docs/smallm-notes.md, session 10). */
+ * dependent launch finishes. On the H200 at 2048 x 7168, M = 1 (stages of 7 sub-chunks): 9.62 us
+ * against the decode kernel's 10.69, and 7.71 against 9.93 in a PDL chain; M = 16 (of 5): 11.72
+ * against 12.92 (docs/smallm-notes.md, session 10). */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -19,21 +19,21 @@
 
 namespace {
 
-constexpr int BOX = BF16FP32__SMALLM_WIDE_SUBS + 1; /* sub-chunks a box holds */
-constexpr int PITCH = BF16FP32__SMALLM_TILE_PITCH;  /* bytes per row of a stage: 64 BOX */
+constexpr int MAXG = BF16FP32__SMALLM_STREAM_MAX_SUBS; /* sub-chunks a stage holds at most */
 
 struct SArgs {
-  CUtensorMap tw; /* w as K x N bf16, boxes of 32 BOX x 16 */
-  CUtensorMap tx; /* x as K x M bf16, boxes of 32 BOX x M */
+  CUtensorMap tw; /* w as K x N bf16, boxes of 32 box x 16 (box: subs rounded up to odd) */
+  CUtensorMap tx; /* x as K x M bf16, boxes of 32 box x M */
   float *out;
   long long ldo;
   int m, k;
   int rows, ksplit, kwarps;
   int mpad;        /* 8 * MT: tokens of the partial sums */
-  int subs;        /* sub-chunks per stage: BOX - 1 (the box's last one a pad) or BOX */
+  int subs;        /* sub-chunks per stage (an even count leaves its box's last one a pad) */
+  int pitch;       /* bytes per row of a stage: 64 box, 64 mod 128 */
   int stages;      /* ring stages per warp */
   int stage_bytes; /* the weight box, the x box (M rows), to 128 bytes */
-  int tx_bytes;    /* what the two boxes bring: (16 + M) * PITCH */
+  int tx_bytes;    /* what the two boxes bring: (16 + M) * pitch */
 };
 
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const uint32_t bars = base + 64 * warp;
   const int ring_off = 64 * BF16FP32__SMALLM_WARPS + warp * a.stages * a.stage_bytes;
-  const int wbytes = 16 * PITCH;
+  const int wbytes = 16 * a.pitch;
   if (lane == 0) {
     for (int s = 0; s < a.stages; s++)
       asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * s));
@@ -102,20 +102,20 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * tensor's end made the copies slower: 2048x7168 M = 1 13.7 us against 12.0 at M = 16, and
    * the space goes to more stages); tokens past M read token M - 1, whose products go only to
    * outputs of tokens past M, which are never stored. */
-  const int arow = g * PITCH + 16 * t;
+  const int arow = g * a.pitch + 16 * t, arow8 = arow + 8 * a.pitch;
   int brow[MT];
 #pragma unroll
-  for (int j = 0; j < MT; j++) brow[j] = wbytes + min(8 * j + g, a.m - 1) * PITCH + 16 * t;
+  for (int j = 0; j < MT; j++) brow[j] = wbytes + min(8 * j + g, a.m - 1) * a.pitch + 16 * t;
   int slot = 0;
   uint32_t phase = 0;
   for (int q = 0; q < nst; q++) {
     bf16fp32__bar_wait(bars + 8 * slot, phase);
     const unsigned char *st = smem + ring_off + slot * a.stage_bytes;
 #pragma unroll
-    for (int p = 0; p < BOX; p++)
+    for (int p = 0; p < MAXG; p++)
       if (p < G && G * q + p < nq) {
         const uint4 r0 = bf16fp32__lds16(st + arow + 64 * p);
-        const uint4 r8 = bf16fp32__lds16(st + arow + 8 * PITCH + 64 * p);
+        const uint4 r8 = bf16fp32__lds16(st + arow8 + 64 * p);
 #pragma unroll
         for (int j = 0; j < MT; j++) {
           const uint4 b = bf16fp32__lds16(st + brow[j] + 64 * p);
@@ -148,8 +148,9 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
                                               int64_t ldx, const uint16_t *w, int64_t ldw,
                                               float *out, int64_t ldo, void *stream, int use_pdl) {
   SArgs a;
-  if (!bf16fp32__smallm_encode_map(&a.tw, w, n, k, ldw, 16) ||
-      !bf16fp32__smallm_encode_map(&a.tx, x, m, k, ldx, static_cast<int>(m)))
+  const int box = 32 * bf16fp32__smallm_stream_box_subs(c->stream_subs);
+  if (!bf16fp32__smallm_encode_map(&a.tw, w, n, k, ldw, box, 16) ||
+      !bf16fp32__smallm_encode_map(&a.tx, x, m, k, ldx, box, static_cast<int>(m)))
     return static_cast<int>(cudaErrorInvalidValue);
   a.out = out, a.ldo = ldo;
   a.m = static_cast<int>(m), a.k = static_cast<int>(k);
@@ -157,8 +158,9 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   a.mpad = c->mpad;
   a.subs = c->stream_subs;
   a.stages = c->stream_stages;
-  a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(m);
-  a.tx_bytes = (16 + static_cast<int>(m)) * BF16FP32__SMALLM_TILE_PITCH;
+  a.pitch = 2 * box;
+  a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(m, c->stream_subs);
+  a.tx_bytes = (16 + static_cast<int>(m)) * a.pitch;
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->stream_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);

@@ -12,11 +12,11 @@
 #include "smallm-cluster-sum.cuh"
 #include "smallm-fragments.cuh"
 
-/* rows x cols bf16, row stride ld elements, as a tensor map of boxes of 32 (SUBS + 1) columns x
+/* rows x cols bf16, row stride ld elements, as a tensor map of boxes of box_cols columns x
  * box_rows rows, zeros outside (smallm-wide.cu). false when the driver's encoder is missing or
  * refuses. */
 bool bf16fp32__smallm_encode_map(CUtensorMap *map, const uint16_t *base, int64_t rows,
-                                 int64_t cols, int64_t ld, int box_rows);
+                                 int64_t cols, int64_t ld, int box_cols, int box_rows);
 
 /* One box of a 2-D tensor map into shared memory, counted on mbarrier bar. */
 static __device__ __forceinline__ void bf16fp32__tma_box(uint32_t dst, const CUtensorMap *map,

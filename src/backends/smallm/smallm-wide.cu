@@ -165,12 +165,12 @@ encode_fn tensor_map_encoder() {
 }  // namespace
 
 bool bf16fp32__smallm_encode_map(CUtensorMap *map, const uint16_t *base, int64_t rows,
-                                 int64_t cols, int64_t ld, int box_rows) {
+                                 int64_t cols, int64_t ld, int box_cols, int box_rows) {
   const encode_fn fn = tensor_map_encoder();
   if (!fn) return false;
   const cuuint64_t dim[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t stride[1] = {static_cast<cuuint64_t>(ld) * 2};
-  const cuuint32_t box[2] = {32 * (G + 1), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t estride[2] = {1, 1};
   return fn(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<uint16_t *>(base), dim, stride,
             box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
@@ -182,8 +182,8 @@ bool bf16fp32__smallm_tile_setup(bf16fp32__smallm_tile_args *a, bf16fp32__smallm
                                  const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
                                  int token_warp) {
   a->br = c->wide_rows, a->bt = c->wide_tokens;
-  if (!bf16fp32__smallm_encode_map(&a->tw, w, n, k, ldw, a->br) ||
-      !bf16fp32__smallm_encode_map(&a->tx, x, m, k, ldx, a->bt))
+  if (!bf16fp32__smallm_encode_map(&a->tw, w, n, k, ldw, 32 * (G + 1), a->br) ||
+      !bf16fp32__smallm_encode_map(&a->tx, x, m, k, ldx, 32 * (G + 1), a->bt))
     return false;
   a->out = out;
   a->ldo = ldo;
