@@ -210,63 +210,43 @@ static void test_wgmma_blocks(void) {
  * 512 x K up to M = 4), on 132 SMs only, with the stage size and count of the first table entry
  * that fits, fewer stages where those do not fit; never above M = 16 or on a tile kernel's
  * configuration. */
+/* What bf16fp32__smallm_prefer_stream makes of the chosen configuration for (m, n, k) on an
+ * H200 with sm_count SMs: the stream kernel with stages of `subs` sub-chunks and `stages`
+ * stages, or (subs 0) the chosen kernel unchanged. */
+static void expect_stream(int64_t m, int64_t n, int64_t k, int sm_count, int pdl, int subs,
+                          int stages) {
+  bf16fp32__smallm_config c, chosen;
+  CHECK(bf16fp32__smallm_choose(m, n, k, sm_count, H200_SMEM, &c) == 0);
+  chosen = c;
+  bf16fp32__smallm_prefer_stream(&c, m, n, k, sm_count, pdl, H200_SMEM);
+  if (subs == 0) {
+    CHECK(!c.stream && c.decode == chosen.decode && c.wide == chosen.wide);
+  } else {
+    CHECK(c.stream && !c.decode && c.stream_subs == subs && c.stream_stages == stages &&
+          c.stream_smem <= H200_SMEM);
+  }
+}
+
 static void test_stream(void) {
+  expect_stream(1, 2048, 7168, H200_SMS, 0, 7, 3);
+  expect_stream(12, 2048, 7168, H200_SMS, 0, 7, 2);
+  expect_stream(16, 2048, 7168, H200_SMS, 0, 5, 2); /* 7 do not fit */
+  expect_stream(17, 2048, 7168, H200_SMS, 1, 0, 0);
+  expect_stream(1, 1024, 7168, H200_SMS, 0, 0, 0); /* 1024 x 7168 plain: M = 9-16 only */
+  expect_stream(8, 1024, 7168, H200_SMS, 0, 0, 0);
+  expect_stream(12, 1024, 7168, H200_SMS, 0, 5, 2);
+  expect_stream(8, 2048, 4096, H200_SMS, 1, 4, 2); /* 2048 x 4096 PDL: 4 up to M = 8, 5 above */
+  expect_stream(9, 2048, 4096, H200_SMS, 1, 5, 2);
+  expect_stream(4, 1024, 4096, H200_SMS, 0, 0, 0);
+  expect_stream(4, 1024, 4096, H200_SMS, 1, 4, 2);
+  expect_stream(4, 512, 7168, H200_SMS, 1, 5, 2); /* 512 x 7168 PDL: up to M = 4 */
+  expect_stream(5, 512, 7168, H200_SMS, 1, 0, 0);
+  expect_stream(1, 384, 7168, H200_SMS, 1, 7, 2); /* 7 where they fit, else as chosen */
+  expect_stream(14, 256, 7168, H200_SMS, 1, 7, 2);
+  expect_stream(15, 256, 7168, H200_SMS, 1, 0, 0);
+  expect_stream(1, 2048, 7168, 114, 1, 0, 0); /* measured on 132 SMs only */
+
   bf16fp32__smallm_config c;
-  CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.decode);
-  bf16fp32__smallm_prefer_stream(&c, 1, 2048, 7168, H200_SMS, 0, H200_SMEM);
-  CHECK(c.stream && !c.decode && c.stream_subs == 7 && c.stream_stages == 3 &&
-        c.stream_smem <= H200_SMEM);
-  CHECK(bf16fp32__smallm_choose(12, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 12, 2048, 7168, H200_SMS, 0, H200_SMEM);
-  CHECK(c.stream && c.stream_subs == 7 && c.stream_stages == 2);
-  CHECK(bf16fp32__smallm_choose(16, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 16, 2048, 7168, H200_SMS, 0, H200_SMEM);
-  CHECK(c.stream && c.stream_subs == 5 && c.stream_stages == 2 && c.mt == 2); /* 7 do not fit */
-  CHECK(bf16fp32__smallm_choose(17, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 17, 2048, 7168, H200_SMS, 1, H200_SMEM);
-  CHECK(!c.stream);
-  /* 1024 x 7168 plain: M = 9-16 only */
-  CHECK(bf16fp32__smallm_choose(1, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 1, 1024, 7168, H200_SMS, 0, H200_SMEM);
-  CHECK(!c.stream);
-  CHECK(bf16fp32__smallm_choose(8, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 8, 1024, 7168, H200_SMS, 0, H200_SMEM);
-  CHECK(!c.stream);
-  CHECK(bf16fp32__smallm_choose(12, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 12, 1024, 7168, H200_SMS, 0, H200_SMEM);
-  CHECK(c.stream && c.stream_subs == 5 && c.stream_stages == 2);
-  /* 2048 x 4096 under PDL: 4-sub-chunk stages up to M = 8, 5 above */
-  CHECK(bf16fp32__smallm_choose(8, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 8, 2048, 4096, H200_SMS, 1, H200_SMEM);
-  CHECK(c.stream && c.stream_subs == 4 && c.stream_stages == 2);
-  CHECK(bf16fp32__smallm_choose(9, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 9, 2048, 4096, H200_SMS, 1, H200_SMEM);
-  CHECK(c.stream && c.stream_subs == 5);
-  CHECK(bf16fp32__smallm_choose(4, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 4, 1024, 4096, H200_SMS, 0, H200_SMEM);
-  CHECK(!c.stream);
-  bf16fp32__smallm_prefer_stream(&c, 4, 1024, 4096, H200_SMS, 1, H200_SMEM);
-  CHECK(c.stream);
-  /* 512 x 7168 under PDL: up to M = 4, two stages */
-  CHECK(bf16fp32__smallm_choose(4, 512, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 4, 512, 7168, H200_SMS, 1, H200_SMEM);
-  CHECK(c.stream && c.stream_stages == 2);
-  CHECK(bf16fp32__smallm_choose(5, 512, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 5, 512, 7168, H200_SMS, 1, H200_SMEM);
-  CHECK(!c.stream);
-  /* 256 x 7168 and 384 x 7168 under PDL: 7-sub-chunk stages where they fit, else as chosen */
-  CHECK(bf16fp32__smallm_choose(1, 384, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 1, 384, 7168, H200_SMS, 1, H200_SMEM);
-  CHECK(c.stream && c.stream_subs == 7 && c.stream_stages == 2);
-  CHECK(bf16fp32__smallm_choose(14, 256, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 14, 256, 7168, H200_SMS, 1, H200_SMEM);
-  CHECK(c.stream && c.stream_subs == 7);
-  CHECK(bf16fp32__smallm_choose(15, 256, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 15, 256, 7168, H200_SMS, 1, H200_SMEM);
-  CHECK(!c.stream);
-  CHECK(bf16fp32__smallm_choose(1, 2048, 7168, 114, H200_SMEM, &c) == 0);
-  bf16fp32__smallm_prefer_stream(&c, 1, 2048, 7168, 114, 1, H200_SMEM);
-  CHECK(!c.stream); /* measured on 132 SMs only */
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 5, 3, 64 * 1024) != 0 && !c.stream); /* no room for 2 */
   CHECK(bf16fp32__smallm_use_stream(&c, 9, 5, 3, H200_SMEM) != 0 && !c.stream); /* one token tile */
