@@ -141,7 +141,7 @@ static void exp_trace() {
     printf("\nglobal timer step: %llu ns\n", step);
   }
   char name[96];
-  printf("trace (us; p0 entry, p1 after griddepcontrol.wait, p2 first stage landed (tile kernels), p3 main "
+  printf("trace (us; p0 entry, p1 after griddepcontrol.wait, p2 first stage landed (tile kernels) or barriers set up (stream kernel), p3 main "
          "loop done, p4 block sum ready, p5 end, p6 after the cluster sum's first barrier; median and max over "
          "blocks, from the first entry)\n");
   {

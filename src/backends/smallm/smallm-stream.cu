@@ -71,6 +71,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
   }
   __syncwarp();
+  BF16FP32__SMALLM_STAMP(2);
   /* Stage q of the warp's range into ring slot q % stages: the weight box also sets the bytes
    * the slot's barrier expects; x follows on the same barrier. */
   auto load_w = [&](int q) {
