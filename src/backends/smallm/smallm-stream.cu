@@ -44,6 +44,10 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     smallm_stream_kernel(const __grid_constant__ SArgs a) {
   extern __shared__ __align__(128) unsigned char smem[];
   BF16FP32__SMALLM_STAMP(0);
+  /* The copies' descriptors start on their way before the arithmetic below. */
+  if (threadIdx.x == 0)
+    asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];" ::"l"(&a.tw), "l"(&a.tx)
+                 : "memory");
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
@@ -51,8 +55,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   const int rank =
       a.ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
   const int n0 = static_cast<int>(blockIdx.y) * a.rows + 16 * wn;
-  int64_t kb, ke;
-  bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
+  int64_t kb = 0, ke = a.k; /* one slice: all of K, without the slice's 64-bit divisions */
+  if (a.ksplit > 1) bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
   int j0, j1;
   bf16fp32__smallm_chain(static_cast<int>((ke - kb + 31) >> 5), wk, a.kwarps, &j0, &j1);
   const int nq = j1 - j0;             /* this warp's sub-chunks */
@@ -72,28 +76,26 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   }
   __syncwarp();
   BF16FP32__SMALLM_STAMP(2);
-  /* Stage q of the warp's range into ring slot q % stages: the weight box also sets the bytes
+  /* Stage q of the warp's range into ring slot `slot` (q mod stages): the weight box sets the bytes
    * the slot's barrier expects; x follows on the same barrier. */
-  auto load_w = [&](int q) {
-    const int slot = q % a.stages;
+  auto load_w = [&](int q, int slot) {
     const uint32_t bar = bars + 8 * slot;
     bf16fp32__bar_expect(bar, a.tx_bytes);
     bf16fp32__tma_box(base + ring_off + slot * a.stage_bytes, &a.tw, col0 + 32 * G * q, n0, bar);
   };
-  auto load_x = [&](int q) {
-    const int slot = q % a.stages;
+  auto load_x = [&](int q, int slot) {
     bf16fp32__tma_box(base + ring_off + slot * a.stage_bytes + wbytes, &a.tx, col0 + 32 * G * q, 0,
                       bars + 8 * slot);
   };
   /* The weights do not depend on the previous kernel: under programmatic dependent launch the
    * first stages' weights are fetched while it finishes, x only after it is done. */
   if (lane == 0)
-    for (int s = 0; s < a.stages && s < nst; s++) load_w(s);
+    for (int s = 0; s < a.stages && s < nst; s++) load_w(s, s);
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   BF16FP32__SMALLM_STAMP(1);
   if (lane == 0)
-    for (int s = 0; s < a.stages && s < nst; s++) load_x(s);
+    for (int s = 0; s < a.stages && s < nst; s++) load_x(s, s);
 
   float acc[MT][4];
 #pragma unroll
@@ -125,7 +127,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
         }
       }
     __syncwarp(); /* the warp is done with the slot: it takes stage q + stages */
-    if (lane == 0 && q + a.stages < nst) load_w(q + a.stages), load_x(q + a.stages);
+    if (lane == 0 && q + a.stages < nst) load_w(q + a.stages, slot), load_x(q + a.stages, slot);
     if (++slot == a.stages) slot = 0, phase ^= 1;
   }
   BF16FP32__SMALLM_STAMP(3);
