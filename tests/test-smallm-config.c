@@ -205,11 +205,6 @@ static void test_wgmma_blocks(void) {
   CHECK(bf16fp32__smallm_use_wgmma(&c, 256, 64, 64, 64, H200_SMEM) != 0);
 }
 
-/* The stream kernel: at M <= 16 where it measured faster (in plain launches at 2048 x 7168 and
- * at 1024 x 7168 for M = 9-16; under PDL at N >= 1024, at 384 x 7168 and 256 x 7168, and at
- * 512 x K up to M = 4), on 132 SMs only, with the stage size and count of the first table entry
- * that fits, fewer stages where those do not fit; never above M = 16 or on a tile kernel's
- * configuration. */
 /* What bf16fp32__smallm_prefer_stream makes of the chosen configuration for (m, n, k) on an
  * H200 with sm_count SMs: the stream kernel with stages of `subs` sub-chunks and `stages`
  * stages, or (subs 0) the chosen kernel unchanged. */
@@ -227,15 +222,25 @@ static void expect_stream(int64_t m, int64_t n, int64_t k, int sm_count, int pdl
   }
 }
 
+/* The stream kernel: at M <= 16 where it measured faster (in plain launches at 2048 x 7168,
+ * 1024 x 7168 but M = 5-8, and 2048 x 4096 up to M = 4; under PDL at N >= 1024, at 384 x 7168
+ * and 256 x 7168, and at 512 x K and 256 x 4096 up to M = 4), on 132 SMs only, with the stage
+ * size and count of the first table entry that fits, fewer stages where those do not fit;
+ * never above M = 16 or on a tile kernel's configuration. */
 static void test_stream(void) {
   expect_stream(1, 2048, 7168, H200_SMS, 0, 7, 3);
   expect_stream(12, 2048, 7168, H200_SMS, 0, 7, 2);
   expect_stream(16, 2048, 7168, H200_SMS, 0, 5, 2); /* 7 do not fit */
   expect_stream(17, 2048, 7168, H200_SMS, 1, 0, 0);
-  expect_stream(1, 1024, 7168, H200_SMS, 0, 0, 0); /* 1024 x 7168 plain: M = 9-16 only */
+  expect_stream(1, 1024, 7168, H200_SMS, 0, 7, 2); /* 1024 x 7168 plain: all but M = 5-8 */
   expect_stream(8, 1024, 7168, H200_SMS, 0, 0, 0);
   expect_stream(12, 1024, 7168, H200_SMS, 0, 5, 2);
-  expect_stream(8, 2048, 4096, H200_SMS, 1, 4, 2); /* 2048 x 4096 PDL: 4 up to M = 8, 5 above */
+  expect_stream(4, 2048, 4096, H200_SMS, 0, 4, 2); /* 2048 x 4096 plain: up to M = 4 */
+  expect_stream(5, 2048, 4096, H200_SMS, 0, 0, 0);
+  expect_stream(4, 256, 4096, H200_SMS, 1, 4, 2); /* 256 x 4096 PDL: up to M = 4 */
+  expect_stream(4, 256, 4096, H200_SMS, 0, 0, 0);
+  expect_stream(4, 2048, 4096, H200_SMS, 1, 7, 3); /* 2048 x 4096 PDL: 7, 4, then 5 */
+  expect_stream(8, 2048, 4096, H200_SMS, 1, 4, 2);
   expect_stream(9, 2048, 4096, H200_SMS, 1, 5, 2);
   expect_stream(4, 1024, 4096, H200_SMS, 0, 0, 0);
   expect_stream(4, 1024, 4096, H200_SMS, 1, 4, 2);
