@@ -3,11 +3,12 @@
  * bulk copies instead of register loads. Each warp streams its own 16 rows over its group's
  * range of sub-chunks through a private ring of shared-memory stages (one 2-D box of weights and
  * one of x per stage, 3 to 7 sub-chunks of them, one mbarrier each), issued by its lane 0: no
- * block barrier in the main loop, and the copies in flight cost no registers. The copies, unlike register loads (which
- * ptxas places below griddepcontrol.wait), start while a previous kernel under programmatic
- * dependent launch finishes. On the H200 at 2048 x 7168, M = 1 (stages of 7 sub-chunks): 9.62 us
- * against the decode kernel's 10.69, and 7.71 against 9.93 in a PDL chain; M = 16 (of 5): 11.72
- * against 12.92 (docs/smallm-notes.md, session 10). */
+ * block barrier in the main loop, and the copies in flight cost no registers. The copies, unlike
+ * register loads (which ptxas places below griddepcontrol.wait), start while a previous kernel
+ * under programmatic dependent launch finishes. On the H200 at 2048 x 7168, M = 1 (stages of 7
+ * sub-chunks): 9.28 us against the decode kernel's 10.79, and 7.48 against 9.98 in a PDL chain;
+ * M = 16 (of 5): 11.57 against 13.22 (smallm-probe --stream-sweep, docs/smallm-notes.md,
+ * session 10). */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
