@@ -235,7 +235,7 @@ int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs,
   if (c->wide || m < 1 || m > 8 * c->mt || c->mt > 2) return -1;
   if (subs < 3 || subs > BF16FP32__SMALLM_STREAM_MAX_SUBS || stages < 2 || stages > 8) return -1;
   const size_t stage = (size_t)bf16fp32__smallm_stream_stage_bytes(m, subs);
-  const size_t head = 64 * BF16FP32__SMALLM_WARPS; /* one 64-byte line of barriers per warp */
+  const size_t head = BF16FP32__SMALLM_STREAM_BARS;
   const size_t partials = c->decode_smem; /* the decode kernel's partial sums, laid out alike */
   for (; stages >= 2; stages--) {
     const size_t smem = head + (size_t)BF16FP32__SMALLM_WARPS * stages * stage + partials;

@@ -42,13 +42,15 @@ extern "C" {
 #define BF16FP32__SMALLM_WIDE_STAGES 2
 #endif
 #define BF16FP32__SMALLM_WIDE_SUBS 4
-/* A ring buffer of the tile and stream kernels holds SUBS consecutive 32-wide sub-chunks of its
+/* A ring buffer of the tile kernels holds SUBS consecutive 32-wide sub-chunks of its
  * weight rows and tokens, each row padded by one more sub-chunk (the box is (SUBS + 1) * 32
  * wide and the pad is never used): a row pitch of 64 (SUBS + 1) = 320 bytes, 64 mod 128, keeps
  * the 16-byte fragment reads of rows g and g + 1 in different banks. */
 #define BF16FP32__SMALLM_TILE_PITCH (64 * (BF16FP32__SMALLM_WIDE_SUBS + 1))
 /* The stream kernel's largest stage: 7 sub-chunks, a box 224 wide (a box is at most 256). */
 #define BF16FP32__SMALLM_STREAM_MAX_SUBS 7
+/* The stream kernel's shared memory begins with one 64-byte line of stage barriers per warp. */
+#define BF16FP32__SMALLM_STREAM_BARS (64 * BF16FP32__SMALLM_WARPS)
 #define BF16FP32__SMALLM_WIDE_WARP_TOKENS(wk) ((wk) <= 4 ? 32 : 16)
 
 /* The wgmma kernel (smallm-wgmma-sm90a.cu): the wide kernel's tiles on warpgroup MMAs, each
@@ -179,11 +181,6 @@ static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_slice(int64_t k, int ksp
   *k1 = b < k ? b : k;
 }
 
-/* Sub-chunks [*j0, *j1) of a slice of nsubs that warp group wk of kwarps sums: contiguous
- * ranges of chain_len = ceil(nsubs / kwarps), the last ones shorter or empty. One range per
- * group (not every kwarps-th sub-chunk) keeps each group's weight reads in order along its rows,
- * and lets a kernel that visits the slice in k order finish one group's sum before the next
- * begins. */
 /* The stream kernel's boxes hold an odd number of 32-wide sub-chunks (a stage of `subs`, rounded
  * up to odd: the last one then a pad): a row pitch of 64 x odd bytes, 64 mod 128, keeps the
  * 16-byte fragment reads of rows g and g + 1 in different banks. */
@@ -194,6 +191,11 @@ static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_stage_bytes(int64_
   return (int)(((16 + m) * 64 * bf16fp32__smallm_stream_box_subs(subs) + 127) / 128 * 128);
 }
 
+/* Sub-chunks [*j0, *j1) of a slice of nsubs that warp group wk of kwarps sums: contiguous
+ * ranges of chain_len = ceil(nsubs / kwarps), the last ones shorter or empty. One range per
+ * group (not every kwarps-th sub-chunk) keeps each group's weight reads in order along its rows,
+ * and lets a kernel that visits the slice in k order finish one group's sum before the next
+ * begins. */
 static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_chain_len(int nsubs, int kwarps) {
   return (nsubs + kwarps - 1) / kwarps;
 }

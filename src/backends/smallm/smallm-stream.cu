@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   /* The warp's barriers (first 64 bytes per warp), then its stages. */
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const uint32_t bars = base + 64 * warp;
-  const int ring_off = 64 * BF16FP32__SMALLM_WARPS + warp * a.stages * a.stage_bytes;
+  const int ring_off = BF16FP32__SMALLM_STREAM_BARS + warp * a.stages * a.stage_bytes;
   const int wbytes = 16 * a.pitch;
   if (lane == 0) {
     for (int s = 0; s < a.stages; s++)
@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   BF16FP32__SMALLM_STAMP(3);
 
   /* the partial sums go after the rings */
-  float *part = reinterpret_cast<float *>(smem + 64 * BF16FP32__SMALLM_WARPS +
+  float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS +
                                           BF16FP32__SMALLM_WARPS * a.stages * a.stage_bytes);
   bf16fp32__smallm_finish_warps<MT>(acc, part, wk, wn, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
                                     a.out + static_cast<long long>(blockIdx.y) * a.rows, a.ldo);
