@@ -10,6 +10,7 @@
 #include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
 #include "smallm-trace.cuh"
+#include "smallm-warp-place.cuh"
 
 namespace {
 
@@ -57,19 +58,12 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
   constexpr int DW = Depth<MT, DEEP>::DW, DX = Depth<MT, DEEP>::DX;
   extern __shared__ __align__(16) float smem[]; /* the partial sums */
   BF16FP32__SMALLM_STAMP(0);
-  const int tid = threadIdx.x;
-  const int lane = tid & 31, warp = tid >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int wk = warp % a.kwarps, wn = warp / a.kwarps;
-  const int rank =
-      a.ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
+  const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.k, a.ksplit, a.kwarps, false);
+  const int lane = pl.lane, warp = pl.warp, g = pl.g, t = pl.t, wk = pl.wk, wn = pl.wn;
+  const int64_t kb = pl.kb, ke = pl.ke;
+  const int nsubs = pl.nsubs, j0 = pl.j0;
+  const int nq = pl.j1 - j0; /* this warp's sub-chunks */
   const long long n0 = static_cast<long long>(blockIdx.y) * a.rows;
-  int64_t kb, ke;
-  bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
-  const int nsubs = static_cast<int>((ke - kb + 31) >> 5);
-  int j0, j1;
-  bf16fp32__smallm_chain(nsubs, wk, a.kwarps, &j0, &j1);
-  const int nq = j1 - j0; /* this warp's sub-chunks */
 
   /* Under PDL this block may start while the previous kernel finishes, but ptxas places the
    * wait above the weight loads below: ask L2 for what the ring's first fill loads (one bulk

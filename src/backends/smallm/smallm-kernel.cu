@@ -12,6 +12,7 @@
 #include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
 #include "smallm-trace.cuh"
+#include "smallm-warp-place.cuh"
 
 namespace {
 
@@ -55,18 +56,12 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
   extern __shared__ __align__(128) unsigned char smem[];
   BF16FP32__SMALLM_STAMP(0);
   const int tid = threadIdx.x;
-  const int lane = tid & 31, warp = tid >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int wk = warp % a.kwarps, wn = warp / a.kwarps;
-  const int rank =
-      a.ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
+  const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.k, a.ksplit, a.kwarps, false);
+  const int g = pl.g, t = pl.t, wk = pl.wk, wn = pl.wn;
+  const int64_t kb = pl.kb, ke = pl.ke;
+  const int nsubs = pl.nsubs, j0 = pl.j0;                       /* sub-chunks of this slice */
+  const int nq = pl.j1 - j0;                                    /* ... of this warp */
   const long long n0 = static_cast<long long>(blockIdx.y) * a.rows;
-  int64_t kb, ke;
-  bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
-  const int nsubs = static_cast<int>((ke - kb + 31) >> 5);   /* sub-chunks of this slice */
-  int j0, j1;
-  bf16fp32__smallm_chain(nsubs, wk, a.kwarps, &j0, &j1);
-  const int nq = j1 - j0;                                       /* ... of this warp */
   const int nqb = bf16fp32__smallm_chain_len(nsubs, a.kwarps);  /* ... of the longest range */
   const int sb = a.sb;
   const int nb = (nqb + sb - 1) / sb;                           /* batches (block-uniform) */

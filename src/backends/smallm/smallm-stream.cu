@@ -17,6 +17,7 @@
 #include "smallm-launch.h"
 #include "smallm-tiles.cuh"
 #include "smallm-trace.cuh"
+#include "smallm-warp-place.cuh"
 
 namespace {
 
@@ -49,21 +50,13 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   if (threadIdx.x == 0)
     asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];" ::"l"(&a.tw), "l"(&a.tx)
                  : "memory");
-  const int tid = threadIdx.x;
-  const int lane = tid & 31, warp = tid >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int wk = warp % a.kwarps, wn = warp / a.kwarps;
-  const int rank =
-      a.ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
+  const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.k, a.ksplit, a.kwarps, true);
+  const int lane = pl.lane, warp = pl.warp, g = pl.g, t = pl.t, wk = pl.wk, wn = pl.wn;
   const int n0 = static_cast<int>(blockIdx.y) * a.rows + 16 * wn;
-  int64_t kb = 0, ke = a.k; /* one slice: all of K, without the slice's 64-bit divisions */
-  if (a.ksplit > 1) bf16fp32__smallm_slice(a.k, a.ksplit, rank, &kb, &ke);
-  int j0, j1;
-  bf16fp32__smallm_chain(static_cast<int>((ke - kb + 31) >> 5), wk, a.kwarps, &j0, &j1);
-  const int nq = j1 - j0;             /* this warp's sub-chunks */
+  const int nq = pl.j1 - pl.j0;       /* this warp's sub-chunks */
   const int G = a.subs;
   const int nst = (nq + G - 1) / G;   /* ... in stages of G */
-  const int col0 = static_cast<int>(kb) + 32 * j0;
+  const int col0 = static_cast<int>(pl.kb) + 32 * pl.j0;
 
   /* The warp's barriers (first 64 bytes per warp), then its stages. */
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));

@@ -1,0 +1,42 @@
+/* Where a warp of the decode, tiled and stream kernels sits in the split: its lane's fragment
+ * coordinates, its warp group and rows, the block's K slice (by cluster rank) and the range of
+ * the slice's sub-chunks its group sums. One definition, so that the three kernels sum the same
+ * ranges in the same order. */
+#ifndef BF16FP32_SMALLM_WARP_PLACE_CUH
+#define BF16FP32_SMALLM_WARP_PLACE_CUH
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "smallm-config.h"
+
+struct bf16fp32__smallm_place {
+  int lane, warp;
+  int g, t;       /* the MMA fragment's row group and k quarter of this lane */
+  int wk, wn;     /* warp group (its share of the slice) and 16-row set */
+  int rank;       /* cluster rank: the block's K slice */
+  int64_t kb, ke; /* the slice */
+  int nsubs;      /* its 32-wide sub-chunks */
+  int j0, j1;     /* the group's range of them */
+};
+
+/* whole_k_shortcut: with one K slice, skip the slice formula (64-bit divisions). The stream
+ * kernel takes it (2 % faster at 2048 x 7168, one slice, on the H200); in the decode and tiled
+ * kernels the same branch measured 1-3 % slower at the shapes with K slices and is left out
+ * (smallm-probe A/B, docs/smallm-notes.md session 11). */
+static __device__ __forceinline__ bf16fp32__smallm_place
+bf16fp32__smallm_place_warp(int k, int ksplit, int kwarps, bool whole_k_shortcut) {
+  bf16fp32__smallm_place p;
+  p.lane = threadIdx.x & 31, p.warp = threadIdx.x >> 5;
+  p.g = p.lane >> 2, p.t = p.lane & 3;
+  p.wk = p.warp % kwarps, p.wn = p.warp / kwarps;
+  p.rank = ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
+  p.kb = 0, p.ke = k;
+  if (!whole_k_shortcut || ksplit > 1) bf16fp32__smallm_slice(k, ksplit, p.rank, &p.kb, &p.ke);
+  p.nsubs = static_cast<int>((p.ke - p.kb + 31) >> 5);
+  bf16fp32__smallm_chain(p.nsubs, p.wk, kwarps, &p.j0, &p.j1);
+  return p;
+}
+
+#endif
