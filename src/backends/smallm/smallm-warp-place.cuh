@@ -15,7 +15,6 @@ struct bf16fp32__smallm_place {
   int lane, warp;
   int g, t;       /* the MMA fragment's row group and k quarter of this lane */
   int wk, wn;     /* warp group (its share of the slice) and 16-row set */
-  int rank;       /* cluster rank: the block's K slice */
   int64_t kb, ke; /* the slice */
   int nsubs;      /* its 32-wide sub-chunks */
   int j0, j1;     /* the group's range of them */
@@ -31,9 +30,11 @@ bf16fp32__smallm_place_warp(int k, int ksplit, int kwarps, bool whole_k_shortcut
   p.lane = threadIdx.x & 31, p.warp = threadIdx.x >> 5;
   p.g = p.lane >> 2, p.t = p.lane & 3;
   p.wk = p.warp % kwarps, p.wn = p.warp / kwarps;
-  p.rank = ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
+  /* the cluster rank picks the block's K slice */
+  const int rank =
+      ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
   p.kb = 0, p.ke = k;
-  if (!whole_k_shortcut || ksplit > 1) bf16fp32__smallm_slice(k, ksplit, p.rank, &p.kb, &p.ke);
+  if (!whole_k_shortcut || ksplit > 1) bf16fp32__smallm_slice(k, ksplit, rank, &p.kb, &p.ke);
   p.nsubs = static_cast<int>((p.ke - p.kb + 31) >> 5);
   bf16fp32__smallm_chain(p.nsubs, p.wk, kwarps, &p.j0, &p.j1);
   return p;
