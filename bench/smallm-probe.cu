@@ -7,7 +7,7 @@
 // --ncu-wide: single wide- and wgmma-kernel calls for a profiler.
 // --trace: global-timer stamps inside the kernels (smallm-probe-trace.cuh; build with
 //        -DBF16FP32_SMALLM_TRACE -rdc=true).
-// --stream-sweep: the stream kernel's stage sizes and counts at M <= 16 (plain and PDL).
+// --stream-sweep: the stream kernel's stage sizes and counts at M <= 64 (plain and PDL).
 // --ms 1,2,4,8,16: the timing table (and --wide, --stream-sweep) at these M only.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
@@ -371,16 +371,16 @@ static void timing_table(const std::vector<int> &mlist) {
   }
 }
 
-// The stream kernel's stage size and count (--stream-sweep): per shape and M <= 16, the chosen
+// The stream kernel's stage size and count (--stream-sweep): per shape and M <= 64, the chosen
 // kernel, then each (sub-chunks, stages) of the stream kernel, plain and under PDL (us per call).
 static void timing_stream_sweep(const std::vector<int> &mlist) {
-  static const int kinds[][2] = {{4, 2}, {4, 3}, {5, 2}, {5, 3}, {7, 2}, {7, 3}};
+  static const int kinds[][2] = {{1, 3}, {3, 2}, {3, 3}, {4, 2}, {5, 2}, {5, 3}, {7, 2}, {7, 3}};
   printf("\nstream kernel stages (us per call, plain / pdl): N K M | chosen |");
   for (auto &kd : kinds) printf(" %d x %d |", kd[0], kd[1]);
   printf(" (sub-chunks x stages; the stages that fit)\n");
   for (auto &sh : g_shapes) {
     for (int m : mlist) {
-      if (m > 16) continue;
+      if (m > 64) continue;
       Rot r(m, sh[0], sh[1]);
       bf16fp32__smallm_config cfg;
       if (bf16fp32__smallm_choose(m, r.n, r.k, g_sms, g_smem, &cfg) != 0) continue;

@@ -168,18 +168,18 @@ static void check_wgmma(set *s, const int64_t *ms, int count, int rows, int toke
   check_direct(s, ms, count, "wgmma", to_wgmma, args, 0);
 }
 
-/* The stream kernel (M <= 16), which the API chooses only at some shapes: stages of args[0]
- * sub-chunks (3 to 7; an even count leaves a pad in the box), up to args[1] stages; 7 do not fit
- * twice at the larger M (skipped). */
+/* The stream kernel (M <= 64), which the API chooses only at some shapes: stages of args[0]
+ * sub-chunks (1 to 7; an even count leaves a pad in the box), up to args[1] stages; 7 do not fit
+ * twice above M = 8, and above M = 16 only the smaller stages fit (skipped). */
 static int to_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
                      const int *args) {
   (void)n;
   if (bf16fp32__smallm_use_stream(c, m, args[0], args[1], smem) == 0) return 0;
-  return args[0] == 7 && m > 8 ? 1 : -1;
+  return (args[0] == 7 && m > 8) || m > 16 ? 1 : -1; /* the stages do not fit */
 }
 static void check_stream(set *s, const int64_t *ms, int count) {
-  static const int kinds[][2] = {{5, 3}, {4, 2}, {7, 2}, {3, 4}};
-  for (int i = 0; i < 4; i++) {
+  static const int kinds[][2] = {{5, 3}, {4, 2}, {7, 2}, {3, 4}, {1, 4}};
+  for (int i = 0; i < 5; i++) {
     CHECK(check_direct(s, ms, count, "stream", to_stream, kinds[i], 0) > 0 || ms[0] > 8);
     CHECK(check_direct(s, ms, count, "stream (pdl)", to_stream, kinds[i], 1) > 0 || ms[0] > 8);
   }
@@ -201,6 +201,8 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 64, 2048, 7168, 0, 0, 0, 12, 0); /* pro.c4-main, the largest */
   check_set(ctx, &s, few, 4);
   check_stream(&s, few, 3);
+  const int64_t more_tiles[] = {17, 24, 32, 40, 64}; /* the stream kernel with 4 and 8 token tiles */
+  check_stream(&s, more_tiles, 5);
   free_set(&s);
   make_set(&s, 256, 512, 7168, 0, 0, 0, 13, 0);
   check_set(ctx, &s, few, 4);
@@ -210,6 +212,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 128, 1024, 4096, 0, 0, 0, 14, 0);
   check_set(ctx, &s, few, 4);
   check_stream(&s, few, 3); /* a cluster of 2 */
+  check_stream(&s, more_tiles, 5);
   check_wgmma(&s, few, 4, 64, 64, 32); /* WK = 8 */
   free_set(&s);
   /* N = 2048: the decode kernel (M = 24, 64), the wide blocks above M = 64 (padded rows), the
@@ -222,7 +225,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 100, 384, 7168, 8, 24, 8, 15, 0); /* padded leading dimensions */
   const int64_t padded[] = {1, 13, 64};
   check_set(ctx, &s, padded, 3);
-  check_stream(&s, padded, 2);
+  check_stream(&s, padded, 3);
   free_set(&s);
 
   /* K ends inside a 32-wide sub-chunk; tiny shapes (and the stream kernel where M <= 16) */

@@ -224,14 +224,24 @@ static void expect_stream(int64_t m, int64_t n, int64_t k, int sm_count, int pdl
 
 /* The stream kernel: at M <= 16 where it measured faster (in plain launches at 2048 x 7168,
  * 1024 x 7168 but M = 5-8, and 2048 x 4096 up to M = 4; under PDL at N >= 1024, at 384 x 7168
- * and 256 x 7168, and at 512 x K and 256 x 4096 up to M = 4), on 132 SMs only, with the stage
- * size and count of the first table entry that fits, fewer stages where those do not fit;
- * never above M = 16 or on a tile kernel's configuration. */
+ * and 256 x 7168, and at 512 x K and 256 x 4096 up to M = 4), at M = 17-32 for N >= 1024 and
+ * at M = 33-64 for N >= 1024, 384 x 7168 and 256 x 7168 (both launch kinds), on 132 SMs only,
+ * with the stage size and count of the first table entry that fits, fewer stages where those
+ * do not fit; never above M = 64 or on a tile kernel's configuration. */
 static void test_stream(void) {
   expect_stream(1, 2048, 7168, H200_SMS, 0, 7, 3);
   expect_stream(12, 2048, 7168, H200_SMS, 0, 7, 2);
   expect_stream(16, 2048, 7168, H200_SMS, 0, 5, 2); /* 7 do not fit */
-  expect_stream(17, 2048, 7168, H200_SMS, 1, 0, 0);
+  expect_stream(17, 2048, 7168, H200_SMS, 1, 3, 3);
+  expect_stream(32, 2048, 7168, H200_SMS, 0, 3, 2); /* 3 stages do not fit */
+  expect_stream(33, 2048, 7168, H200_SMS, 0, 1, 3);
+  expect_stream(64, 1024, 4096, H200_SMS, 1, 1, 3);
+  expect_stream(24, 1024, 4096, H200_SMS, 0, 3, 2);
+  expect_stream(48, 256, 7168, H200_SMS, 0, 1, 3);
+  expect_stream(24, 256, 7168, H200_SMS, 0, 0, 0);
+  expect_stream(64, 256, 4096, H200_SMS, 1, 0, 0);
+  expect_stream(64, 512, 7168, H200_SMS, 0, 0, 0); /* the wide kernel's there */
+  expect_stream(65, 2048, 7168, H200_SMS, 0, 0, 0);
   expect_stream(1, 1024, 7168, H200_SMS, 0, 7, 2); /* 1024 x 7168 plain: all but M = 5-8 */
   expect_stream(8, 1024, 7168, H200_SMS, 0, 0, 0);
   expect_stream(12, 1024, 7168, H200_SMS, 0, 5, 2);
@@ -255,7 +265,7 @@ static void test_stream(void) {
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 5, 3, 64 * 1024) != 0 && !c.stream); /* no room for 2 */
   CHECK(bf16fp32__smallm_use_stream(&c, 9, 5, 3, H200_SMEM) != 0 && !c.stream); /* one token tile */
-  CHECK(bf16fp32__smallm_use_stream(&c, 1, 2, 3, H200_SMEM) != 0 && !c.stream); /* stage size */
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 0, 3, H200_SMEM) != 0 && !c.stream); /* stage size */
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 8, 3, H200_SMEM) != 0 && !c.stream);
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 5, 1, H200_SMEM) != 0 && !c.stream); /* one stage */
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 4, 9, H200_SMEM) != 0 && !c.stream);
@@ -267,8 +277,15 @@ static void test_stream(void) {
   CHECK(bf16fp32__smallm_use_stream(&c, 8, 7, 3, H200_SMEM) == 0 && c.stream_stages == 2);
   CHECK(bf16fp32__smallm_choose(16, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_stream(&c, 16, 7, 3, H200_SMEM) != 0 && !c.stream);
-  CHECK(bf16fp32__smallm_choose(32, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 32, 5, 3, H200_SMEM) != 0); /* four token tiles */
+  /* four and eight token tiles: the x rows leave room for 2 stages of 3 sub-chunks at M = 32,
+   * for stages of one sub-chunk only at M = 64 */
+  CHECK(bf16fp32__smallm_choose(32, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.mt == 4);
+  CHECK(bf16fp32__smallm_use_stream(&c, 32, 5, 3, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 33, 3, 3, H200_SMEM) != 0); /* not its token tiles */
+  CHECK(bf16fp32__smallm_use_stream(&c, 32, 3, 3, H200_SMEM) == 0 && c.stream_stages == 2);
+  CHECK(bf16fp32__smallm_choose(64, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.mt == 8);
+  CHECK(bf16fp32__smallm_use_stream(&c, 64, 3, 2, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 64, 1, 8, H200_SMEM) == 0 && c.stream_stages == 4);
   CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide);
   CHECK(bf16fp32__smallm_use_stream(&c, 256, 5, 3, H200_SMEM) != 0);
 }

@@ -109,7 +109,7 @@ typedef struct bf16fp32__smallm_config {
   int wg_tokens;     /* tokens per warpgroup: 32 or 64 */
   /* The stream kernel (set by bf16fp32__smallm_use_stream; uses the split, mt, mpad and grid): */
   int stream;          /* 1: run it */
-  int stream_subs;     /* sub-chunks per stage, 3 to 7 (an odd count: the whole box, no pad) */
+  int stream_subs;     /* sub-chunks per stage, 1 to 7 (an odd count: the whole box, no pad) */
   int stream_stages;   /* ring stages per warp */
   size_t stream_smem;  /* the warps' barriers and rings, then the partial sums */
 } bf16fp32__smallm_config;
@@ -148,11 +148,11 @@ int bf16fp32__smallm_use_wide(bf16fp32__smallm_config *c, int64_t n, int rows, i
  * not fit smem_limit. For splits of one slice, whose single block per tile walks all of K. */
 int bf16fp32__smallm_use_groups(bf16fp32__smallm_config *c, int groups, size_t smem_limit);
 
-/* Switches c (chosen for m <= 16 tokens) to the stream kernel: the decode kernel's sums with the
- * weights brought in by bulk copies, in stages of `subs` sub-chunks (3 to 7; an even count
- * leaves its box's last sub-chunk a pad), up to `stages` per warp (at least 2 within
- * smem_limit). Returns 0, or -1 when c has more than two token tiles, m does not match it, subs
- * or stages are out of range, or nothing fits. */
+/* Switches c (chosen for m <= 64 tokens, not the wide kernel) to the stream kernel: the decode
+ * kernel's sums with the weights and x brought in by bulk copies, in stages of `subs` sub-chunks
+ * (1 to 7; an even count leaves its box's last sub-chunk a pad), up to `stages` per warp (at
+ * least 2 within smem_limit). Returns 0, or -1 when c is the wide kernel, m does not match its
+ * token tiles, subs or stages are out of range, or nothing fits. */
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                                 size_t smem_limit);
 

@@ -1,14 +1,15 @@
-/* smallm stream kernel (sm_90, M <= 16): the decode kernel's work and sums (same split, warp
- * groups, k permutation, MMA order, reduction tree) with the weights brought in by tensor-map
- * bulk copies instead of register loads. Each warp streams its own 16 rows over its group's
- * range of sub-chunks through a private ring of shared-memory stages (one 2-D box of weights and
- * one of x per stage, 3 to 7 sub-chunks of them, one mbarrier each), issued by its lane 0: no
- * block barrier in the main loop, and the copies in flight cost no registers. The copies, unlike
- * register loads (which ptxas places below griddepcontrol.wait), start while a previous kernel
- * under programmatic dependent launch finishes. On the H200 at 2048 x 7168, M = 1 (stages of 7
- * sub-chunks): 9.28 us against the decode kernel's 10.79, and 7.48 against 9.98 in a PDL chain;
- * M = 16 (of 5): 11.57 against 13.22 (smallm-probe --stream-sweep, docs/smallm-notes.md,
- * session 10). */
+/* smallm stream kernel (sm_90, M <= 64): the decode kernel's work and sums (same split, warp
+ * groups, k permutation, MMA order, reduction tree) with the weights and x brought in by
+ * tensor-map bulk copies instead of register loads. Each warp streams its own 16 rows over its
+ * group's range of sub-chunks through a private ring of shared-memory stages (one 2-D box of
+ * weights and one of x per stage, 1 to 7 sub-chunks of them, one mbarrier each), issued by its
+ * lane 0: no block barrier in the main loop, and the copies in flight cost no registers. The
+ * copies, unlike register loads (which ptxas places below griddepcontrol.wait), start while a
+ * previous kernel under programmatic dependent launch finishes. On the H200 at 2048 x 7168
+ * (smallm-probe --stream-sweep, docs/smallm-notes.md sessions 10 and 12), against the decode
+ * kernel: M = 1 (stages of 7 sub-chunks) 9.28 us against 10.79, and 7.48 against 9.98 in a PDL
+ * chain; M = 16 (of 5) 11.57 against 13.22; M = 32 (of 3) 13.5 against 16.0; M = 64 (of 1, where
+ * the x rows fill most of a stage) 16.7 against 20.1. */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -137,7 +138,9 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
 
 extern "C" int bf16fp32__smallm_stream_load(size_t smem_limit) {
   return static_cast<int>(bf16fp32__smallm_allow_smem(smem_limit, smallm_stream_kernel<1>,
-                                                      smallm_stream_kernel<2>));
+                                                      smallm_stream_kernel<2>,
+                                                      smallm_stream_kernel<4>,
+                                                      smallm_stream_kernel<8>));
 }
 
 extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, int64_t m,
@@ -161,6 +164,8 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->stream_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
-  return static_cast<int>(c->mt == 1 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<1>, a)
-                                     : cudaLaunchKernelEx(&cfg, smallm_stream_kernel<2>, a));
+  return static_cast<int>(c->mt == 1   ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<1>, a)
+                          : c->mt == 2 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<2>, a)
+                          : c->mt == 4 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<4>, a)
+                                       : cudaLaunchKernelEx(&cfg, smallm_stream_kernel<8>, a));
 }
