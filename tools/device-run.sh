@@ -40,7 +40,7 @@ if want bench; then
 fi
 if want pdl; then
   step pdl
-  BF16FP32_PDL=1 rules_only $bin bench --backends smallm --m 1,4,16,64,256 --csv "$out/bench-pdl.csv" \
+  BF16FP32_PDL=1 rules_only $bin bench --backends smallm --m 1,2,4,8,16,32,64,128,256 --csv "$out/bench-pdl.csv" \
     >"$out/bench-pdl.txt" 2>>"$out/bench.err"
   echo "pdl bench exit $?"
 fi
