@@ -157,8 +157,13 @@ void *sup_gpu_alloc(size_t bytes) {
   return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
 }
 void sup_gpu_free(void *p) { (void)cudaFree(p); }
+/* A copy from pageable host memory may return before its last bytes reach the device; the
+ * tests then launch on non-blocking streams, which do not wait for it (on the H200 a kernel on
+ * such a stream found the poison of a 512 KB upload landing after its own writes in 297 of 300
+ * tries): so the upload waits for the default stream, which carries the copy. */
 int sup_gpu_upload(void *dst, const void *src, size_t bytes) {
-  return cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess;
+  return cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
+         cudaStreamSynchronize(0) != cudaSuccess;
 }
 int sup_gpu_download(void *dst, const void *src, size_t bytes) {
   return cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess;
