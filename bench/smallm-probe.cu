@@ -397,15 +397,18 @@ static void timing_stream_sweep(const std::vector<int> &mlist) {
   }
 }
 
-// ncu targets: a few single calls (chosen configuration, then the tiled kernel).
+// ncu targets: a few single calls (the decode and tiled kernels, then the stream kernel where the
+// table picks it).
 static void ncu_calls() {
-  const int cases[][3] = {{256, 4096, 1}, {2048, 7168, 1}, {2048, 7168, 64}};
+  const int cases[][3] = {{256, 4096, 1}, {2048, 7168, 1}, {2048, 7168, 32}, {2048, 7168, 64}};
   for (auto &cs : cases) {
     Rot r(cs[2], cs[0], cs[1]);
     bf16fp32__smallm_config cfg;
     if (bf16fp32__smallm_choose(cs[2], r.n, r.k, g_sms, g_smem, &cfg) != 0) continue;
-    for (int v : {3, 2}) {
-      bf16fp32__smallm_config c = variant(cfg, v);
+    for (int v : {3, 2, 5}) { /* 5: the stream kernel where the table picks it (plain launch) */
+      bf16fp32__smallm_config c = variant(cfg, v == 5 ? 0 : v);
+      if (v == 5) bf16fp32__smallm_prefer_stream(&c, cs[2], r.n, r.k, g_sms, 0, g_smem);
+      if (v == 5 && !c.stream) continue;
       launch_or_die(run_smallm(r.m, r.n, r.k, r.x(v), r.k, r.w(v), r.k, r.out(v), r.n, g_s, 0, &c));
       CK(cudaStreamSynchronize(g_s));
     }
