@@ -198,31 +198,32 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
 }
 
 /* Where the stream kernel beat the kernel bf16fp32__smallm_choose picks on an H200 (132 SMs;
- * smallm-probe --stream-sweep, docs/smallm-notes.md sessions 10 and 12), per launch kind (pdl:
+ * smallm-probe --stream-sweep, docs/smallm-notes.md sessions 10 and 12), per launch kind (plain,
  * under programmatic dependent launch, where its weight copies start while the previous kernel
- * finishes) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32, 5: 33-64), with the
- * stage size and count that measured fastest; the first entry that fits is taken (7-sub-chunk
- * stages do not fit at the largest M; above 32 tokens only one-sub-chunk stages do). Two stages
- * where a K split's clusters of 8 need two blocks per SM to run in one wave (512 x K). */
+ * finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32, 5: 33-64),
+ * with the stage size and count that measured fastest; the first entry that fits is taken
+ * (7-sub-chunk stages do not fit at the largest M; above 32 tokens only one-sub-chunk stages
+ * do). Two stages where a K split's clusters of 8 need two blocks per SM to run in one wave
+ * (512 x K). */
+enum { PLAIN = 0, PDL = 1, EITHER = 2 };
 static const struct {
-  int n, k, pdl, mclasses, subs, stages;
+  int n, k, launch, mclasses, subs, stages;
 } stream_132[] = {
-    /* plain launches */
-    {2048, 7168, 0, 0xf, 7, 3}, {2048, 7168, 0, 0xf, 5, 3}, {1024, 7168, 0, 0x3, 7, 2},
-    {1024, 7168, 0, 0x8, 5, 2}, {2048, 4096, 0, 0x3, 4, 2},
-    {2048, 7168, 0, 0x10, 3, 3}, {2048, 4096, 0, 0x10, 3, 3}, {1024, 7168, 0, 0x10, 3, 2},
-    {1024, 4096, 0, 0x10, 3, 2}, {2048, 7168, 0, 0x20, 1, 3}, {2048, 4096, 0, 0x20, 1, 3},
-    {1024, 7168, 0, 0x20, 1, 3}, {1024, 4096, 0, 0x20, 1, 3}, {384, 7168, 0, 0x20, 1, 3},
-    {256, 7168, 0, 0x20, 1, 3},
-    /* programmatic dependent launch */
-    {2048, 7168, 1, 0xf, 7, 3}, {2048, 7168, 1, 0xf, 5, 3}, {1024, 7168, 1, 0xf, 5, 2},
-    {2048, 4096, 1, 0x3, 7, 3}, {2048, 4096, 1, 0x4, 4, 2}, {2048, 4096, 1, 0x8, 5, 2},
-    {1024, 4096, 1, 0xf, 4, 2}, {512, 4096, 1, 0x3, 5, 2},  {512, 7168, 1, 0x3, 5, 2},
-    {384, 7168, 1, 0xf, 7, 2},  {256, 7168, 1, 0xf, 7, 2},  {256, 4096, 1, 0x3, 4, 2},
-    {2048, 7168, 1, 0x10, 3, 3}, {2048, 4096, 1, 0x10, 3, 3}, {1024, 7168, 1, 0x10, 3, 2},
-    {1024, 4096, 1, 0x10, 3, 2}, {2048, 7168, 1, 0x20, 1, 3}, {2048, 4096, 1, 0x20, 1, 3},
-    {1024, 7168, 1, 0x20, 1, 3}, {1024, 4096, 1, 0x20, 1, 3}, {384, 7168, 1, 0x20, 1, 3},
-    {256, 7168, 1, 0x20, 1, 3},
+    {2048, 7168, PLAIN, 0xf, 7, 3}, {2048, 7168, PLAIN, 0xf, 5, 3},
+    {1024, 7168, PLAIN, 0x3, 7, 2}, {1024, 7168, PLAIN, 0x8, 5, 2},
+    {2048, 4096, PLAIN, 0x3, 4, 2},
+    {2048, 7168, PDL, 0xf, 7, 3},   {2048, 7168, PDL, 0xf, 5, 3},
+    {1024, 7168, PDL, 0xf, 5, 2},   {2048, 4096, PDL, 0x3, 7, 3},
+    {2048, 4096, PDL, 0x4, 4, 2},   {2048, 4096, PDL, 0x8, 5, 2},
+    {1024, 4096, PDL, 0xf, 4, 2},   {512, 4096, PDL, 0x3, 5, 2},
+    {512, 7168, PDL, 0x3, 5, 2},    {384, 7168, PDL, 0xf, 7, 2},
+    {256, 7168, PDL, 0xf, 7, 2},    {256, 4096, PDL, 0x3, 4, 2},
+    /* M = 17-64 */
+    {2048, 7168, EITHER, 0x10, 3, 3}, {2048, 4096, EITHER, 0x10, 3, 3},
+    {1024, 7168, EITHER, 0x10, 3, 2}, {1024, 4096, EITHER, 0x10, 3, 2},
+    {2048, 7168, EITHER, 0x20, 1, 3}, {2048, 4096, EITHER, 0x20, 1, 3},
+    {1024, 7168, EITHER, 0x20, 1, 3}, {1024, 4096, EITHER, 0x20, 1, 3},
+    {384, 7168, EITHER, 0x20, 1, 3},  {256, 7168, EITHER, 0x20, 1, 3},
 };
 
 static int m_class(int64_t m) {
@@ -233,7 +234,8 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
                                     int sm_count, int use_pdl, size_t smem_limit) {
   if (sm_count != 132 || m < 1 || m > BF16FP32__SMALLM_DECODE_MAX_M) return;
   for (size_t i = 0; i < sizeof stream_132 / sizeof stream_132[0]; i++)
-    if (stream_132[i].n == n && stream_132[i].k == k && stream_132[i].pdl == !!use_pdl &&
+    if (stream_132[i].n == n && stream_132[i].k == k &&
+        (stream_132[i].launch == EITHER || stream_132[i].launch == !!use_pdl) &&
         (stream_132[i].mclasses >> m_class(m) & 1) &&
         bf16fp32__smallm_use_stream(c, m, stream_132[i].subs, stream_132[i].stages, smem_limit) ==
             0)
