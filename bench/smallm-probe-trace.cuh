@@ -224,7 +224,7 @@ static void exp_trace() {
     const char *kern = cfg.wide ? (cfg.wgmma ? "wgmma" : "wide") : cfg.decode ? (cfg.deep ? "decode deep" : "decode") : "tiled";
     for (int pdl = 0; pdl < 4; pdl++) {
       bf16fp32__smallm_config c = cfg;
-      if (pdl >= 2 && (ru.m > 16 || bf16fp32__smallm_use_stream(&c, ru.m, 5, 3, g_smem) != 0)) break;
+      if (pdl >= 2 && (ru.m > 16 || bf16fp32__smallm_use_stream(&c, ru.m, 5, 3, 1, g_smem) != 0)) break;
       if (pdl >= 2) kern = "stream";
       trace_clear();
       double t = time_smallm(r, pdl & 1, &c);

@@ -90,7 +90,7 @@ static int run_smallm(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_
   bf16fp32__smallm_config c;
   if (force) c = *force;
   else if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0) return -1;
-  else if (g_stream && m <= 16 && bf16fp32__smallm_use_stream(&c, m, 5, 3, g_smem) != 0) return -1;
+  else if (g_stream && m <= 16 && bf16fp32__smallm_use_stream(&c, m, 5, 3, 1, g_smem) != 0) return -1;
   else if (!g_stream) bf16fp32__smallm_prefer_stream(&c, m, n, k, g_sms, pdl, g_smem);
   return bf16fp32__smallm_launch(&c, m, n, k, x, ldx, w, ldw, out, ldo, s, pdl);
 }
@@ -334,14 +334,14 @@ static void timing_setup() {
 // Variant of the chosen configuration: v = 0 as chosen, 1 the decode kernel with the other
 // weight ring (deep where the choice is not, and back), 2 the tiled kernel (smallm-kernel.cu)
 // at any M, 3 the decode kernel at M <= 64, 4 the stream kernel at M <= 16 (else unchanged) with
-// stages of `subs` sub-chunks, up to `stages` of them.
+// stages of `subs` sub-chunks, up to `stages` of them, `groups` blocks per tile.
 static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v, int64_t m = 0,
-                                       int subs = 5, int stages = 3) {
+                                       int subs = 5, int stages = 3, int groups = 1) {
   if (v == 1 || v == 3) c.decode = c.mpad <= BF16FP32__SMALLM_DECODE_MAX_M;
   if (v == 1) c.deep = !c.deep && c.mt <= 2;
   if (v == 2 || v == 3) c.wide = c.wgmma = 0, c.wide_groups = 1;
   if (v == 2) c.decode = 0;
-  if (v == 4) bf16fp32__smallm_use_stream(&c, m, subs, stages, g_smem);
+  if (v == 4) bf16fp32__smallm_use_stream(&c, m, subs, stages, groups, g_smem);
   return c;
 }
 
@@ -371,24 +371,32 @@ static void timing_table(const std::vector<int> &mlist) {
   }
 }
 
+static int g_only_n = 0; /* --n: the stream sweep at this N only */
+
 // The stream kernel's stage size and count (--stream-sweep): per shape and M <= 64, the chosen
-// kernel, then each (sub-chunks, stages) of the stream kernel, plain and under PDL (us per call).
+// kernel, then each (sub-chunks, stages, groups) of the stream kernel, plain and under PDL (us per
+// call; groups = 2 only where the split allows it).
 static void timing_stream_sweep(const std::vector<int> &mlist) {
-  static const int kinds[][2] = {{1, 3}, {3, 2}, {3, 3}, {4, 2}, {5, 2}, {5, 3}, {7, 2}, {7, 3}};
+  static const int kinds[][3] = {{1, 3, 1}, {3, 2, 1}, {3, 3, 1}, {4, 2, 1}, {5, 2, 1},
+                                 {5, 3, 1}, {7, 2, 1}, {7, 3, 1}, {1, 4, 2}, {1, 6, 2},
+                                 {3, 2, 2}, {3, 3, 2}, {5, 2, 2}, {7, 2, 2}};
   printf("\nstream kernel stages (us per call, plain / pdl): N K M | chosen |");
-  for (auto &kd : kinds) printf(" %d x %d |", kd[0], kd[1]);
-  printf(" (sub-chunks x stages; the stages that fit)\n");
+  for (auto &kd : kinds) printf(" %d x %d g%d |", kd[0], kd[1], kd[2]);
+  printf(" (sub-chunks x stages, groups; the stages that fit)\n");
   for (auto &sh : g_shapes) {
     for (int m : mlist) {
-      if (m > 64) continue;
+      if (m > 64 || (g_only_n && sh[0] != g_only_n)) continue;
       Rot r(m, sh[0], sh[1]);
       bf16fp32__smallm_config cfg;
       if (bf16fp32__smallm_choose(m, r.n, r.k, g_sms, g_smem, &cfg) != 0) continue;
       printf("%5lld %5lld %3d | %6.2f %6.2f |", (long long)r.n, (long long)r.k, m,
-             time_smallm(r, 0, &cfg), time_smallm(r, 1, &cfg));
+             time_smallm(r, 0), time_smallm(r, 1)); /* as the library chooses, per launch kind */
       for (auto &kd : kinds) {
-        bf16fp32__smallm_config c = variant(cfg, 4, m, kd[0], kd[1]);
-        if (!c.stream) { printf("   -      -   |"); continue; }
+        bf16fp32__smallm_config c = variant(cfg, 4, m, kd[0], kd[1], kd[2]);
+        if (!c.stream) {
+          if (kd[2] == 1) printf("   -      -   |");
+          continue;
+        }
         printf(" %6.2f %6.2f %d |", time_smallm(r, 0, &c), time_smallm(r, 1, &c), c.stream_stages);
       }
       printf("\n");
@@ -806,6 +814,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--quick")) g_quick = true;
     if (!strcmp(argv[i], "--stream")) g_stream = true;
     if (!strcmp(argv[i], "--stream-sweep")) do_stream_sweep = true;
+    if (!strcmp(argv[i], "--n") && i + 1 < argc) g_only_n = atoi(argv[++i]); /* sweep one N */
     if (!strcmp(argv[i], "--wide")) do_wide = true;
     if (!strcmp(argv[i], "--no-table")) do_table = false;
     if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */

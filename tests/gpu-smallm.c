@@ -169,20 +169,33 @@ static void check_wgmma(set *s, const int64_t *ms, int count, int rows, int toke
 }
 
 /* The stream kernel (M <= 64), which the API chooses only at some shapes: stages of args[0]
- * sub-chunks (1 to 7; an even count leaves a pad in the box), up to args[1] stages; 7 do not fit
- * twice above M = 8, and above M = 16 only the smaller stages fit (skipped). */
+ * sub-chunks (1 to 7; an even count leaves a pad in the box), up to args[1] stages, args[2]
+ * blocks sharing a tile (2: splits of 16 rows, one K slice). A ring per warp: 7 do not fit twice
+ * above M = 8, and above M = 16 only the smaller stages fit; shared rings: above M = 16 stages of
+ * more than 3 may not fit (skipped). */
 static int to_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
                      const int *args) {
   (void)n;
-  if (bf16fp32__smallm_use_stream(c, m, args[0], args[1], smem) == 0) return 0;
+  if (bf16fp32__smallm_use_stream(c, m, args[0], args[1], args[2], smem) == 0) return 0;
+  if (args[2] == 2) return args[0] > 3 && m > 16 ? 1 : -1;
   return (args[0] == 7 && m > 8) || m > 16 ? 1 : -1; /* the stages do not fit */
 }
 static void check_stream(set *s, const int64_t *ms, int count) {
-  static const int kinds[][2] = {{5, 3}, {4, 2}, {7, 2}, {3, 4}, {1, 4}};
+  static const int kinds[][3] = {{5, 3, 1}, {4, 2, 1}, {7, 2, 1}, {3, 4, 1}, {1, 4, 1}};
   for (int i = 0; i < 5; i++) {
     const int must = ms[0] <= 8 || kinds[i][0] == 1; /* one-sub-chunk stages fit up to M = 64 */
     CHECK(check_direct(s, ms, count, "stream", to_stream, kinds[i], 0) > 0 || !must);
     CHECK(check_direct(s, ms, count, "stream (pdl)", to_stream, kinds[i], 1) > 0 || !must);
+  }
+}
+/* The stream kernel with two blocks per tile (one K slice, 16-row splits: N = 2048): every M
+ * given must run with stages of 1 and 3 sub-chunks. */
+static void check_stream_groups(set *s, const int64_t *ms, int count) {
+  static const int kinds[][3] = {{1, 4, 2}, {3, 3, 2}, {5, 2, 2}, {7, 2, 2}};
+  for (int i = 0; i < 4; i++) {
+    const int ran = check_direct(s, ms, count, "stream groups", to_stream, kinds[i], 0);
+    const int ran_pdl = check_direct(s, ms, count, "stream groups (pdl)", to_stream, kinds[i], 1);
+    CHECK((ran == count && ran_pdl == count) || kinds[i][0] > 3);
   }
 }
 
@@ -204,6 +217,8 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_stream(&s, few, 3);
   const int64_t more_tiles[] = {17, 24, 32, 40, 64}; /* the stream kernel with 4 and 8 token tiles */
   check_stream(&s, more_tiles, 5);
+  const int64_t grouped[] = {1, 7, 8, 16, 17, 24, 32, 40, 63, 64};
+  check_stream_groups(&s, grouped, 10);
   free_set(&s);
   make_set(&s, 256, 512, 7168, 0, 0, 0, 13, 0);
   check_set(ctx, &s, few, 4);
@@ -222,6 +237,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 256, 2048, 4096, 8, 8, 8, 16, 0);
   check_set(ctx, &s, wg, 6);
   check_wgmma(&s, wg, 6, 64, 64, 32); /* WK = 8 */
+  check_stream_groups(&s, wg, 3); /* padded leading dimensions */
   free_set(&s);
   make_set(&s, 100, 384, 7168, 8, 24, 8, 15, 0); /* padded leading dimensions */
   const int64_t padded[] = {1, 13, 64};

@@ -222,6 +222,14 @@ static void expect_stream(int64_t m, int64_t n, int64_t k, int sm_count, int pdl
   }
 }
 
+/* The blocks per tile of the stream kernel the table picks (0: not the stream kernel). */
+static int stream_groups(int64_t m, int64_t n, int64_t k, int pdl) {
+  bf16fp32__smallm_config c;
+  if (bf16fp32__smallm_choose(m, n, k, H200_SMS, H200_SMEM, &c) != 0) return -1;
+  bf16fp32__smallm_prefer_stream(&c, m, n, k, H200_SMS, pdl, H200_SMEM);
+  return c.stream ? c.stream_groups : 0;
+}
+
 /* The stream kernel: at M <= 16 where it measured faster (in plain launches at 2048 x 7168,
  * 1024 x 7168 but M = 5-8, and 2048 x 4096 up to M = 4; under PDL at N >= 1024, at 384 x 7168
  * and 256 x 7168, and at 512 x K and 256 x 4096 up to M = 4), at M = 17-32 for N >= 1024 and
@@ -232,9 +240,18 @@ static void test_stream(void) {
   expect_stream(1, 2048, 7168, H200_SMS, 0, 7, 3);
   expect_stream(12, 2048, 7168, H200_SMS, 0, 7, 2);
   expect_stream(16, 2048, 7168, H200_SMS, 0, 5, 2); /* 7 do not fit */
+  /* two blocks per tile: 2048 x 7168 from M = 17, 2048 x 4096 from M = 33 */
   expect_stream(17, 2048, 7168, H200_SMS, 1, 3, 3);
-  expect_stream(32, 2048, 7168, H200_SMS, 0, 3, 2); /* 3 stages do not fit */
-  expect_stream(33, 2048, 7168, H200_SMS, 0, 1, 3);
+  CHECK(stream_groups(17, 2048, 7168, 1) == 2);
+  expect_stream(32, 2048, 7168, H200_SMS, 0, 3, 3);
+  CHECK(stream_groups(32, 2048, 7168, 0) == 2);
+  expect_stream(64, 2048, 7168, H200_SMS, 0, 3, 3);
+  CHECK(stream_groups(64, 2048, 7168, 1) == 2);
+  expect_stream(32, 2048, 4096, H200_SMS, 0, 3, 2); /* a ring per warp: 3 stages do not fit */
+  CHECK(stream_groups(32, 2048, 4096, 0) == 1);
+  expect_stream(33, 2048, 4096, H200_SMS, 0, 3, 3);
+  CHECK(stream_groups(33, 2048, 4096, 0) == 2);
+  CHECK(stream_groups(16, 2048, 7168, 0) == 1);
   expect_stream(64, 1024, 4096, H200_SMS, 1, 1, 3);
   expect_stream(24, 1024, 4096, H200_SMS, 0, 3, 2);
   expect_stream(48, 256, 7168, H200_SMS, 0, 1, 3);
@@ -263,31 +280,46 @@ static void test_stream(void) {
 
   bf16fp32__smallm_config c;
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 1, 5, 3, 64 * 1024) != 0 && !c.stream); /* no room for 2 */
-  CHECK(bf16fp32__smallm_use_stream(&c, 9, 5, 3, H200_SMEM) != 0 && !c.stream); /* one token tile */
-  CHECK(bf16fp32__smallm_use_stream(&c, 1, 0, 3, H200_SMEM) != 0 && !c.stream); /* stage size */
-  CHECK(bf16fp32__smallm_use_stream(&c, 1, 8, 3, H200_SMEM) != 0 && !c.stream);
-  CHECK(bf16fp32__smallm_use_stream(&c, 1, 5, 1, H200_SMEM) != 0 && !c.stream); /* one stage */
-  CHECK(bf16fp32__smallm_use_stream(&c, 1, 4, 9, H200_SMEM) != 0 && !c.stream);
-  CHECK(bf16fp32__smallm_use_stream(&c, 1, 4, 4, H200_SMEM) == 0 && c.stream_subs == 4 &&
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 5, 3, 1, 64 * 1024) != 0 && !c.stream); /* no room for 2 */
+  CHECK(bf16fp32__smallm_use_stream(&c, 9, 5, 3, 1, H200_SMEM) != 0 && !c.stream); /* one token tile */
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 0, 3, 1, H200_SMEM) != 0 && !c.stream); /* stage size */
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 8, 3, 1, H200_SMEM) != 0 && !c.stream);
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 5, 1, 1, H200_SMEM) != 0 && !c.stream); /* one stage */
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 4, 9, 1, H200_SMEM) != 0 && !c.stream);
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 4, 4, 1, H200_SMEM) == 0 && c.stream_subs == 4 &&
         c.stream_stages == 4);
   /* 7 sub-chunks (224-wide boxes): 3 stages fit at M = 1, 2 at M = 8, none at M = 16 */
-  CHECK(bf16fp32__smallm_use_stream(&c, 1, 7, 3, H200_SMEM) == 0 && c.stream_stages == 3);
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 7, 3, 1, H200_SMEM) == 0 && c.stream_stages == 3);
   CHECK(bf16fp32__smallm_choose(8, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 8, 7, 3, H200_SMEM) == 0 && c.stream_stages == 2);
+  CHECK(bf16fp32__smallm_use_stream(&c, 8, 7, 3, 1, H200_SMEM) == 0 && c.stream_stages == 2);
   CHECK(bf16fp32__smallm_choose(16, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 16, 7, 3, H200_SMEM) != 0 && !c.stream);
+  CHECK(bf16fp32__smallm_use_stream(&c, 16, 7, 3, 1, H200_SMEM) != 0 && !c.stream);
   /* four and eight token tiles: the x rows leave room for 2 stages of 3 sub-chunks at M = 32,
    * for stages of one sub-chunk only at M = 64 */
   CHECK(bf16fp32__smallm_choose(32, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.mt == 4);
-  CHECK(bf16fp32__smallm_use_stream(&c, 32, 5, 3, H200_SMEM) != 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 33, 3, 3, H200_SMEM) != 0); /* not its token tiles */
-  CHECK(bf16fp32__smallm_use_stream(&c, 32, 3, 3, H200_SMEM) == 0 && c.stream_stages == 2);
+  CHECK(bf16fp32__smallm_use_stream(&c, 32, 5, 3, 1, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 33, 3, 3, 1, H200_SMEM) != 0); /* not its token tiles */
+  CHECK(bf16fp32__smallm_use_stream(&c, 32, 3, 3, 1, H200_SMEM) == 0 && c.stream_stages == 2);
   CHECK(bf16fp32__smallm_choose(64, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.mt == 8);
-  CHECK(bf16fp32__smallm_use_stream(&c, 64, 3, 2, H200_SMEM) != 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 64, 1, 8, H200_SMEM) == 0 && c.stream_stages == 4);
+  CHECK(bf16fp32__smallm_use_stream(&c, 64, 3, 2, 1, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 64, 1, 8, 1, H200_SMEM) == 0 && c.stream_stages == 4);
   CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide);
-  CHECK(bf16fp32__smallm_use_stream(&c, 256, 5, 3, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 256, 5, 3, 1, H200_SMEM) != 0);
+
+  /* two blocks per tile: one K slice and 16-row splits only; half the rings, 32 rows each, a
+   * cluster of 2 over half the row blocks; the partial sums over the rings */
+  CHECK(bf16fp32__smallm_choose(64, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 64, 1, 4, 3, H200_SMEM) != 0 && !c.stream); /* groups */
+  CHECK(bf16fp32__smallm_use_stream(&c, 64, 3, 3, 2, H200_SMEM) == 0 && c.stream_groups == 2 &&
+        c.grid_x == 2 && c.grid_y == 64 && c.stream_stages == 3 &&
+        c.stream_smem == BF16FP32__SMALLM_STREAM_BARS + 4 * 3 * (32 + 64) * 192);
+  CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 1, 2, 2, H200_SMEM) == 0 &&
+        c.stream_smem == BF16FP32__SMALLM_STREAM_BARS + 4 * 2 * 2176); /* 33 rows, to 128 bytes */
+  CHECK(bf16fp32__smallm_choose(16, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0); /* S 2 */
+  CHECK(bf16fp32__smallm_use_stream(&c, 16, 3, 3, 2, H200_SMEM) != 0 && !c.stream);
+  CHECK(bf16fp32__smallm_choose(16, 256, 4096, H200_SMS, H200_SMEM, &c) == 0); /* 32 rows */
+  CHECK(bf16fp32__smallm_use_stream(&c, 16, 3, 3, 2, H200_SMEM) != 0 && !c.stream);
 }
 
 /* Each slice's sub-chunks go to the warp groups in contiguous ranges, in order, all of them

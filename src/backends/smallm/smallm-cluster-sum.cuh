@@ -78,59 +78,96 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_pull(float *sets
  * warp group h's partial sum of unit u (token tok = u / r4n, rows 4 r4 .. 4 r4 + 3, r4 = u % r4n;
  * r4n a power of two) is the float4 at part + h * gstride + tok * rs + 4 * r4 (MAXG: the most
  * warp groups the kernel has, so that their loads stay in registers). The block sum goes to
- * group 0's slot; the finished unit to out + tok * ldo + 4 * r4. */
+ * out + tok * ldo + 4 * r4, or with out null to group 0's slot. */
+template <int MAXG>
+static __device__ __forceinline__ void bf16fp32__smallm_block_sum(float *part, int gstride, int rs,
+                                                                  int kwarps, int units, int r4n,
+                                                                  float *out, long long ldo) {
+  const int lg = __ffs(r4n) - 1;
+  for (int u = threadIdx.x; u < units; u += blockDim.x) {
+    const int tok = u >> lg, r4 = u & (r4n - 1);
+    float *p = part + tok * rs + 4 * r4;
+    float4 v[MAXG];
+#pragma unroll
+    for (int h = 0; h < MAXG; h++)
+      if (h < kwarps) v[h] = *reinterpret_cast<const float4 *>(p + h * gstride);
+    float4 sum = v[0];
+#pragma unroll
+    for (int h = 1; h < MAXG; h++)
+      if (h < kwarps) bf16fp32__smallm_add4(sum, v[h]);
+    *reinterpret_cast<float4 *>(out ? out + tok * ldo + 4 * r4 : p) = sum;
+  }
+}
+
+/* The block sums (above), then with a K split the cluster's sum of its ranks' block sums. */
 template <int MAXG>
 static __device__ __forceinline__ void bf16fp32__smallm_cluster_sum(float *part, int gstride, int rs,
                                                                     int kwarps, int units, int r4n,
                                                                     int ksplit, float *out,
                                                                     long long ldo) {
-  const int lg = __ffs(r4n) - 1;
   if (kwarps > 1 || ksplit <= 1)
-    for (int u = threadIdx.x; u < units; u += blockDim.x) {
-      const int tok = u >> lg, r4 = u & (r4n - 1);
-      float *p = part + tok * rs + 4 * r4;
-      float4 v[MAXG];
-#pragma unroll
-      for (int h = 0; h < MAXG; h++)
-        if (h < kwarps) v[h] = *reinterpret_cast<const float4 *>(p + h * gstride);
-      float4 sum = v[0];
-#pragma unroll
-      for (int h = 1; h < MAXG; h++)
-        if (h < kwarps) bf16fp32__smallm_add4(sum, v[h]);
-      if (ksplit <= 1)
-        *reinterpret_cast<float4 *>(out + tok * ldo + 4 * r4) = sum;
-      else
-        *reinterpret_cast<float4 *>(p) = sum;
-    }
+    bf16fp32__smallm_block_sum<MAXG>(part, gstride, rs, kwarps, units, r4n,
+                                     ksplit <= 1 ? out : nullptr, ldo);
   if (ksplit <= 1) return;
   bf16fp32__smallm_cluster_pull<true>(part, 0, rs, units, r4n, ksplit, 1, out, ldo);
 }
 
-/* The end of the decode, tiled and stream kernels, by every thread: warp (wk, wn)'s MT token
- * tiles of its 16 rows (the mma.sync accumulator layout) into part[wk][token][row] (rows padded
- * by 4 floats against bank conflicts; tokens below m only, the others are never read), a
- * __syncthreads, then the block and cluster sums of rows out[.., 0 .. rows - 1]. */
+/* Warp (h, wn)'s MT token tiles of its 16 rows (the mma.sync accumulator layout) into
+ * part[h][token][row], rows padded by 4 floats against bank conflicts (rs = rows + 4); tokens
+ * below m only, the others are never read. */
+template <int MT>
+static __device__ __forceinline__ void bf16fp32__smallm_store_warp(const float (&acc)[MT][4],
+                                                                   float *part, int h, int wn,
+                                                                   int m, int mpad, int rs) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int j = 0; j < MT; j++)
+    if (8 * j + 2 * t < m) {
+      float *p = part + (h * mpad + 8 * j + 2 * t) * rs + 16 * wn + g;
+      p[0] = acc[j][0];
+      p[rs] = acc[j][1];
+      p[8] = acc[j][2];
+      p[rs + 8] = acc[j][3];
+    }
+}
+
+/* The end of the decode, tiled and stream kernels, by every thread: warp (wk, wn)'s partial sums
+ * into part[wk][token][row], a __syncthreads, then the block and cluster sums of rows
+ * out[.., 0 .. rows - 1]. */
 template <int MT>
 static __device__ __forceinline__ void bf16fp32__smallm_finish_warps(const float (&acc)[MT][4],
                                                                      float *part, int wk, int wn,
                                                                      int m, int mpad, int rows,
                                                                      int kwarps, int ksplit,
                                                                      float *out, long long ldo) {
-  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int rs = rows + 4;
-#pragma unroll
-  for (int j = 0; j < MT; j++)
-    if (8 * j + 2 * t < m) {
-      float *p = part + (wk * mpad + 8 * j + 2 * t) * rs + 16 * wn + g;
-      p[0] = acc[j][0];
-      p[rs] = acc[j][1];
-      p[8] = acc[j][2];
-      p[rs + 8] = acc[j][3];
-    }
+  bf16fp32__smallm_store_warp<MT>(acc, part, wk, wn, m, mpad, rs);
   __syncthreads();
   BF16FP32__SMALLM_STAMP(4);
   bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, mpad * rs, rs, kwarps,
                                                        m * (rows >> 2), rows >> 2, ksplit, out, ldo);
+  BF16FP32__SMALLM_STAMP(5);
+}
+
+/* The end of the stream kernel with groups (one K slice; rank r of `groups` holds chains
+ * r * chains .. + chains - 1 of rows out[.., 0 .. rows - 1], its warp (c, wn) chain c's sums):
+ * rank 0 adds its chains into one block sum, the other ranks keep theirs apart, and the cluster
+ * adds them all in chain order, as one block of the split adds its warp groups. */
+template <int MT>
+static __device__ __forceinline__ void bf16fp32__smallm_finish_groups(const float (&acc)[MT][4],
+                                                                      float *part, int c, int wn,
+                                                                      int m, int mpad, int rows,
+                                                                      int chains, int groups,
+                                                                      float *out, long long ldo) {
+  const int rs = rows + 4, units = m * (rows >> 2);
+  bf16fp32__smallm_store_warp<MT>(acc, part, c, wn, m, mpad, rs);
+  __syncthreads();
+  BF16FP32__SMALLM_STAMP(4);
+  if (cooperative_groups::this_cluster().block_rank() == 0)
+    bf16fp32__smallm_block_sum<BF16FP32__SMALLM_WARPS>(part, mpad * rs, rs, chains, units,
+                                                       rows >> 2, nullptr, ldo);
+  bf16fp32__smallm_cluster_pull<false>(part, mpad * rs, rs, units, rows >> 2, groups, chains, out,
+                                       ldo);
   BF16FP32__SMALLM_STAMP(5);
 }
 

@@ -193,37 +193,40 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->stream = 0;
   c->stream_subs = 0;
   c->stream_stages = 0;
+  c->stream_groups = 1;
   c->stream_smem = 0;
   return 0;
 }
 
 /* Where the stream kernel beat the kernel bf16fp32__smallm_choose picks on an H200 (132 SMs;
- * smallm-probe --stream-sweep, docs/smallm-notes.md sessions 10 and 12), per launch kind (plain,
- * under programmatic dependent launch, where its weight copies start while the previous kernel
- * finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32, 5: 33-64),
- * with the stage size and count that measured fastest; the first entry that fits is taken
- * (7-sub-chunk stages do not fit at the largest M; above 32 tokens only one-sub-chunk stages
- * do). Two stages where a K split's clusters of 8 need two blocks per SM to run in one wave
- * (512 x K). */
+ * smallm-probe --stream-sweep, docs/smallm-notes.md sessions 10, 12 and 13), per launch kind
+ * (plain, under programmatic dependent launch, where its weight copies start while the previous
+ * kernel finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32,
+ * 5: 33-64), with the stage size and count and the blocks per tile that measured fastest; the
+ * first entry that fits is taken (7-sub-chunk stages do not fit at the largest M; with a ring
+ * per warp, above 32 tokens only one-sub-chunk stages do). Two stages where a K split's clusters
+ * of 8 need two blocks per SM to run in one wave (512 x K). */
 enum { PLAIN = 0, PDL = 1, EITHER = 2 };
 static const struct {
-  int n, k, launch, mclasses, subs, stages;
+  int n, k, launch, mclasses, subs, stages, groups;
 } stream_132[] = {
-    {2048, 7168, PLAIN, 0xf, 7, 3}, {2048, 7168, PLAIN, 0xf, 5, 3},
-    {1024, 7168, PLAIN, 0x3, 7, 2}, {1024, 7168, PLAIN, 0x8, 5, 2},
-    {2048, 4096, PLAIN, 0x3, 4, 2},
-    {2048, 7168, PDL, 0xf, 7, 3},   {2048, 7168, PDL, 0xf, 5, 3},
-    {1024, 7168, PDL, 0xf, 5, 2},   {2048, 4096, PDL, 0x3, 7, 3},
-    {2048, 4096, PDL, 0x4, 4, 2},   {2048, 4096, PDL, 0x8, 5, 2},
-    {1024, 4096, PDL, 0xf, 4, 2},   {512, 4096, PDL, 0x3, 5, 2},
-    {512, 7168, PDL, 0x3, 5, 2},    {384, 7168, PDL, 0xf, 7, 2},
-    {256, 7168, PDL, 0xf, 7, 2},    {256, 4096, PDL, 0x3, 4, 2},
-    /* M = 17-64 */
-    {2048, 7168, EITHER, 0x10, 3, 3}, {2048, 4096, EITHER, 0x10, 3, 3},
-    {1024, 7168, EITHER, 0x10, 3, 2}, {1024, 4096, EITHER, 0x10, 3, 2},
-    {2048, 7168, EITHER, 0x20, 1, 3}, {2048, 4096, EITHER, 0x20, 1, 3},
-    {1024, 7168, EITHER, 0x20, 1, 3}, {1024, 4096, EITHER, 0x20, 1, 3},
-    {384, 7168, EITHER, 0x20, 1, 3},  {256, 7168, EITHER, 0x20, 1, 3},
+    {2048, 7168, PLAIN, 0xf, 7, 3, 1}, {2048, 7168, PLAIN, 0xf, 5, 3, 1},
+    {1024, 7168, PLAIN, 0x3, 7, 2, 1}, {1024, 7168, PLAIN, 0x8, 5, 2, 1},
+    {2048, 4096, PLAIN, 0x3, 4, 2, 1},
+    {2048, 7168, PDL, 0xf, 7, 3, 1},   {2048, 7168, PDL, 0xf, 5, 3, 1},
+    {1024, 7168, PDL, 0xf, 5, 2, 1},   {2048, 4096, PDL, 0x3, 7, 3, 1},
+    {2048, 4096, PDL, 0x4, 4, 2, 1},   {2048, 4096, PDL, 0x8, 5, 2, 1},
+    {1024, 4096, PDL, 0xf, 4, 2, 1},   {512, 4096, PDL, 0x3, 5, 2, 1},
+    {512, 7168, PDL, 0x3, 5, 2, 1},    {384, 7168, PDL, 0xf, 7, 2, 1},
+    {256, 7168, PDL, 0xf, 7, 2, 1},    {256, 4096, PDL, 0x3, 4, 2, 1},
+    /* M = 17-64; at N = 2048 first two blocks per tile (session 13: 2048x7168 M = 32 / 48 / 64
+     * 13.5 / 16.5 / 16.9 us -> 12.9 / 14.3 / 15.1, 2048x4096 M = 48-64 2-3 % faster) */
+    {2048, 7168, EITHER, 0x30, 3, 3, 2}, {2048, 4096, EITHER, 0x20, 3, 3, 2},
+    {2048, 7168, EITHER, 0x10, 3, 3, 1}, {2048, 4096, EITHER, 0x10, 3, 3, 1},
+    {1024, 7168, EITHER, 0x10, 3, 2, 1}, {1024, 4096, EITHER, 0x10, 3, 2, 1},
+    {2048, 7168, EITHER, 0x20, 1, 3, 1}, {2048, 4096, EITHER, 0x20, 1, 3, 1},
+    {1024, 7168, EITHER, 0x20, 1, 3, 1}, {1024, 4096, EITHER, 0x20, 1, 3, 1},
+    {384, 7168, EITHER, 0x20, 1, 3, 1},  {256, 7168, EITHER, 0x20, 1, 3, 1},
 };
 
 static int m_class(int64_t m) {
@@ -237,26 +240,37 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
     if (stream_132[i].n == n && stream_132[i].k == k &&
         (stream_132[i].launch == EITHER || stream_132[i].launch == !!use_pdl) &&
         (stream_132[i].mclasses >> m_class(m) & 1) &&
-        bf16fp32__smallm_use_stream(c, m, stream_132[i].subs, stream_132[i].stages, smem_limit) ==
-            0)
+        bf16fp32__smallm_use_stream(c, m, stream_132[i].subs, stream_132[i].stages,
+                                    stream_132[i].groups, smem_limit) == 0)
       return; /* else c stays as chosen */
 }
 
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
-                                size_t smem_limit) {
+                                int groups, size_t smem_limit) {
   if (c->wide || m < 1 || m > 8 * c->mt || c->mt > 8) return -1;
   if (subs < 1 || subs > BF16FP32__SMALLM_STREAM_MAX_SUBS || stages < 2 || stages > 8) return -1;
-  const size_t stage = (size_t)bf16fp32__smallm_stream_stage_bytes(m, subs);
+  if (groups != 1 && groups != 2) return -1;
+  if (groups == 2 && (c->split.ksplit != 1 || c->split.rows != 16 || c->grid_y % 2 != 0))
+    return -1;
+  const int rings = BF16FP32__SMALLM_WARPS / groups;
+  const size_t stage = (size_t)bf16fp32__smallm_stream_stage_bytes(m, subs, 16 * groups);
   const size_t head = BF16FP32__SMALLM_STREAM_BARS;
-  const size_t partials = c->decode_smem; /* the decode kernel's partial sums, laid out alike */
+  /* the decode kernel's partial sums, laid out alike (with groups: half the chains, twice the
+   * rows, over the rings once the main loop is done) */
+  const size_t partials = groups == 1 ? c->decode_smem
+                                      : (size_t)(c->split.kwarps / groups) * (size_t)c->mpad *
+                                            (size_t)(16 * groups + 4) * sizeof(float);
   for (; stages >= 2; stages--) {
-    const size_t smem = head + (size_t)BF16FP32__SMALLM_WARPS * stages * stage + partials;
+    const size_t ring = (size_t)rings * stages * stage;
+    const size_t smem = head + (groups == 1 ? ring + partials : ring > partials ? ring : partials);
     if (smem <= smem_limit) {
       c->stream = 1;
       c->decode = 0;
       c->stream_subs = subs;
       c->stream_stages = stages;
+      c->stream_groups = groups;
       c->stream_smem = smem;
+      if (groups == 2) c->grid_x = 2, c->grid_y /= 2;
       return 0;
     }
   }

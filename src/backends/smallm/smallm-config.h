@@ -110,8 +110,11 @@ typedef struct bf16fp32__smallm_config {
   /* The stream kernel (set by bf16fp32__smallm_use_stream; uses the split, mt, mpad and grid): */
   int stream;          /* 1: run it */
   int stream_subs;     /* sub-chunks per stage, 1 to 7 (an odd count: the whole box, no pad) */
-  int stream_stages;   /* ring stages per warp */
-  size_t stream_smem;  /* the warps' barriers and rings, then the partial sums */
+  int stream_stages;   /* ring stages per ring */
+  int stream_groups;   /* 1: a ring per warp; 2: a cluster of two blocks shares 32 rows, the two
+                          warps of a chain one ring (bf16fp32__smallm_use_stream) */
+  size_t stream_smem;  /* the rings' barriers and rings, then (or over them, with groups) the
+                          partial sums */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
@@ -150,11 +153,14 @@ int bf16fp32__smallm_use_groups(bf16fp32__smallm_config *c, int groups, size_t s
 
 /* Switches c (chosen for m <= 64 tokens, not the wide kernel) to the stream kernel: the decode
  * kernel's sums with the weights and x brought in by bulk copies, in stages of `subs` sub-chunks
- * (1 to 7; an even count leaves its box's last sub-chunk a pad), up to `stages` per warp (at
- * least 2 within smem_limit). Returns 0, or -1 when c is the wide kernel, m does not match its
- * token tiles, subs or stages are out of range, or nothing fits. */
+ * (1 to 7; an even count leaves its box's last sub-chunk a pad), up to `stages` per ring (at
+ * least 2 within smem_limit). groups = 2: a cluster of two blocks shares each 32 rows, rank r
+ * summing chains 4r .. 4r + 3 and the two warps of a chain sharing a ring (so x is fetched once
+ * per 32 rows), the chains added in chain order as one block adds them; only for splits of 16
+ * rows, one K slice. Returns 0, or -1 when c is the wide kernel, m does not match its token
+ * tiles, subs, stages or groups are out of range or do not apply, or nothing fits. */
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
-                                size_t smem_limit);
+                                int groups, size_t smem_limit);
 
 /* Switches c, chosen by bf16fp32__smallm_choose for (m, n, k), to the stream kernel where that
  * measured faster on the H200: with use_pdl (programmatic dependent launch) and without it. */
@@ -185,10 +191,11 @@ static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_slice(int64_t k, int ksp
  * up to odd: the last one then a pad): a row pitch of 64 x odd bytes, 64 mod 128, keeps the
  * 16-byte fragment reads of rows g and g + 1 in different banks. */
 static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_box_subs(int subs) { return subs | 1; }
-/* One stage of the stream kernel's rings: 16 weight rows and m token rows of that pitch, rounded
- * up to the 128 bytes a bulk copy's destination needs. */
-static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_stage_bytes(int64_t m, int subs) {
-  return (int)(((16 + m) * 64 * bf16fp32__smallm_stream_box_subs(subs) + 127) / 128 * 128);
+/* One stage of the stream kernel's rings: wrows weight rows (16 per warp sharing the ring) and m
+ * token rows of that pitch, rounded up to the 128 bytes a bulk copy's destination needs. */
+static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_stage_bytes(int64_t m, int subs,
+                                                                          int wrows) {
+  return (int)(((wrows + m) * 64 * bf16fp32__smallm_stream_box_subs(subs) + 127) / 128 * 128);
 }
 
 /* Sub-chunks [*j0, *j1) of a slice of nsubs that warp group wk of kwarps sums: contiguous

@@ -9,11 +9,18 @@
  * (smallm-probe --stream-sweep, docs/smallm-notes.md sessions 10 and 12), against the decode
  * kernel: M = 1 (stages of 7 sub-chunks) 9.28 us against 10.79, and 7.48 against 9.98 in a PDL
  * chain; M = 16 (of 5) 11.57 against 13.22; M = 32 (of 3) 13.5 against 16.0; M = 64 (of 1, where
- * the x rows fill most of a stage) 16.7 against 20.1. */
+ * the x rows fill most of a stage) 16.7 against 20.1.
+ *
+ * With groups (GR = 2, one K slice, WK = 8; bf16fp32__smallm_use_stream): a cluster of two
+ * blocks shares 32 rows, rank r summing chains 4r .. 4r + 3, and the two warps of a chain (rows
+ * 0-15 and 16-31) share one ring, so each x stage is fetched once for 32 rows instead of 16: at
+ * M = 16-64 the x rows are most of what a stage brings. The chain sums are added in chain order
+ * by the cluster (bf16fp32__smallm_finish_groups), as one block adds them. */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "smallm-cluster-sum.cuh"
 #include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
 #include "smallm-tiles.cuh"
@@ -25,24 +32,54 @@ namespace {
 constexpr int MAXG = BF16FP32__SMALLM_STREAM_MAX_SUBS; /* sub-chunks a stage holds at most */
 
 struct SArgs {
-  CUtensorMap tw; /* w as K x N bf16, boxes of 32 box x 16 (box: subs rounded up to odd) */
+  CUtensorMap tw; /* w as K x N bf16, boxes of 32 box x wrows (box: subs rounded up to odd) */
   CUtensorMap tx; /* x as K x M bf16, boxes of 32 box x M */
   float *out;
   long long ldo;
   int m, k;
-  int rows, ksplit, kwarps;
+  int rows, ksplit, kwarps; /* rows: of a block (the split's, times GR) */
+  int wrows;                /* weight rows of a stage: 16 per warp sharing the ring (GR) */
   int mpad;        /* 8 * MT: tokens of the partial sums */
   int subs;        /* sub-chunks per stage (an even count leaves its box's last one a pad) */
   int pitch;       /* bytes per row of a stage: 64 box, 64 mod 128 */
   int stages;      /* ring stages per warp */
   int stage_bytes; /* the weight box, the x box (M rows), to 128 bytes */
-  int tx_bytes;    /* what the two boxes bring: (16 + M) * pitch */
+  int tx_bytes;    /* what the two boxes bring: (wrows + M) * pitch */
 };
+
+/* Where a warp sits and which ring it reads. GR = 1: the decode kernel's place, a ring per warp.
+ * GR = 2: rank r's local group c = warp % 4 is chain 4r + c of the one K slice, its two warps
+ * (wn = 0, 1) share ring c, and warp wn = 0 issues the ring's copies. */
+struct StreamPlace {
+  bf16fp32__smallm_place pl;
+  int ring, leader, row0; /* row0: this warp's first row within a stage */
+};
+template <int GR>
+__device__ __forceinline__ StreamPlace stream_place(const SArgs &a) {
+  StreamPlace s;
+  if (GR == 1) {
+    s.pl = bf16fp32__smallm_place_warp(a.k, a.ksplit, a.kwarps, true);
+    s.ring = s.pl.warp, s.leader = 1, s.row0 = 0;
+    return s;
+  }
+  const int kl = a.kwarps / GR;
+  const int rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
+  bf16fp32__smallm_place &p = s.pl;
+  p.lane = threadIdx.x & 31, p.warp = threadIdx.x >> 5;
+  p.g = p.lane >> 2, p.t = p.lane & 3;
+  p.wn = p.warp / kl;
+  p.wk = rank * kl + p.warp % kl;
+  p.kb = 0, p.ke = a.k;
+  p.nsubs = (a.k + 31) >> 5;
+  bf16fp32__smallm_chain(p.nsubs, p.wk, a.kwarps, &p.j0, &p.j1);
+  s.ring = p.warp % kl, s.leader = p.wn == 0, s.row0 = 16 * p.wn;
+  return s;
+}
 
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
  * group wk's range of the rank's K slice, summed in increasing order, two MMAs per sub-chunk;
- * then the partial sums go to the cluster sum. */
-template <int MT>
+ * then the partial sums go to the cluster sum (with groups: the chains' sums, in chain order). */
+template <int MT, int GR>
 __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     smallm_stream_kernel(const __grid_constant__ SArgs a) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -51,25 +88,33 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   if (threadIdx.x == 0)
     asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];" ::"l"(&a.tw), "l"(&a.tx)
                  : "memory");
-  const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.k, a.ksplit, a.kwarps, true);
-  const int lane = pl.lane, warp = pl.warp, g = pl.g, t = pl.t, wk = pl.wk, wn = pl.wn;
-  const int n0 = static_cast<int>(blockIdx.y) * a.rows + 16 * wn;
+  const StreamPlace sp = stream_place<GR>(a);
+  const bf16fp32__smallm_place &pl = sp.pl;
+  const int lane = pl.lane, g = pl.g, t = pl.t, wk = pl.wk, wn = pl.wn;
   const int nq = pl.j1 - pl.j0;       /* this warp's sub-chunks */
   const int G = a.subs;
   const int nst = (nq + G - 1) / G;   /* ... in stages of G */
   const int col0 = static_cast<int>(pl.kb) + 32 * pl.j0;
+  /* the stage's first weight row: the warp's own 16 (GR = 1), or the block's 32 (GR = 2) */
+  const int n0 = static_cast<int>(blockIdx.y) * a.rows + (GR == 1 ? 16 * wn : 0);
+  const bool issuer = sp.leader && lane == 0;
 
-  /* The warp's barriers (first 64 bytes per warp), then its stages. */
+  /* The rings' barriers (first 64 bytes per warp: a ring's stages are full; with GR = 2 the
+   * next 64 its stages are free, once the ring's other warp is done with them), then their
+   * stages. */
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  const uint32_t bars = base + 64 * warp;
-  const int ring_off = BF16FP32__SMALLM_STREAM_BARS + warp * a.stages * a.stage_bytes;
-  const int wbytes = 16 * a.pitch;
-  if (lane == 0) {
-    for (int s = 0; s < a.stages; s++)
+  const uint32_t bars = base + 64 * GR * sp.ring, empty = bars + 64;
+  const int ring_off = BF16FP32__SMALLM_STREAM_BARS + sp.ring * a.stages * a.stage_bytes;
+  const int wbytes = a.wrows * a.pitch;
+  if (issuer) {
+    for (int s = 0; s < a.stages; s++) {
       asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * s));
+      if (GR > 1) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(empty + 8 * s));
+    }
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
   }
-  __syncwarp();
+  if (GR == 1) __syncwarp();
+  else __syncthreads(); /* the ring's other warp waits on these barriers too */
   BF16FP32__SMALLM_STAMP(2);
   /* Stage q of the warp's range into ring slot `slot` (q mod stages): the weight box sets the bytes
    * the slot's barrier expects; x follows on the same barrier. */
@@ -84,12 +129,12 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   };
   /* The weights do not depend on the previous kernel: under programmatic dependent launch the
    * first stages' weights are fetched while it finishes, x only after it is done. */
-  if (lane == 0)
+  if (issuer)
     for (int s = 0; s < a.stages && s < nst; s++) load_w(s, s);
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   BF16FP32__SMALLM_STAMP(1);
-  if (lane == 0)
+  if (issuer)
     for (int s = 0; s < a.stages && s < nst; s++) load_x(s, s);
 
   float acc[MT][4];
@@ -100,7 +145,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * tensor's end made the copies slower: 2048x7168 M = 1 13.7 us against 12.0 at M = 16, and
    * the space goes to more stages); tokens past M read token M - 1, whose products go only to
    * outputs of tokens past M, which are never stored. */
-  const int arow = g * a.pitch + 16 * t, arow8 = arow + 8 * a.pitch;
+  const int arow = (sp.row0 + g) * a.pitch + 16 * t, arow8 = arow + 8 * a.pitch;
   int brow[MT];
 #pragma unroll
   for (int j = 0; j < MT; j++) brow[j] = wbytes + min(8 * j + g, a.m - 1) * a.pitch + 16 * t;
@@ -122,25 +167,37 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
         }
       }
     __syncwarp(); /* the warp is done with the slot: it takes stage q + stages */
-    if (lane == 0 && q + a.stages < nst) load_w(q + a.stages, slot), load_x(q + a.stages, slot);
+    if (GR > 1 && !sp.leader && lane == 0) /* ... once the ring's other warp is too */
+      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty + 8 * slot) : "memory");
+    if (issuer && q + a.stages < nst) {
+      if (GR > 1) bf16fp32__bar_wait(empty + 8 * slot, phase);
+      load_w(q + a.stages, slot), load_x(q + a.stages, slot);
+    }
     if (++slot == a.stages) slot = 0, phase ^= 1;
   }
   BF16FP32__SMALLM_STAMP(3);
 
-  /* the partial sums go after the rings */
-  float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS +
-                                          BF16FP32__SMALLM_WARPS * a.stages * a.stage_bytes);
-  bf16fp32__smallm_finish_warps<MT>(acc, part, wk, wn, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
-                                    a.out + static_cast<long long>(blockIdx.y) * a.rows, a.ldo);
+  float *out = a.out + static_cast<long long>(blockIdx.y) * a.rows;
+  if (GR == 1) { /* the partial sums go after the rings */
+    float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS +
+                                            BF16FP32__SMALLM_WARPS * a.stages * a.stage_bytes);
+    bf16fp32__smallm_finish_warps<MT>(acc, part, wk, wn, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
+                                      out, a.ldo);
+  } else { /* ... over the rings, once every warp is done with them */
+    __syncthreads();
+    float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS);
+    bf16fp32__smallm_finish_groups<MT>(acc, part, pl.warp % (a.kwarps / GR), wn, a.m, a.mpad,
+                                       a.rows, a.kwarps / GR, GR, out, a.ldo);
+  }
 }
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_stream_load(size_t smem_limit) {
-  return static_cast<int>(bf16fp32__smallm_allow_smem(smem_limit, smallm_stream_kernel<1>,
-                                                      smallm_stream_kernel<2>,
-                                                      smallm_stream_kernel<4>,
-                                                      smallm_stream_kernel<8>));
+  return static_cast<int>(bf16fp32__smallm_allow_smem(
+      smem_limit, smallm_stream_kernel<1, 1>, smallm_stream_kernel<2, 1>,
+      smallm_stream_kernel<4, 1>, smallm_stream_kernel<8, 1>, smallm_stream_kernel<1, 2>,
+      smallm_stream_kernel<2, 2>, smallm_stream_kernel<4, 2>, smallm_stream_kernel<8, 2>));
 }
 
 extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, int64_t m,
@@ -149,23 +206,30 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
                                               float *out, int64_t ldo, void *stream, int use_pdl) {
   SArgs a;
   const int box = 32 * bf16fp32__smallm_stream_box_subs(c->stream_subs);
-  if (!bf16fp32__smallm_encode_map(&a.tw, w, n, k, ldw, box, 16) ||
+  const int gr = c->stream_groups;
+  a.wrows = 16 * gr;
+  if (!bf16fp32__smallm_encode_map(&a.tw, w, n, k, ldw, box, a.wrows) ||
       !bf16fp32__smallm_encode_map(&a.tx, x, m, k, ldx, box, static_cast<int>(m)))
     return static_cast<int>(cudaErrorInvalidValue);
   a.out = out, a.ldo = ldo;
   a.m = static_cast<int>(m), a.k = static_cast<int>(k);
-  a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
+  a.rows = c->split.rows * gr, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
   a.mpad = c->mpad;
   a.subs = c->stream_subs;
   a.stages = c->stream_stages;
   a.pitch = 2 * box;
-  a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(m, c->stream_subs);
-  a.tx_bytes = (16 + static_cast<int>(m)) * a.pitch;
+  a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(m, c->stream_subs, a.wrows);
+  a.tx_bytes = (a.wrows + static_cast<int>(m)) * a.pitch;
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->stream_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
-  return static_cast<int>(c->mt == 1   ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<1>, a)
-                          : c->mt == 2 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<2>, a)
-                          : c->mt == 4 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<4>, a)
-                                       : cudaLaunchKernelEx(&cfg, smallm_stream_kernel<8>, a));
+  if (gr == 2)
+    return static_cast<int>(c->mt == 1   ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<1, 2>, a)
+                            : c->mt == 2 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<2, 2>, a)
+                            : c->mt == 4 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<4, 2>, a)
+                                         : cudaLaunchKernelEx(&cfg, smallm_stream_kernel<8, 2>, a));
+  return static_cast<int>(c->mt == 1   ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<1, 1>, a)
+                          : c->mt == 2 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<2, 1>, a)
+                          : c->mt == 4 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<4, 1>, a)
+                                       : cudaLaunchKernelEx(&cfg, smallm_stream_kernel<8, 1>, a));
 }
