@@ -78,11 +78,12 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_pull(float *sets
  * warp group h's partial sum of unit u (token tok = u / r4n, rows 4 r4 .. 4 r4 + 3, r4 = u % r4n;
  * r4n a power of two) is the float4 at part + h * gstride + tok * rs + 4 * r4 (MAXG: the most
  * warp groups the kernel has, so that their loads stay in registers). The block sum goes to
- * out + tok * ldo + 4 * r4, or with out null to group 0's slot. */
+ * out + tok * ldo + 4 * r4 (to_out), else to group 0's slot. */
 template <int MAXG>
 static __device__ __forceinline__ void bf16fp32__smallm_block_sum(float *part, int gstride, int rs,
                                                                   int kwarps, int units, int r4n,
-                                                                  float *out, long long ldo) {
+                                                                  bool to_out, float *out,
+                                                                  long long ldo) {
   const int lg = __ffs(r4n) - 1;
   for (int u = threadIdx.x; u < units; u += blockDim.x) {
     const int tok = u >> lg, r4 = u & (r4n - 1);
@@ -95,7 +96,10 @@ static __device__ __forceinline__ void bf16fp32__smallm_block_sum(float *part, i
 #pragma unroll
     for (int h = 1; h < MAXG; h++)
       if (h < kwarps) bf16fp32__smallm_add4(sum, v[h]);
-    *reinterpret_cast<float4 *>(out ? out + tok * ldo + 4 * r4 : p) = sum;
+    if (to_out)
+      *reinterpret_cast<float4 *>(out + tok * ldo + 4 * r4) = sum;
+    else
+      *reinterpret_cast<float4 *>(p) = sum;
   }
 }
 
@@ -106,8 +110,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_sum(float *part,
                                                                     int ksplit, float *out,
                                                                     long long ldo) {
   if (kwarps > 1 || ksplit <= 1)
-    bf16fp32__smallm_block_sum<MAXG>(part, gstride, rs, kwarps, units, r4n,
-                                     ksplit <= 1 ? out : nullptr, ldo);
+    bf16fp32__smallm_block_sum<MAXG>(part, gstride, rs, kwarps, units, r4n, ksplit <= 1, out, ldo);
   if (ksplit <= 1) return;
   bf16fp32__smallm_cluster_pull<true>(part, 0, rs, units, r4n, ksplit, 1, out, ldo);
 }
@@ -165,7 +168,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_finish_groups(const floa
   BF16FP32__SMALLM_STAMP(4);
   if (cooperative_groups::this_cluster().block_rank() == 0)
     bf16fp32__smallm_block_sum<BF16FP32__SMALLM_WARPS>(part, mpad * rs, rs, chains, units,
-                                                       rows >> 2, nullptr, ldo);
+                                                       rows >> 2, false, out, ldo);
   bf16fp32__smallm_cluster_pull<false>(part, mpad * rs, rs, units, rows >> 2, groups, chains, out,
                                        ldo);
   BF16FP32__SMALLM_STAMP(5);

@@ -32,39 +32,26 @@ namespace {
 constexpr int MAXG = BF16FP32__SMALLM_STREAM_MAX_SUBS; /* sub-chunks a stage holds at most */
 
 struct SArgs {
-  CUtensorMap tw; /* w as K x N bf16, boxes of 32 box x wrows (box: subs rounded up to odd) */
+  CUtensorMap tw; /* w as K x N bf16, boxes of 32 box x 16 GR (box: subs rounded up to odd) */
   CUtensorMap tx; /* x as K x M bf16, boxes of 32 box x M */
   float *out;
   long long ldo;
   int m, k;
   int rows, ksplit, kwarps; /* rows: of a block (the split's, times GR) */
-  int wrows;                /* weight rows of a stage: 16 per warp sharing the ring (GR) */
   int mpad;        /* 8 * MT: tokens of the partial sums */
   int subs;        /* sub-chunks per stage (an even count leaves its box's last one a pad) */
   int pitch;       /* bytes per row of a stage: 64 box, 64 mod 128 */
   int stages;      /* ring stages per warp */
   int stage_bytes; /* the weight box, the x box (M rows), to 128 bytes */
-  int tx_bytes;    /* what the two boxes bring: (wrows + M) * pitch */
+  int tx_bytes;    /* what the two boxes bring: (16 GR + M) * pitch */
 };
 
-/* Where a warp sits and which ring it reads. GR = 1: the decode kernel's place, a ring per warp.
- * GR = 2: rank r's local group c = warp % 4 is chain 4r + c of the one K slice, its two warps
+/* GR = 2: rank r's local group c = warp % 4 is chain 4r + c of the one K slice; its two warps
  * (wn = 0, 1) share ring c, and warp wn = 0 issues the ring's copies. */
-struct StreamPlace {
-  bf16fp32__smallm_place pl;
-  int ring, leader, row0; /* row0: this warp's first row within a stage */
-};
-template <int GR>
-__device__ __forceinline__ StreamPlace stream_place(const SArgs &a) {
-  StreamPlace s;
-  if (GR == 1) {
-    s.pl = bf16fp32__smallm_place_warp(a.k, a.ksplit, a.kwarps, true);
-    s.ring = s.pl.warp, s.leader = 1, s.row0 = 0;
-    return s;
-  }
-  const int kl = a.kwarps / GR;
+__device__ __forceinline__ bf16fp32__smallm_place group_place(const SArgs &a, int groups) {
+  const int kl = a.kwarps / groups;
   const int rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
-  bf16fp32__smallm_place &p = s.pl;
+  bf16fp32__smallm_place p;
   p.lane = threadIdx.x & 31, p.warp = threadIdx.x >> 5;
   p.g = p.lane >> 2, p.t = p.lane & 3;
   p.wn = p.warp / kl;
@@ -72,8 +59,7 @@ __device__ __forceinline__ StreamPlace stream_place(const SArgs &a) {
   p.kb = 0, p.ke = a.k;
   p.nsubs = (a.k + 31) >> 5;
   bf16fp32__smallm_chain(p.nsubs, p.wk, a.kwarps, &p.j0, &p.j1);
-  s.ring = p.warp % kl, s.leader = p.wn == 0, s.row0 = 16 * p.wn;
-  return s;
+  return p;
 }
 
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
@@ -88,8 +74,12 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   if (threadIdx.x == 0)
     asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];" ::"l"(&a.tw), "l"(&a.tx)
                  : "memory");
-  const StreamPlace sp = stream_place<GR>(a);
-  const bf16fp32__smallm_place &pl = sp.pl;
+  const bf16fp32__smallm_place pl =
+      GR == 1 ? bf16fp32__smallm_place_warp(a.k, a.ksplit, a.kwarps, true) : group_place(a, GR);
+  /* the warp's ring, whether it issues the ring's copies, its first row in a stage */
+  const int ring = GR == 1 ? pl.warp : pl.warp % (a.kwarps / GR);
+  const bool leader = GR == 1 || pl.wn == 0;
+  const int row0 = GR == 1 ? 0 : 16 * pl.wn;
   const int lane = pl.lane, g = pl.g, t = pl.t, wk = pl.wk, wn = pl.wn;
   const int nq = pl.j1 - pl.j0;       /* this warp's sub-chunks */
   const int G = a.subs;
@@ -97,15 +87,15 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   const int col0 = static_cast<int>(pl.kb) + 32 * pl.j0;
   /* the stage's first weight row: the warp's own 16 (GR = 1), or the block's 32 (GR = 2) */
   const int n0 = static_cast<int>(blockIdx.y) * a.rows + (GR == 1 ? 16 * wn : 0);
-  const bool issuer = sp.leader && lane == 0;
+  const bool issuer = leader && lane == 0;
 
   /* The rings' barriers (first 64 bytes per warp: a ring's stages are full; with GR = 2 the
    * next 64 its stages are free, once the ring's other warp is done with them), then their
    * stages. */
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  const uint32_t bars = base + 64 * GR * sp.ring, empty = bars + 64;
-  const int ring_off = BF16FP32__SMALLM_STREAM_BARS + sp.ring * a.stages * a.stage_bytes;
-  const int wbytes = a.wrows * a.pitch;
+  const uint32_t bars = base + 64 * GR * ring, empty = bars + 64;
+  const int ring_off = BF16FP32__SMALLM_STREAM_BARS + ring * a.stages * a.stage_bytes;
+  const int wbytes = 16 * GR * a.pitch;
   if (issuer) {
     for (int s = 0; s < a.stages; s++) {
       asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * s));
@@ -145,7 +135,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * tensor's end made the copies slower: 2048x7168 M = 1 13.7 us against 12.0 at M = 16, and
    * the space goes to more stages); tokens past M read token M - 1, whose products go only to
    * outputs of tokens past M, which are never stored. */
-  const int arow = (sp.row0 + g) * a.pitch + 16 * t, arow8 = arow + 8 * a.pitch;
+  const int arow = (row0 + g) * a.pitch + 16 * t, arow8 = arow + 8 * a.pitch;
   int brow[MT];
 #pragma unroll
   for (int j = 0; j < MT; j++) brow[j] = wbytes + min(8 * j + g, a.m - 1) * a.pitch + 16 * t;
@@ -167,7 +157,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
         }
       }
     __syncwarp(); /* the warp is done with the slot: it takes stage q + stages */
-    if (GR > 1 && !sp.leader && lane == 0) /* ... once the ring's other warp is too */
+    if (GR > 1 && !leader && lane == 0) /* ... once the ring's other warp is too */
       asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty + 8 * slot) : "memory");
     if (issuer && q + a.stages < nst) {
       if (GR > 1) bf16fp32__bar_wait(empty + 8 * slot, phase);
@@ -207,8 +197,8 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   SArgs a;
   const int box = 32 * bf16fp32__smallm_stream_box_subs(c->stream_subs);
   const int gr = c->stream_groups;
-  a.wrows = 16 * gr;
-  if (!bf16fp32__smallm_encode_map(&a.tw, w, n, k, ldw, box, a.wrows) ||
+  const int wrows = 16 * gr; /* weight rows of a stage: 16 per warp sharing the ring */
+  if (!bf16fp32__smallm_encode_map(&a.tw, w, n, k, ldw, box, wrows) ||
       !bf16fp32__smallm_encode_map(&a.tx, x, m, k, ldx, box, static_cast<int>(m)))
     return static_cast<int>(cudaErrorInvalidValue);
   a.out = out, a.ldo = ldo;
@@ -218,8 +208,8 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   a.subs = c->stream_subs;
   a.stages = c->stream_stages;
   a.pitch = 2 * box;
-  a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(m, c->stream_subs, a.wrows);
-  a.tx_bytes = (a.wrows + static_cast<int>(m)) * a.pitch;
+  a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(m, c->stream_subs, wrows);
+  a.tx_bytes = (wrows + static_cast<int>(m)) * a.pitch;
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->stream_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
