@@ -15,7 +15,9 @@
  * blocks shares 32 rows, rank r summing chains 4r .. 4r + 3, and the two warps of a chain (rows
  * 0-15 and 16-31) share one ring, so each x stage is fetched once for 32 rows instead of 16: at
  * M = 16-64 the x rows are most of what a stage brings. The chain sums are added in chain order
- * by the cluster (bf16fp32__smallm_finish_groups), as one block adds them. */
+ * by the cluster (bf16fp32__smallm_finish_groups), as one block adds them. On the H200 at
+ * 2048 x 7168, stages of 3 sub-chunks x 3: M = 32 12.87 us against 13.53 with a ring per warp,
+ * M = 64 15.12 against 17.06; slower at M <= 16 (the cluster sum, half the rings in flight). */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
