@@ -43,26 +43,10 @@ struct SArgs {
   int mpad;        /* 8 * MT: tokens of the partial sums */
   int subs;        /* sub-chunks per stage (an even count leaves its box's last one a pad) */
   int pitch;       /* bytes per row of a stage: 64 box, 64 mod 128 */
-  int stages;      /* ring stages per warp */
+  int stages;      /* stages per ring */
   int stage_bytes; /* the weight box, the x box (M rows), to 128 bytes */
   int tx_bytes;    /* what the two boxes bring: (16 GR + M) * pitch */
 };
-
-/* GR = 2: rank r's local group c = warp % 4 is chain 4r + c of the one K slice; its two warps
- * (wn = 0, 1) share ring c, and warp wn = 0 issues the ring's copies. */
-__device__ __forceinline__ bf16fp32__smallm_place group_place(const SArgs &a, int groups) {
-  const int kl = a.kwarps / groups;
-  const int rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
-  bf16fp32__smallm_place p;
-  p.lane = threadIdx.x & 31, p.warp = threadIdx.x >> 5;
-  p.g = p.lane >> 2, p.t = p.lane & 3;
-  p.wn = p.warp / kl;
-  p.wk = rank * kl + p.warp % kl;
-  p.kb = 0, p.ke = a.k;
-  p.nsubs = (a.k + 31) >> 5;
-  bf16fp32__smallm_chain(p.nsubs, p.wk, a.kwarps, &p.j0, &p.j1);
-  return p;
-}
 
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
  * group wk's range of the rank's K slice, summed in increasing order, two MMAs per sub-chunk;
@@ -77,7 +61,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];" ::"l"(&a.tw), "l"(&a.tx)
                  : "memory");
   const bf16fp32__smallm_place pl =
-      GR == 1 ? bf16fp32__smallm_place_warp(a.k, a.ksplit, a.kwarps, true) : group_place(a, GR);
+      GR == 1 ? bf16fp32__smallm_place_warp(a.k, a.ksplit, a.kwarps, true)
+              : bf16fp32__smallm_place_group(a.k, a.kwarps, GR);
   /* the warp's ring, whether it issues the ring's copies, its first row in a stage */
   const int ring = GR == 1 ? pl.warp : pl.warp % (a.kwarps / GR);
   const bool leader = GR == 1 || pl.wn == 0;
@@ -175,12 +160,23 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
                                             BF16FP32__SMALLM_WARPS * a.stages * a.stage_bytes);
     bf16fp32__smallm_finish_warps<MT>(acc, part, wk, wn, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
                                       out, a.ldo);
-  } else { /* ... over the rings, once every warp is done with them */
+  } else { /* ... over the rings, once every warp is done with them (the warp's local chain is
+            * recomputed, not `ring`: holding that across the loop changed ptxas's code for the
+            * measured kernel, 109 -> 101 registers at MT = 8) */
     __syncthreads();
     float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS);
     bf16fp32__smallm_finish_groups<MT>(acc, part, pl.warp % (a.kwarps / GR), wn, a.m, a.mpad,
                                        a.rows, a.kwarps / GR, GR, out, a.ldo);
   }
+}
+
+/* The instance for mt token tiles (1, 2, 4 or 8) and GR blocks per tile. */
+template <int GR>
+cudaError_t launch_mt(int mt, const cudaLaunchConfig_t &cfg, const SArgs &a) {
+  return mt == 1   ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<1, GR>, a)
+         : mt == 2 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<2, GR>, a)
+         : mt == 4 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<4, GR>, a)
+                   : cudaLaunchKernelEx(&cfg, smallm_stream_kernel<8, GR>, a);
 }
 
 }  // namespace
@@ -215,13 +211,5 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->stream_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
-  if (gr == 2)
-    return static_cast<int>(c->mt == 1   ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<1, 2>, a)
-                            : c->mt == 2 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<2, 2>, a)
-                            : c->mt == 4 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<4, 2>, a)
-                                         : cudaLaunchKernelEx(&cfg, smallm_stream_kernel<8, 2>, a));
-  return static_cast<int>(c->mt == 1   ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<1, 1>, a)
-                          : c->mt == 2 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<2, 1>, a)
-                          : c->mt == 4 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<4, 1>, a)
-                                       : cudaLaunchKernelEx(&cfg, smallm_stream_kernel<8, 1>, a));
+  return static_cast<int>(gr == 2 ? launch_mt<2>(c->mt, cfg, a) : launch_mt<1>(c->mt, cfg, a));
 }

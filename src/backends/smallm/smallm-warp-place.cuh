@@ -1,7 +1,7 @@
 /* Where a warp of the decode, tiled and stream kernels sits in the split: its lane's fragment
  * coordinates, its warp group and rows, the block's K slice (by cluster rank) and the range of
- * the slice's sub-chunks its group sums. One definition, so that the three kernels sum the same
- * ranges in the same order. */
+ * the slice's sub-chunks its group sums. One place for both forms (a block per tile, or the
+ * stream kernel's two), so that the kernels sum the same ranges in the same order. */
 #ifndef BF16FP32_SMALLM_WARP_PLACE_CUH
 #define BF16FP32_SMALLM_WARP_PLACE_CUH
 
@@ -36,6 +36,25 @@ bf16fp32__smallm_place_warp(int k, int ksplit, int kwarps, bool whole_k_shortcut
   p.kb = 0, p.ke = k;
   if (!whole_k_shortcut || ksplit > 1) bf16fp32__smallm_slice(k, ksplit, rank, &p.kb, &p.ke);
   p.nsubs = static_cast<int>((p.ke - p.kb + 31) >> 5);
+  bf16fp32__smallm_chain(p.nsubs, p.wk, kwarps, &p.j0, &p.j1);
+  return p;
+}
+
+/* The stream kernel with groups (one K slice; bf16fp32__smallm_use_stream): rank r of `groups`
+ * sums chains r * kl .. + kl - 1 (kl = kwarps / groups), its local group c = warp % kl chain
+ * r * kl + c, over rows 16 wn .. + 15 (wn = warp / kl) of the block's; the ranges are
+ * bf16fp32__smallm_chain's, as above. */
+static __device__ __forceinline__ bf16fp32__smallm_place
+bf16fp32__smallm_place_group(int k, int kwarps, int groups) {
+  const int kl = kwarps / groups;
+  const int rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
+  bf16fp32__smallm_place p;
+  p.lane = threadIdx.x & 31, p.warp = threadIdx.x >> 5;
+  p.g = p.lane >> 2, p.t = p.lane & 3;
+  p.wn = p.warp / kl;
+  p.wk = rank * kl + p.warp % kl;
+  p.kb = 0, p.ke = k;
+  p.nsubs = (k + 31) >> 5;
   bf16fp32__smallm_chain(p.nsubs, p.wk, kwarps, &p.j0, &p.j1);
   return p;
 }
