@@ -379,7 +379,8 @@ static int g_only_n = 0; /* --n: the stream sweep at this N only */
 static void timing_stream_sweep(const std::vector<int> &mlist) {
   static const int kinds[][3] = {{1, 3, 1}, {3, 2, 1}, {3, 3, 1}, {4, 2, 1}, {5, 2, 1},
                                  {5, 3, 1}, {7, 2, 1}, {7, 3, 1}, {1, 4, 2}, {1, 6, 2},
-                                 {3, 2, 2}, {3, 3, 2}, {5, 2, 2}, {7, 2, 2}};
+                                 {3, 2, 2}, {3, 3, 2}, {5, 2, 2}, {5, 3, 2},
+                                 {7, 2, 2}, {7, 3, 2}};
   printf("\nstream kernel stages (us per call, plain / pdl): N K M | chosen |");
   for (auto &kd : kinds) printf(" %d x %d g%d |", kd[0], kd[1], kd[2]);
   printf(" (sub-chunks x stages, groups; the stages that fit)\n");
@@ -408,7 +409,8 @@ static void timing_stream_sweep(const std::vector<int> &mlist) {
 // ncu targets: a few single calls (the decode and tiled kernels, then the stream kernel where the
 // table picks it).
 static void ncu_calls() {
-  const int cases[][3] = {{256, 4096, 1}, {2048, 7168, 1}, {2048, 7168, 32}, {2048, 7168, 64}};
+  const int cases[][3] = {{256, 4096, 1}, {2048, 7168, 1}, {2048, 7168, 8}, {2048, 7168, 32},
+                          {2048, 7168, 64}};
   for (auto &cs : cases) {
     Rot r(cs[2], cs[0], cs[1]);
     bf16fp32__smallm_config cfg;
