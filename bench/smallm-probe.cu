@@ -333,7 +333,7 @@ static void timing_setup() {
 
 // Variant of the chosen configuration: v = 0 as chosen, 1 the decode kernel with the other
 // weight ring (deep where the choice is not, and back), 2 the tiled kernel (smallm-kernel.cu)
-// at any M, 3 the decode kernel at M <= 64, 4 the stream kernel at M <= 16 (else unchanged) with
+// at any M, 3 the decode kernel at M <= 64, 4 the stream kernel at M <= 64 (else unchanged) with
 // stages of `subs` sub-chunks, up to `stages` of them, `groups` blocks per tile.
 static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v, int64_t m = 0,
                                        int subs = 5, int stages = 3, int groups = 1) {
