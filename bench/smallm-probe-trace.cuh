@@ -233,7 +233,29 @@ static void exp_trace() {
     }
   }
 }
+
+// --trace-stream: the library's choice (the stream kernel where its table picks it) at a few
+// cells, plain and under PDL: where the start and the end of a stream call go.
+static void exp_trace_stream() {
+  printf("trace of the chosen kernel (us; p0 entry, p2 barriers set up, p1 after griddepcontrol.wait (first "
+         "weight copies issued), p3 main loop done, p4 block sum ready, p5 end)\n");
+  const struct { int si, m; } runs[] = {{8, 1}, {8, 8}, {8, 16}, {3, 1}, {7, 1}, {8, 32}};
+  for (auto ru : runs)
+    for (int pdl = 0; pdl < 2; pdl++) {
+      Rot r(ru.m, g_shapes[ru.si][0], g_shapes[ru.si][1]);
+      bf16fp32__smallm_config c;
+      if (bf16fp32__smallm_choose(r.m, r.n, r.k, g_sms, g_smem, &c) != 0) continue;
+      bf16fp32__smallm_prefer_stream(&c, r.m, r.n, r.k, g_sms, pdl, g_smem);
+      char name[96];
+      trace_clear();
+      double t = time_smallm(r, pdl, &c);
+      snprintf(name, sizeof name, "%lldx%lld M=%d %s %dx%d g%d%s", (long long)r.n, (long long)r.k, ru.m,
+               c.stream ? "stream" : "other", c.stream_subs, c.stream_stages, c.stream_groups, pdl ? " pdl" : "");
+      trace_report(name, t, c.grid_x * c.grid_y);
+    }
+}
 #else
+static void exp_trace_stream() { printf("--trace-stream needs a build with -DBF16FP32_SMALLM_TRACE -rdc=true\n"); }
 static void exp_trace() { printf("--trace needs a build with -DBF16FP32_SMALLM_TRACE -rdc=true\n"); }
 #endif
 

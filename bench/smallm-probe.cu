@@ -6,8 +6,9 @@
 // --wide: the wide and wgmma kernels' block shapes at M = 64, 128, 256 (with --no-table: only those);
 // --ncu-wide: single wide- and wgmma-kernel calls for a profiler.
 // --trace: global-timer stamps inside the kernels (smallm-probe-trace.cuh; build with
-//        -DBF16FP32_SMALLM_TRACE -rdc=true).
+//        -DBF16FP32_SMALLM_TRACE -rdc=true); --trace-stream: the same at a few cells of the stream kernel.
 // --stream-sweep: the stream kernel's stage sizes and counts at M <= 64 (plain and PDL).
+// --chosen: the library's choice alone, plain and under PDL (two builds compared).
 // --ms 1,2,4,8,16: the timing table (and --wide, --stream-sweep) at these M only.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
@@ -405,6 +406,20 @@ static void timing_stream_sweep(const std::vector<int> &mlist) {
       fflush(stdout);
     }
   }
+}
+
+// The library's choice alone (--chosen), plain and under PDL, per shape and M: two builds of the
+// probe compared cell by cell.
+static void timing_chosen(const std::vector<int> &mlist) {
+  printf("\nchosen kernel (us per call, plain / pdl): N K M\n");
+  for (auto &sh : g_shapes)
+    for (int m : mlist) {
+      if (g_only_n && sh[0] != g_only_n) continue;
+      Rot r(m, sh[0], sh[1]);
+      printf("%5lld %5lld %3d | %6.2f %6.2f\n", (long long)r.n, (long long)r.k, m, time_smallm(r, 0),
+             time_smallm(r, 1));
+      fflush(stdout);
+    }
 }
 
 // ncu targets: a few single calls (the decode and tiled kernels, then the stream kernel where the
@@ -808,7 +823,7 @@ int main(int argc, char **argv) {
   int e = bf16fp32__smallm_load(g_smem);
   if (e) { printf("load failed %d\n", e); return 2; }
   bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true, do_wide = false, do_table = true;
-  bool do_stream_sweep = false;
+  bool do_stream_sweep = false, do_chosen = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--no-check")) do_check = false;
     if (!strcmp(argv[i], "--no-time")) do_time = false;
@@ -817,6 +832,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--quick")) g_quick = true;
     if (!strcmp(argv[i], "--stream")) g_stream = true;
     if (!strcmp(argv[i], "--stream-sweep")) do_stream_sweep = true;
+    if (!strcmp(argv[i], "--chosen")) do_chosen = true;
     if (!strcmp(argv[i], "--n") && i + 1 < argc) g_only_n = atoi(argv[++i]); /* sweep one N */
     if (!strcmp(argv[i], "--wide")) do_wide = true;
     if (!strcmp(argv[i], "--no-table")) do_table = false;
@@ -833,6 +849,11 @@ int main(int argc, char **argv) {
       exp_frag_reads(!strcmp(argv[i], "--frag-vec"));
       if (!strcmp(argv[i], "--frag-vec")) return 0;
       if (!strcmp(argv[i], "--reads")) exp_reads();
+      return 0;
+    }
+    if (!strcmp(argv[i], "--trace-stream")) {
+      timing_setup();
+      exp_trace_stream();
       return 0;
     }
     if (!strcmp(argv[i], "--trace")) {
@@ -864,6 +885,7 @@ int main(int argc, char **argv) {
     } else {
       timing_table({1, 4, 16, 32, 64, 128, 256});
     }
+    if (do_chosen) timing_chosen(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
     if (do_stream_sweep) timing_stream_sweep(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
     if (do_wide) timing_wide();
     if (do_pairs) timing_pairs();
