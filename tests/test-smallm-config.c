@@ -259,8 +259,8 @@ static void test_stream(void) {
   expect_stream(64, 256, 4096, H200_SMS, 1, 0, 0);
   expect_stream(64, 512, 7168, H200_SMS, 0, 0, 0); /* the wide kernel's there */
   expect_stream(65, 2048, 7168, H200_SMS, 0, 0, 0);
-  expect_stream(1, 1024, 7168, H200_SMS, 0, 7, 2); /* 1024 x 7168 plain: all but M = 5-8 */
-  expect_stream(8, 1024, 7168, H200_SMS, 0, 0, 0);
+  expect_stream(1, 1024, 7168, H200_SMS, 0, 7, 2); /* 1024 x 7168 plain: M = 1-16 */
+  expect_stream(8, 1024, 7168, H200_SMS, 0, 7, 2);
   expect_stream(12, 1024, 7168, H200_SMS, 0, 5, 2);
   expect_stream(4, 2048, 4096, H200_SMS, 0, 4, 2); /* 2048 x 4096 plain: up to M = 4 */
   expect_stream(5, 2048, 4096, H200_SMS, 0, 0, 0);

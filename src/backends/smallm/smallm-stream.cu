@@ -51,7 +51,7 @@ struct SArgs {
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
  * group wk's range of the rank's K slice, summed in increasing order, two MMAs per sub-chunk;
  * then the partial sums go to the cluster sum (with groups: the chains' sums, in chain order). */
-template <int MT, int GR>
+template <int MT, int GR, bool XIL>
 __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     smallm_stream_kernel(const __grid_constant__ SArgs a) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -105,13 +105,17 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
                       bars + 8 * slot);
   };
   /* The weights do not depend on the previous kernel: under programmatic dependent launch the
-   * first stages' weights are fetched while it finishes, x only after it is done. */
+   * first stages' weights are fetched while it finishes, x only after it is done. XIL (plain
+   * launches, bf16fp32__smallm_stream_launch): each stage's x box right after its weights. */
   if (issuer)
-    for (int s = 0; s < a.stages && s < nst; s++) load_w(s, s);
+    for (int s = 0; s < a.stages && s < nst; s++) {
+      load_w(s, s);
+      if (XIL) load_x(s, s);
+    }
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   BF16FP32__SMALLM_STAMP(1);
-  if (issuer)
+  if (issuer && !XIL)
     for (int s = 0; s < a.stages && s < nst; s++) load_x(s, s);
 
   float acc[MT][4];
@@ -173,19 +177,21 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
 /* The instance for mt token tiles (1, 2, 4 or 8) and GR blocks per tile. */
 template <int GR>
 cudaError_t launch_mt(int mt, const cudaLaunchConfig_t &cfg, const SArgs &a) {
-  return mt == 1   ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<1, GR>, a)
-         : mt == 2 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<2, GR>, a)
-         : mt == 4 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<4, GR>, a)
-                   : cudaLaunchKernelEx(&cfg, smallm_stream_kernel<8, GR>, a);
+  return mt == 1   ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<1, GR, false>, a)
+         : mt == 2 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<2, GR, false>, a)
+         : mt == 4 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<4, GR, false>, a)
+                   : cudaLaunchKernelEx(&cfg, smallm_stream_kernel<8, GR, false>, a);
 }
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_stream_load(size_t smem_limit) {
   return static_cast<int>(bf16fp32__smallm_allow_smem(
-      smem_limit, smallm_stream_kernel<1, 1>, smallm_stream_kernel<2, 1>,
-      smallm_stream_kernel<4, 1>, smallm_stream_kernel<8, 1>, smallm_stream_kernel<1, 2>,
-      smallm_stream_kernel<2, 2>, smallm_stream_kernel<4, 2>, smallm_stream_kernel<8, 2>));
+      smem_limit, smallm_stream_kernel<1, 1, false>, smallm_stream_kernel<2, 1, false>,
+      smallm_stream_kernel<4, 1, false>, smallm_stream_kernel<8, 1, false>,
+      smallm_stream_kernel<1, 2, false>, smallm_stream_kernel<2, 2, false>,
+      smallm_stream_kernel<4, 2, false>, smallm_stream_kernel<8, 2, false>,
+      smallm_stream_kernel<1, 1, true>, smallm_stream_kernel<2, 1, true>));
 }
 
 extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, int64_t m,
@@ -211,5 +217,14 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->stream_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
+  /* Launched plainly with two-stage rings and up to 16 tokens, each stage's x box goes out right
+   * after its weights instead of after all of them: on the H200 (smallm-probe --chosen, two
+   * interleaved runs; docs/smallm-notes.md, session 15) 2048x4096 M = 2 / 4 (4 x 2) 7.13 / 7.28
+   * -> 6.91 / 7.01 us, 1024x7168 M = 1 / 16 (7 x 2, 5 x 2) 6.93 / 7.97 -> 6.72 / 7.60,
+   * 2048x7168 M = 8 / 16 (7 x 2, 5 x 2) 10.06 / 11.41 -> 9.80 / 11.01; with three stages
+   * (2048x7168 M = 1, 7 x 3) 1 % slower, so not there. */
+  if (!use_pdl && gr == 1 && c->stream_stages == 2 && c->mt <= 2)
+    return static_cast<int>(cudaLaunchKernelEx(
+        &cfg, c->mt == 1 ? smallm_stream_kernel<1, 1, true> : smallm_stream_kernel<2, 1, true>, a));
   return static_cast<int>(gr == 2 ? launch_mt<2>(c->mt, cfg, a) : launch_mt<1>(c->mt, cfg, a));
 }
