@@ -238,6 +238,7 @@ static int stream_groups(int64_t m, int64_t n, int64_t k, int pdl) {
  * do not fit; never above M = 64 or on a tile kernel's configuration. */
 static void test_stream(void) {
   expect_stream(1, 2048, 7168, H200_SMS, 0, 7, 3);
+  expect_stream(4, 2048, 7168, H200_SMS, 0, 7, 2); /* two stages, x beside the weights */
   expect_stream(12, 2048, 7168, H200_SMS, 0, 7, 2);
   expect_stream(16, 2048, 7168, H200_SMS, 0, 5, 2); /* 7 do not fit */
   /* two blocks per tile: 2048 x 7168 from M = 17, 2048 x 4096 from M = 33 */

@@ -199,8 +199,9 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
 }
 
 /* Where the stream kernel beat the kernel bf16fp32__smallm_choose picks on an H200 (132 SMs;
- * smallm-probe --stream-sweep, docs/smallm-notes.md sessions 10, 12, 13 and 15: 1024x7168 M = 8
- * plain, 7 x 2 with x issued beside the weights, 7.10 us against the decode kernel's 7.34), per launch kind
+ * smallm-probe --stream-sweep, docs/smallm-notes.md sessions 10, 12, 13 and 15; session 15, with
+ * x issued beside the weights in plain launches: 1024x7168 M = 8, 7 x 2, 7.10 us against the
+ * decode kernel's 7.34; 2048x7168 M = 4, 7 x 2, 9.50-9.54 against 7 x 3's 9.61-9.64), per launch kind
  * (plain, under programmatic dependent launch, where its weight copies start while the previous
  * kernel finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32,
  * 5: 33-64), with the stage size and count and the blocks per tile that measured fastest; the
@@ -211,7 +212,8 @@ enum { PLAIN = 0, PDL = 1, EITHER = 2 };
 static const struct {
   int n, k, launch, mclasses, subs, stages, groups;
 } stream_132[] = {
-    {2048, 7168, PLAIN, 0xf, 7, 3, 1}, {2048, 7168, PLAIN, 0xf, 5, 3, 1},
+    {2048, 7168, PLAIN, 0x1, 7, 3, 1}, {2048, 7168, PLAIN, 0xe, 7, 2, 1},
+    {2048, 7168, PLAIN, 0x8, 5, 3, 1},
     {1024, 7168, PLAIN, 0x7, 7, 2, 1}, {1024, 7168, PLAIN, 0x8, 5, 2, 1},
     {2048, 4096, PLAIN, 0x3, 4, 2, 1},
     {2048, 7168, PDL, 0xf, 7, 3, 1},   {2048, 7168, PDL, 0xf, 5, 3, 1},
