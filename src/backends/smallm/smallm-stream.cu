@@ -17,7 +17,10 @@
  * M = 16-64 the x rows are most of what a stage brings. The chain sums are added in chain order
  * by the cluster (bf16fp32__smallm_finish_groups), as one block adds them. On the H200 at
  * 2048 x 7168, stages of 3 sub-chunks x 3: M = 32 12.87 us against 13.53 with a ring per warp,
- * M = 64 15.12 against 17.06; slower at M <= 16 (the cluster sum, half the rings in flight). */
+ * M = 64 15.12 against 17.06; slower at M <= 16 (the cluster sum, half the rings in flight).
+ *
+ * XIL (plain launches, a ring per warp, two stages, up to 16 tokens): each first stage's x box is
+ * issued right after its weights, not after all of them (bf16fp32__smallm_stream_launch). */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
