@@ -230,9 +230,9 @@ static int stream_groups(int64_t m, int64_t n, int64_t k, int pdl) {
   return c.stream ? c.stream_groups : 0;
 }
 
-/* The stream kernel: at M <= 16 where it measured faster (in plain launches at 2048 x 7168,
- * 1024 x 7168 but M = 5-8, and 2048 x 4096 up to M = 4; under PDL at N >= 1024, at 384 x 7168
- * and 256 x 7168, and at 512 x K and 256 x 4096 up to M = 4), at M = 17-32 for N >= 1024 and
+/* The stream kernel: at M <= 16 where it measured faster (in plain launches at N >= 1024 and at
+ * 256 x 7168 for M = 9-16; under PDL at every shape, at 256 x 4096 up to M = 4 and at 512 x 4096
+ * up to M = 8, three-sub-chunk stages at small N from M = 5), at M = 17-32 for N >= 1024 and
  * at M = 33-64 for N >= 1024, 384 x 7168 and 256 x 7168 (both launch kinds), on 132 SMs only,
  * with the stage size and count of the first table entry that fits, fewer stages where those
  * do not fit; never above M = 64 or on a tile kernel's configuration. */
@@ -263,17 +263,29 @@ static void test_stream(void) {
   expect_stream(1, 1024, 7168, H200_SMS, 0, 7, 2); /* 1024 x 7168 plain: M = 1-16 */
   expect_stream(8, 1024, 7168, H200_SMS, 0, 7, 2);
   expect_stream(12, 1024, 7168, H200_SMS, 0, 5, 2);
-  expect_stream(4, 2048, 4096, H200_SMS, 0, 4, 2); /* 2048 x 4096 plain: up to M = 4 */
-  expect_stream(5, 2048, 4096, H200_SMS, 0, 0, 0);
+  expect_stream(4, 2048, 4096, H200_SMS, 0, 4, 2); /* 2048 x 4096 plain: 4, then 5 from M = 9 */
+  expect_stream(8, 2048, 4096, H200_SMS, 0, 4, 2);
+  expect_stream(9, 2048, 4096, H200_SMS, 0, 5, 2);
+  expect_stream(8, 256, 7168, H200_SMS, 0, 0, 0); /* 256 x 7168 plain: M = 9-14 */
+  expect_stream(12, 256, 7168, H200_SMS, 0, 7, 2);
+  expect_stream(14, 256, 7168, H200_SMS, 0, 7, 2);
+  expect_stream(15, 256, 7168, H200_SMS, 0, 0, 0);
   expect_stream(4, 256, 4096, H200_SMS, 1, 4, 2); /* 256 x 4096 PDL: up to M = 4 */
   expect_stream(4, 256, 4096, H200_SMS, 0, 0, 0);
   expect_stream(4, 2048, 4096, H200_SMS, 1, 7, 3); /* 2048 x 4096 PDL: 7, 4, then 5 */
   expect_stream(8, 2048, 4096, H200_SMS, 1, 4, 2);
-  expect_stream(9, 2048, 4096, H200_SMS, 1, 5, 2);
+  expect_stream(9, 2048, 4096, H200_SMS, 1, 7, 2); /* ... 7 at M = 9-14, then 5 */
+  expect_stream(14, 2048, 4096, H200_SMS, 1, 7, 2);
+  expect_stream(15, 2048, 4096, H200_SMS, 1, 5, 2);
   expect_stream(4, 1024, 4096, H200_SMS, 0, 0, 0);
-  expect_stream(4, 1024, 4096, H200_SMS, 1, 4, 2);
-  expect_stream(4, 512, 7168, H200_SMS, 1, 5, 2); /* 512 x 7168 PDL: up to M = 4 */
-  expect_stream(5, 512, 7168, H200_SMS, 1, 0, 0);
+  expect_stream(4, 1024, 4096, H200_SMS, 1, 3, 2);
+  expect_stream(16, 1024, 4096, H200_SMS, 1, 3, 2);
+  expect_stream(4, 512, 7168, H200_SMS, 1, 5, 2); /* 512 x K PDL: 5, then 3 from M = 5 */
+  expect_stream(5, 512, 7168, H200_SMS, 1, 3, 2);
+  expect_stream(16, 512, 7168, H200_SMS, 1, 3, 2);
+  expect_stream(8, 512, 4096, H200_SMS, 1, 3, 2);
+  expect_stream(9, 512, 4096, H200_SMS, 1, 0, 0);
+  expect_stream(16, 384, 7168, H200_SMS, 1, 3, 2);
   expect_stream(1, 384, 7168, H200_SMS, 1, 7, 2); /* 7 where they fit, else as chosen */
   expect_stream(14, 256, 7168, H200_SMS, 1, 7, 2);
   expect_stream(15, 256, 7168, H200_SMS, 1, 0, 0);

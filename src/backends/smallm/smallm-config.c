@@ -201,13 +201,17 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
 /* Where the stream kernel beat the kernel bf16fp32__smallm_choose picks on an H200 (132 SMs;
  * smallm-probe --stream-sweep, docs/smallm-notes.md sessions 10, 12, 13 and 15; session 15, with
  * x issued beside the weights in plain launches: 1024x7168 M = 8, 7 x 2, 7.10 us against the
- * decode kernel's 7.34; 2048x7168 M = 4, 7 x 2, 9.50-9.54 against 7 x 3's 9.61-9.64), per launch kind
+ * decode kernel's 7.34; 2048x7168 M = 4, 7 x 2, 9.50-9.54 against 7 x 3's 9.61-9.64; session 16 at
+ * M = 5-16, e.g. 512x7168 M = 8 under PDL, 3 x 2, 4.33 against the tiled kernel's 5.86), per launch kind
  * (plain, under programmatic dependent launch, where its weight copies start while the previous
  * kernel finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32,
  * 5: 33-64), with the stage size and count and the blocks per tile that measured fastest; the
  * first entry that fits is taken (7-sub-chunk stages do not fit at the largest M; with a ring
  * per warp, above 32 tokens only one-sub-chunk stages do). Two stages where a K split's clusters
- * of 8 need two blocks per SM to run in one wave (512 x K). */
+ * of 8 need two blocks per SM to run in one wave (512 x K). Under PDL, small stages (3 x 2) at
+ * M = 5-16 leave room on each SM for a block of the next call, which then starts its copies
+ * while this one runs (1024x7168 M = 5 against 8, 5 x 2: 4.93 against 5.89 us, where the
+ * stages of M = 8 no longer leave that room). */
 enum { PLAIN = 0, PDL = 1, EITHER = 2 };
 static const struct {
   int n, k, launch, mclasses, subs, stages, groups;
@@ -215,12 +219,16 @@ static const struct {
     {2048, 7168, PLAIN, 0x1, 7, 3, 1}, {2048, 7168, PLAIN, 0xe, 7, 2, 1},
     {2048, 7168, PLAIN, 0x8, 5, 3, 1},
     {1024, 7168, PLAIN, 0x7, 7, 2, 1}, {1024, 7168, PLAIN, 0x8, 5, 2, 1},
-    {2048, 4096, PLAIN, 0x3, 4, 2, 1},
+    {2048, 4096, PLAIN, 0x7, 4, 2, 1}, {2048, 4096, PLAIN, 0x8, 5, 2, 1},
+    {256, 7168, PLAIN, 0x8, 7, 2, 1},
     {2048, 7168, PDL, 0xf, 7, 3, 1},   {2048, 7168, PDL, 0xf, 5, 3, 1},
     {1024, 7168, PDL, 0xf, 5, 2, 1},   {2048, 4096, PDL, 0x3, 7, 3, 1},
-    {2048, 4096, PDL, 0x4, 4, 2, 1},   {2048, 4096, PDL, 0x8, 5, 2, 1},
-    {1024, 4096, PDL, 0xf, 4, 2, 1},   {512, 4096, PDL, 0x3, 5, 2, 1},
-    {512, 7168, PDL, 0x3, 5, 2, 1},    {384, 7168, PDL, 0xf, 7, 2, 1},
+    {2048, 4096, PDL, 0x4, 4, 2, 1},   {2048, 4096, PDL, 0x8, 7, 2, 1},
+    {2048, 4096, PDL, 0x8, 5, 2, 1},
+    {1024, 4096, PDL, 0xf, 3, 2, 1},
+    {512, 4096, PDL, 0x3, 5, 2, 1},    {512, 4096, PDL, 0x4, 3, 2, 1},
+    {512, 7168, PDL, 0x3, 5, 2, 1},    {512, 7168, PDL, 0xc, 3, 2, 1},
+    {384, 7168, PDL, 0x3, 7, 2, 1},    {384, 7168, PDL, 0xc, 3, 2, 1},
     {256, 7168, PDL, 0xf, 7, 2, 1},    {256, 4096, PDL, 0x3, 4, 2, 1},
     /* M = 17-64; at N = 2048 first two blocks per tile (session 13: 2048x7168 M = 32 / 48 / 64
      * 13.5 / 16.5 / 16.9 us -> 12.9 / 14.3 / 15.1, 2048x4096 M = 48-64 2-3 % faster) */
