@@ -198,13 +198,21 @@ static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_stage_bytes(int64_
   return (int)(((wrows + m) * 64 * bf16fp32__smallm_stream_box_subs(subs) + 127) / 128 * 128);
 }
 
+/* log2 of a split's warp groups, which are 1, 2, 4 or 8 (128 / rows): 0, 1, 2, 3. The kernels'
+ * place arithmetic shifts by it instead of dividing: a division by a runtime value is some 150
+ * cycles of a lone warp, paid at every block's start before its first load or copy (1-3 % of a
+ * call at M <= 32 on the H200; docs/smallm-notes.md, session 16). */
+static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_kwarps_log2(int kwarps) {
+  return (kwarps >> 1) - (kwarps >> 3);
+}
+
 /* Sub-chunks [*j0, *j1) of a slice of nsubs that warp group wk of kwarps sums: contiguous
  * ranges of chain_len = ceil(nsubs / kwarps), the last ones shorter or empty. One range per
  * group (not every kwarps-th sub-chunk) keeps each group's weight reads in order along its rows,
  * and lets a kernel that visits the slice in k order finish one group's sum before the next
  * begins. */
 static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_chain_len(int nsubs, int kwarps) {
-  return (nsubs + kwarps - 1) / kwarps;
+  return (nsubs + kwarps - 1) >> bf16fp32__smallm_kwarps_log2(kwarps);
 }
 static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_chain(int nsubs, int wk, int kwarps,
                                                                int *j0, int *j1) {

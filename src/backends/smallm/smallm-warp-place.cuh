@@ -29,7 +29,8 @@ bf16fp32__smallm_place_warp(int k, int ksplit, int kwarps, bool whole_k_shortcut
   bf16fp32__smallm_place p;
   p.lane = threadIdx.x & 31, p.warp = threadIdx.x >> 5;
   p.g = p.lane >> 2, p.t = p.lane & 3;
-  p.wk = p.warp % kwarps, p.wn = p.warp / kwarps;
+  /* kwarps is 1, 2, 4 or 8: shifts, not divisions (bf16fp32__smallm_kwarps_log2) */
+  p.wk = p.warp & (kwarps - 1), p.wn = p.warp >> bf16fp32__smallm_kwarps_log2(kwarps);
   /* the cluster rank picks the block's K slice */
   const int rank =
       ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
@@ -46,13 +47,13 @@ bf16fp32__smallm_place_warp(int k, int ksplit, int kwarps, bool whole_k_shortcut
  * bf16fp32__smallm_chain's, as above. */
 static __device__ __forceinline__ bf16fp32__smallm_place
 bf16fp32__smallm_place_group(int k, int kwarps, int groups) {
-  const int kl = kwarps / groups;
+  const int kl = kwarps / groups; /* a power of two, as kwarps and groups are */
   const int rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
   bf16fp32__smallm_place p;
   p.lane = threadIdx.x & 31, p.warp = threadIdx.x >> 5;
   p.g = p.lane >> 2, p.t = p.lane & 3;
-  p.wn = p.warp / kl;
-  p.wk = rank * kl + p.warp % kl;
+  p.wn = p.warp >> bf16fp32__smallm_kwarps_log2(kl);
+  p.wk = rank * kl + (p.warp & (kl - 1));
   p.kb = 0, p.ke = k;
   p.nsubs = (k + 31) >> 5;
   bf16fp32__smallm_chain(p.nsubs, p.wk, kwarps, &p.j0, &p.j1);
