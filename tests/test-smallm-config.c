@@ -352,6 +352,23 @@ static void test_chains(void) {
     }
 }
 
+/* The slice bounds the kernels get from the host are bf16fp32__smallm_slice's, for every rank,
+ * and the last one ends at K. */
+static void test_slices(void) {
+  for (int64_t k = 8; k <= 20000; k += k < 600 ? 8 : 2056)
+    for (int ksplit = 1; ksplit <= BF16FP32__SMALLM_MAX_SPLIT && ksplit <= (k + 31) / 32; ksplit++) {
+      bf16fp32__smallm_slices s;
+      memset(&s, 0xff, sizeof s);
+      bf16fp32__smallm_fill_slices(k, ksplit, &s);
+      for (int r = 0; r < ksplit; r++) {
+        int64_t k0, k1;
+        bf16fp32__smallm_slice(k, ksplit, r, &k0, &k1);
+        CHECK(s.k[r] == k0 && s.k[r + 1] == k1);
+      }
+      CHECK(s.k[ksplit] == k);
+    }
+}
+
 /* The wide kernel's groups: rank r sums chains r C .. r C + C - 1 (C = WK / groups), so the
  * ranks' ranges follow one another, start where a chain starts and cover the slice; and the
  * limits of bf16fp32__smallm_use_groups. */
@@ -429,6 +446,7 @@ int main(void) {
   test_stream();
   test_groups();
   test_chains();
+  test_slices();
   test_cluster_shares();
   test_slices_and_rows();
   return testing_summary("test-smallm-config");

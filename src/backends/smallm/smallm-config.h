@@ -187,6 +187,22 @@ static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_slice(int64_t k, int ksp
   *k1 = b < k ? b : k;
 }
 
+/* Every K slice's bounds, as the kernels' arguments carry them: slice r is [k[r], k[r + 1]),
+ * bf16fp32__smallm_slice's, found on the host so that no block divides 64-bit values at its
+ * start (docs/smallm-notes.md, session 16). */
+typedef struct bf16fp32__smallm_slices {
+  int k[BF16FP32__SMALLM_MAX_SPLIT + 1];
+} bf16fp32__smallm_slices;
+static inline void bf16fp32__smallm_fill_slices(int64_t k, int ksplit,
+                                                bf16fp32__smallm_slices *s) {
+  for (int r = 0; r < ksplit && r < BF16FP32__SMALLM_MAX_SPLIT; r++) {
+    int64_t k0, k1;
+    bf16fp32__smallm_slice(k, ksplit, r, &k0, &k1);
+    s->k[r] = (int)k0;
+  }
+  s->k[ksplit < BF16FP32__SMALLM_MAX_SPLIT ? ksplit : BF16FP32__SMALLM_MAX_SPLIT] = (int)k;
+}
+
 /* The stream kernel's boxes hold an odd number of 32-wide sub-chunks (a stage of `subs`, rounded
  * up to odd: the last one then a pad): a row pitch of 64 x odd bytes, 64 mod 128, keeps the
  * 16-byte fragment reads of rows g and g + 1 in different banks. */

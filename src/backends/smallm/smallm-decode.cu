@@ -21,6 +21,7 @@ struct DArgs {
   long long ldx, ldw, ldo;
   int m, k;
   int rows, ksplit, kwarps;
+  bf16fp32__smallm_slices slices; /* the K slices (bf16fp32__smallm_fill_slices) */
   int mpad;        /* 8 * MT: tokens of the partial sums */
   int pdl;         /* launched with programmatic dependent launch */
 };
@@ -58,7 +59,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
   constexpr int DW = Depth<MT, DEEP>::DW, DX = Depth<MT, DEEP>::DX;
   extern __shared__ __align__(16) float smem[]; /* the partial sums */
   BF16FP32__SMALLM_STAMP(0);
-  const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.k, a.ksplit, a.kwarps, false);
+  const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.slices, a.ksplit, a.kwarps);
   const int lane = pl.lane, warp = pl.warp, g = pl.g, t = pl.t, wk = pl.wk, wn = pl.wn;
   const int64_t kb = pl.kb, ke = pl.ke;
   const int nsubs = pl.nsubs, j0 = pl.j0;
@@ -180,6 +181,7 @@ extern "C" int bf16fp32__smallm_decode_launch(const bf16fp32__smallm_config *c, 
   a.ldx = ldx, a.ldw = ldw, a.ldo = ldo;
   a.m = static_cast<int>(m), a.k = static_cast<int>(k);
   a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
+  bf16fp32__smallm_fill_slices(k, a.ksplit, &a.slices);
   a.mpad = c->mpad;
   a.pdl = use_pdl;
   cudaStream_t s = static_cast<cudaStream_t>(stream);

@@ -23,6 +23,7 @@ struct Args {
   long long ldx, ldw, ldo;
   int m, k;
   int rows, ksplit, kwarps;
+  bf16fp32__smallm_slices slices; /* the K slices (bf16fp32__smallm_fill_slices) */
   int rshift; /* log2(rows): the index splits below are shifts, not divisions */
   int mpad, sb, xk, dbuf;
   int xbuf_bytes;
@@ -56,7 +57,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
   extern __shared__ __align__(128) unsigned char smem[];
   BF16FP32__SMALLM_STAMP(0);
   const int tid = threadIdx.x;
-  const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.k, a.ksplit, a.kwarps, false);
+  const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.slices, a.ksplit, a.kwarps);
   const int g = pl.g, t = pl.t, wk = pl.wk, wn = pl.wn;
   const int64_t kb = pl.kb, ke = pl.ke;
   const int nsubs = pl.nsubs, j0 = pl.j0;                       /* sub-chunks of this slice */
@@ -222,6 +223,7 @@ extern "C" int bf16fp32__smallm_launch(const bf16fp32__smallm_config *c, int64_t
   a.ldx = ldx, a.ldw = ldw, a.ldo = ldo;
   a.m = static_cast<int>(m), a.k = static_cast<int>(k);
   a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
+  bf16fp32__smallm_fill_slices(k, a.ksplit, &a.slices);
   a.rshift = 0;
   while ((1 << a.rshift) < a.rows) a.rshift++;
   a.mpad = c->mpad, a.sb = c->sb, a.xk = c->xk, a.dbuf = c->dbuf;

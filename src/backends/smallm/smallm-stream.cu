@@ -43,6 +43,7 @@ struct SArgs {
   long long ldo;
   int m, k;
   int rows, ksplit, kwarps; /* rows: of a block (the split's, times GR) */
+  bf16fp32__smallm_slices slices; /* the K slices (bf16fp32__smallm_fill_slices) */
   int mpad;        /* 8 * MT: tokens of the partial sums */
   int subs;        /* sub-chunks per stage (an even count leaves its box's last one a pad) */
   int pitch;       /* bytes per row of a stage: 64 box, 64 mod 128 */
@@ -64,10 +65,10 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];" ::"l"(&a.tw), "l"(&a.tx)
                  : "memory");
   const bf16fp32__smallm_place pl =
-      GR == 1 ? bf16fp32__smallm_place_warp(a.k, a.ksplit, a.kwarps, true)
+      GR == 1 ? bf16fp32__smallm_place_warp(a.slices, a.ksplit, a.kwarps)
               : bf16fp32__smallm_place_group(a.k, a.kwarps, GR);
   /* the warp's ring, whether it issues the ring's copies, its first row in a stage */
-  const int ring = GR == 1 ? pl.warp : pl.warp % (a.kwarps / GR);
+  const int ring = GR == 1 ? pl.warp : pl.warp & (a.kwarps / GR - 1); /* powers of two */
   const bool leader = GR == 1 || pl.wn == 0;
   const int row0 = GR == 1 ? 0 : 16 * pl.wn;
   const int lane = pl.lane, g = pl.g, t = pl.t, wk = pl.wk, wn = pl.wn;
@@ -211,6 +212,7 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   a.out = out, a.ldo = ldo;
   a.m = static_cast<int>(m), a.k = static_cast<int>(k);
   a.rows = c->split.rows * gr, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
+  bf16fp32__smallm_fill_slices(k, a.ksplit, &a.slices);
   a.mpad = c->mpad;
   a.subs = c->stream_subs;
   a.stages = c->stream_stages;

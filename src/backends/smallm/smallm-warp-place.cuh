@@ -20,12 +20,9 @@ struct bf16fp32__smallm_place {
   int j0, j1;     /* the group's range of them */
 };
 
-/* whole_k_shortcut: with one K slice, skip the slice formula (64-bit divisions). The stream
- * kernel takes it (2 % faster at 2048 x 7168, one slice, on the H200); in the decode and tiled
- * kernels the same branch measured 1-3 % slower at the shapes with K slices and is left out
- * (smallm-probe A/B, docs/smallm-notes.md session 11). */
+/* The warp's place in a block of rank `rank`'s K slice (the slices from the host: no division). */
 static __device__ __forceinline__ bf16fp32__smallm_place
-bf16fp32__smallm_place_warp(int k, int ksplit, int kwarps, bool whole_k_shortcut) {
+bf16fp32__smallm_place_warp(const bf16fp32__smallm_slices &slices, int ksplit, int kwarps) {
   bf16fp32__smallm_place p;
   p.lane = threadIdx.x & 31, p.warp = threadIdx.x >> 5;
   p.g = p.lane >> 2, p.t = p.lane & 3;
@@ -34,8 +31,7 @@ bf16fp32__smallm_place_warp(int k, int ksplit, int kwarps, bool whole_k_shortcut
   /* the cluster rank picks the block's K slice */
   const int rank =
       ksplit > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
-  p.kb = 0, p.ke = k;
-  if (!whole_k_shortcut || ksplit > 1) bf16fp32__smallm_slice(k, ksplit, rank, &p.kb, &p.ke);
+  p.kb = slices.k[rank], p.ke = slices.k[rank + 1];
   p.nsubs = static_cast<int>((p.ke - p.kb + 31) >> 5);
   bf16fp32__smallm_chain(p.nsubs, p.wk, kwarps, &p.j0, &p.j1);
   return p;
