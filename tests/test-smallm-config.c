@@ -278,7 +278,7 @@ static void test_stream(void) {
   expect_stream(14, 2048, 4096, H200_SMS, 1, 7, 2);
   expect_stream(15, 2048, 4096, H200_SMS, 1, 5, 2);
   expect_stream(4, 1024, 4096, H200_SMS, 0, 0, 0);
-  expect_stream(4, 1024, 4096, H200_SMS, 1, 3, 2);
+  expect_stream(4, 1024, 4096, H200_SMS, 1, 3, 3); /* 1024 x 4096 PDL: 3 x 3, then 3 x 2 */
   expect_stream(16, 1024, 4096, H200_SMS, 1, 3, 2);
   expect_stream(4, 512, 7168, H200_SMS, 1, 5, 2); /* 512 x K PDL: 5, then 3 from M = 5 */
   expect_stream(5, 512, 7168, H200_SMS, 1, 3, 2);

@@ -202,7 +202,8 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * smallm-probe --stream-sweep, docs/smallm-notes.md sessions 10, 12, 13 and 15; session 15, with
  * x issued beside the weights in plain launches: 1024x7168 M = 8, 7 x 2, 7.10 us against the
  * decode kernel's 7.34; 2048x7168 M = 4, 7 x 2, 9.50-9.54 against 7 x 3's 9.61-9.64; session 16 at
- * M = 5-16, e.g. 512x7168 M = 8 under PDL, 3 x 2, 4.33 against the tiled kernel's 5.86), per launch kind
+ * M = 5-16, e.g. 512x7168 M = 8 under PDL, 3 x 2, 4.33 against the tiled kernel's 5.86, and
+ * 1024x4096 M = 1-4 under PDL, 3 x 3, 0.94-0.98 of 3 x 2's time), per launch kind
  * (plain, under programmatic dependent launch, where its weight copies start while the previous
  * kernel finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32,
  * 5: 33-64), with the stage size and count and the blocks per tile that measured fastest; the
@@ -225,7 +226,7 @@ static const struct {
     {1024, 7168, PDL, 0xf, 5, 2, 1},   {2048, 4096, PDL, 0x3, 7, 3, 1},
     {2048, 4096, PDL, 0x4, 4, 2, 1},   {2048, 4096, PDL, 0x8, 7, 2, 1},
     {2048, 4096, PDL, 0x8, 5, 2, 1},
-    {1024, 4096, PDL, 0xf, 3, 2, 1},
+    {1024, 4096, PDL, 0x3, 3, 3, 1},   {1024, 4096, PDL, 0xc, 3, 2, 1},
     {512, 4096, PDL, 0x3, 5, 2, 1},    {512, 4096, PDL, 0x4, 3, 2, 1},
     {512, 7168, PDL, 0x3, 5, 2, 1},    {512, 7168, PDL, 0xc, 3, 2, 1},
     {384, 7168, PDL, 0x3, 7, 2, 1},    {384, 7168, PDL, 0xc, 3, 2, 1},

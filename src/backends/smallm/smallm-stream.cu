@@ -19,7 +19,7 @@
  * 2048 x 7168, stages of 3 sub-chunks x 3: M = 32 12.87 us against 13.53 with a ring per warp,
  * M = 64 15.12 against 17.06; slower at M <= 16 (the cluster sum, half the rings in flight).
  *
- * XIL (plain launches: a ring per warp, two stages, up to 16 tokens; or 17-32 tokens): each first
+ * XIL (plain launches: a ring per warp, two stages, up to 16 tokens; or 17-64 tokens): each first
  * stage's x box is issued right after its weights, not after all of them
  * (bf16fp32__smallm_stream_launch). */
 #include <cuda.h>
@@ -197,7 +197,8 @@ extern "C" int bf16fp32__smallm_stream_load(size_t smem_limit) {
       smallm_stream_kernel<1, 2, false>, smallm_stream_kernel<2, 2, false>,
       smallm_stream_kernel<4, 2, false>, smallm_stream_kernel<8, 2, false>,
       smallm_stream_kernel<1, 1, true>, smallm_stream_kernel<2, 1, true>,
-      smallm_stream_kernel<4, 1, true>, smallm_stream_kernel<4, 2, true>));
+      smallm_stream_kernel<4, 1, true>, smallm_stream_kernel<4, 2, true>,
+      smallm_stream_kernel<8, 1, true>, smallm_stream_kernel<8, 2, true>));
 }
 
 extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, int64_t m,
@@ -229,12 +230,16 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
    * interleaved runs; docs/smallm-notes.md, session 15) 2048x4096 M = 2 / 4 (4 x 2) 7.13 / 7.28
    * -> 6.91 / 7.01 us, 1024x7168 M = 1 / 16 (7 x 2, 5 x 2) 6.93 / 7.97 -> 6.72 / 7.60,
    * 2048x7168 M = 8 / 16 (7 x 2, 5 x 2) 10.06 / 11.41 -> 9.80 / 11.01; with three stages
-   * (2048x7168 M = 1, 7 x 3) 1 % slower, so not there. At 17-32 tokens (three-sub-chunk stages,
-   * two or three of them, with or without two blocks per tile) the same order took 3.6-10 % off
-   * (session 16: 2048x7168 M = 32 12.81 -> 12.17, 1024x4096 M = 32 7.09 -> 6.39). */
+   * (2048x7168 M = 1, 7 x 3) 1 % slower, so not there. At 17-64 tokens (stages of three or one
+   * sub-chunks, two or three of them, with or without two blocks per tile) the same order took
+   * 3-9 % off (session 16: 2048x7168 M = 32 / 64 12.73 / 15.02 -> 11.99 / 14.34, 1024x4096 M = 32
+   * 6.72 -> 6.30). */
   if (!use_pdl && c->mt == 4)
     return static_cast<int>(cudaLaunchKernelEx(
         &cfg, gr == 2 ? smallm_stream_kernel<4, 2, true> : smallm_stream_kernel<4, 1, true>, a));
+  if (!use_pdl && c->mt == 8)
+    return static_cast<int>(cudaLaunchKernelEx(
+        &cfg, gr == 2 ? smallm_stream_kernel<8, 2, true> : smallm_stream_kernel<8, 1, true>, a));
   if (!use_pdl && gr == 1 && c->stream_stages == 2 && c->mt <= 2)
     return static_cast<int>(cudaLaunchKernelEx(
         &cfg, c->mt == 1 ? smallm_stream_kernel<1, 1, true> : smallm_stream_kernel<2, 1, true>, a));
