@@ -230,12 +230,12 @@ static int stream_groups(int64_t m, int64_t n, int64_t k, int pdl) {
   return c.stream ? c.stream_groups : 0;
 }
 
-/* The stream kernel: at M <= 16 where it measured faster (in plain launches at N >= 1024 and at
- * 256 x 7168 for M = 9-16; under PDL at every shape, at 256 x 4096 up to M = 4 and at 512 x 4096
- * up to M = 8, three-sub-chunk stages at small N from M = 5), at M = 17-32 for N >= 1024 and
- * at M = 33-64 for N >= 1024, 384 x 7168 and 256 x 7168 (both launch kinds), on 132 SMs only,
- * with the stage size and count of the first table entry that fits, fewer stages where those
- * do not fit; never above M = 64 or on a tile kernel's configuration. */
+/* The stream kernel: at M <= 16 where it measured faster (in plain launches at 2048 x K and
+ * 1024 x 7168, and at 256 x 7168 for M = 9-14; under PDL at every shape, 256 x 4096 up to M = 4
+ * and 512 x 4096 up to M = 8, three-sub-chunk stages at small N from M = 5), at M = 17-32 for
+ * N >= 1024 and at M = 33-64 for N >= 1024, 384 x 7168 and 256 x 7168 (both launch kinds), on
+ * 132 SMs only, with the stage size and count of the first table entry that fits, fewer stages
+ * where those do not fit; never above M = 64 or on a tile kernel's configuration. */
 static void test_stream(void) {
   expect_stream(1, 2048, 7168, H200_SMS, 0, 7, 3);
   expect_stream(4, 2048, 7168, H200_SMS, 0, 7, 2); /* two stages, x beside the weights */

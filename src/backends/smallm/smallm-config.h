@@ -216,8 +216,8 @@ static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_stage_bytes(int64_
 
 /* log2 of a split's warp groups, which are 1, 2, 4 or 8 (128 / rows): 0, 1, 2, 3. The kernels'
  * place arithmetic shifts by it instead of dividing: a division by a runtime value is some 150
- * cycles of a lone warp, paid at every block's start before its first load or copy (1-3 % of a
- * call at M <= 32 on the H200; docs/smallm-notes.md, session 16). */
+ * cycles of a lone warp, paid at every block's start before its first load or copy (1.5-3.6 % of
+ * a plain call at small N on the H200; docs/smallm-notes.md, session 16). */
 static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_kwarps_log2(int kwarps) {
   return (kwarps >> 1) - (kwarps >> 3);
 }

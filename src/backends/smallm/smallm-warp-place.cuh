@@ -20,7 +20,8 @@ struct bf16fp32__smallm_place {
   int j0, j1;     /* the group's range of them */
 };
 
-/* The warp's place in a block of rank `rank`'s K slice (the slices from the host: no division). */
+/* A warp's place in its block: the cluster rank picks the block's K slice, whose bounds come from
+ * the host (bf16fp32__smallm_fill_slices), so that nothing here divides. */
 static __device__ __forceinline__ bf16fp32__smallm_place
 bf16fp32__smallm_place_warp(const bf16fp32__smallm_slices &slices, int ksplit, int kwarps) {
   bf16fp32__smallm_place p;
