@@ -49,8 +49,11 @@ __device__ __forceinline__ void cp_wait() {
  * contiguous bytes k = 8t..8t+7 of weight rows g and g+8 and of token g. The MMA's k order is a
  * free permutation when both operands use it, so the first two 32-bit words serve as the A
  * (rows g, g+8) and B (token g) fragments of one m16n8k16 and the last two of the next: every
- * k of the sub-chunk is used exactly once. */
-template <int MT>
+ * k of the sub-chunk is used exactly once.
+ *
+ * X_TO_L2 (launches under programmatic dependent launch): x is requested into L2 before
+ * griddepcontrol.wait, and staged from there after it. */
+template <int MT, bool X_TO_L2>
 __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
     smallm_kernel(const __grid_constant__ Args a) {
   constexpr int SB = BF16FP32__SMALLM_SB_MAX(MT);
@@ -147,6 +150,15 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
       asm volatile("prefetch.global.L2 [%0];" ::"l"(w0 + r * a.ldw + 64 * l));
     }
   }
+  /* x may be the previous kernel's output, so it is staged only after the wait; requested into
+   * L2 before it all the same (L2 is where that kernel's writes land): each token row of the
+   * slice by one of the blocks that share the slice. */
+  if (X_TO_L2)
+    for (int tok = static_cast<int>(blockIdx.y) + static_cast<int>(gridDim.y) * tid; tok < a.m;
+         tok += static_cast<int>(gridDim.y) * BF16FP32__SMALLM_THREADS)
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.x + tok * a.ldx + kb),
+                   "r"(static_cast<uint32_t>(2 * (ke - kb)))
+                   : "memory");
   uint4 wa[SB][2], wb[SB][2];
   load_w(wa, 0);
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -193,15 +205,17 @@ cudaError_t launch_t(const Args &a, const bf16fp32__smallm_config *c, cudaStream
   cudaLaunchAttribute attr[2];
   cudaLaunchConfig_t cfg =
       bf16fp32__smallm_launch_config(c, c->smem_bytes, stream, use_pdl, attr);
-  return cudaLaunchKernelEx(&cfg, smallm_kernel<MT>, a);
+  return cudaLaunchKernelEx(&cfg, use_pdl ? smallm_kernel<MT, true> : smallm_kernel<MT, false>, a);
 }
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_load(size_t smem_limit) {
   int e = static_cast<int>(bf16fp32__smallm_allow_smem(
-      smem_limit, smallm_kernel<1>, smallm_kernel<2>, smallm_kernel<4>, smallm_kernel<8>,
-      smallm_kernel<16>, smallm_kernel<32>));
+      smem_limit, smallm_kernel<1, false>, smallm_kernel<2, false>, smallm_kernel<4, false>,
+      smallm_kernel<8, false>, smallm_kernel<16, false>, smallm_kernel<32, false>,
+      smallm_kernel<1, true>, smallm_kernel<2, true>, smallm_kernel<4, true>,
+      smallm_kernel<8, true>, smallm_kernel<16, true>, smallm_kernel<32, true>));
   if (e == 0) e = bf16fp32__smallm_decode_load(smem_limit);
   if (e == 0) e = bf16fp32__smallm_wide_load(smem_limit);
   if (e == 0) e = bf16fp32__smallm_stream_load(smem_limit);

@@ -19,9 +19,11 @@
  * 2048 x 7168, stages of 3 sub-chunks x 3: M = 32 12.87 us against 13.53 with a ring per warp,
  * M = 64 15.12 against 17.06; slower at M <= 16 (the cluster sum, half the rings in flight).
  *
- * XIL (plain launches: a ring per warp, two stages, up to 16 tokens; or 17-64 tokens): each first
- * stage's x box is issued right after its weights, not after all of them
- * (bf16fp32__smallm_stream_launch). */
+ * Where x's boxes go out (XMode, per launch kind, bf16fp32__smallm_stream_launch): after
+ * griddepcontrol.wait; in plain launches with a ring per warp, two stages and up to 16 tokens,
+ * or with 17-64 tokens, each first stage's x box right after its weights (XIL); under
+ * programmatic dependent launch after the wait, with the warp's x boxes requested into L2
+ * before it. */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -36,6 +38,9 @@
 namespace {
 
 constexpr int MAXG = BF16FP32__SMALLM_STREAM_MAX_SUBS; /* sub-chunks a stage holds at most */
+
+/* A template argument, so that each launch kind keeps its own code. */
+enum XMode { X_AFTER_WAIT, X_BESIDE_WEIGHTS, X_L2_BEFORE_WAIT };
 
 struct SArgs {
   CUtensorMap tw; /* w as K x N bf16, boxes of 32 box x 16 GR (box: subs rounded up to odd) */
@@ -56,9 +61,10 @@ struct SArgs {
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
  * group wk's range of the rank's K slice, summed in increasing order, two MMAs per sub-chunk;
  * then the partial sums go to the cluster sum (with groups: the chains' sums, in chain order). */
-template <int MT, int GR, bool XIL>
+template <int MT, int GR, int XM>
 __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     smallm_stream_kernel(const __grid_constant__ SArgs a) {
+  constexpr bool XIL = XM == X_BESIDE_WEIGHTS;
   extern __shared__ __align__(128) unsigned char smem[];
   BF16FP32__SMALLM_STAMP(0);
   /* The copies' descriptors start on their way before the arithmetic below. */
@@ -117,6 +123,13 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
       load_w(s, s);
       if (XIL) load_x(s, s);
     }
+  /* Under PDL x may be the previous kernel's output, so its boxes are copied only after the
+   * wait; requesting them into L2 before it is safe all the same (L2 is where that kernel's
+   * writes land), and the copies after it then find x there, not in DRAM. Each box once per
+   * call: box q of a warp's range by block q (of the blocks that share the range). */
+  if (XM == X_L2_BEFORE_WAIT && issuer)
+    for (int q = static_cast<int>(blockIdx.y); q < nst; q += static_cast<int>(gridDim.y))
+      bf16fp32__tma_box_to_l2(&a.tx, col0 + 32 * G * q, 0);
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   BF16FP32__SMALLM_STAMP(1);
@@ -179,26 +192,30 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   }
 }
 
-/* The instance for mt token tiles (1, 2, 4 or 8) and GR blocks per tile. */
-template <int GR>
-cudaError_t launch_mt(int mt, const cudaLaunchConfig_t &cfg, const SArgs &a) {
-  return mt == 1   ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<1, GR, false>, a)
-         : mt == 2 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<2, GR, false>, a)
-         : mt == 4 ? cudaLaunchKernelEx(&cfg, smallm_stream_kernel<4, GR, false>, a)
-                   : cudaLaunchKernelEx(&cfg, smallm_stream_kernel<8, GR, false>, a);
+/* The instance for mt token tiles (1, 2, 4 or 8), GR blocks per tile and x mode XM. */
+using StreamKernel = void (*)(SArgs);
+template <int GR, int XM>
+StreamKernel kernel_mt(int mt) {
+  return mt == 1   ? smallm_stream_kernel<1, GR, XM>
+         : mt == 2 ? smallm_stream_kernel<2, GR, XM>
+         : mt == 4 ? smallm_stream_kernel<4, GR, XM>
+                   : smallm_stream_kernel<8, GR, XM>;
+}
+template <int XM>
+StreamKernel kernel_for(int mt, int gr) {
+  return gr == 2 ? kernel_mt<2, XM>(mt) : kernel_mt<1, XM>(mt);
 }
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_stream_load(size_t smem_limit) {
-  return static_cast<int>(bf16fp32__smallm_allow_smem(
-      smem_limit, smallm_stream_kernel<1, 1, false>, smallm_stream_kernel<2, 1, false>,
-      smallm_stream_kernel<4, 1, false>, smallm_stream_kernel<8, 1, false>,
-      smallm_stream_kernel<1, 2, false>, smallm_stream_kernel<2, 2, false>,
-      smallm_stream_kernel<4, 2, false>, smallm_stream_kernel<8, 2, false>,
-      smallm_stream_kernel<1, 1, true>, smallm_stream_kernel<2, 1, true>,
-      smallm_stream_kernel<4, 1, true>, smallm_stream_kernel<4, 2, true>,
-      smallm_stream_kernel<8, 1, true>, smallm_stream_kernel<8, 2, true>));
+  cudaError_t e = cudaSuccess;
+  for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2)
+    for (int gr = 1; gr <= 2 && e == cudaSuccess; gr++)
+      e = bf16fp32__smallm_allow_smem(smem_limit, kernel_for<X_AFTER_WAIT>(mt, gr),
+                                      kernel_for<X_BESIDE_WEIGHTS>(mt, gr),
+                                      kernel_for<X_L2_BEFORE_WAIT>(mt, gr));
+  return static_cast<int>(e);
 }
 
 extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, int64_t m,
@@ -234,14 +251,9 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
    * sub-chunks, two or three of them, with or without two blocks per tile) the same order took
    * 3-9 % off (session 16: 2048x7168 M = 32 / 64 12.73 / 15.02 -> 11.99 / 14.34, 1024x4096 M = 32
    * 6.72 -> 6.30). */
-  if (!use_pdl && c->mt == 4)
-    return static_cast<int>(cudaLaunchKernelEx(
-        &cfg, gr == 2 ? smallm_stream_kernel<4, 2, true> : smallm_stream_kernel<4, 1, true>, a));
-  if (!use_pdl && c->mt == 8)
-    return static_cast<int>(cudaLaunchKernelEx(
-        &cfg, gr == 2 ? smallm_stream_kernel<8, 2, true> : smallm_stream_kernel<8, 1, true>, a));
-  if (!use_pdl && gr == 1 && c->stream_stages == 2 && c->mt <= 2)
-    return static_cast<int>(cudaLaunchKernelEx(
-        &cfg, c->mt == 1 ? smallm_stream_kernel<1, 1, true> : smallm_stream_kernel<2, 1, true>, a));
-  return static_cast<int>(gr == 2 ? launch_mt<2>(c->mt, cfg, a) : launch_mt<1>(c->mt, cfg, a));
+  const bool xil = c->mt >= 4 || (gr == 1 && c->stream_stages == 2);
+  const StreamKernel kern = use_pdl ? kernel_for<X_L2_BEFORE_WAIT>(c->mt, gr)
+                            : xil   ? kernel_for<X_BESIDE_WEIGHTS>(c->mt, gr)
+                                    : kernel_for<X_AFTER_WAIT>(c->mt, gr);
+  return static_cast<int>(cudaLaunchKernelEx(&cfg, kern, a));
 }

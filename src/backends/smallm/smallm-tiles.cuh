@@ -27,6 +27,15 @@ static __device__ __forceinline__ void bf16fp32__tma_box(uint32_t dst, const CUt
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
 }
+/* Box (c0, c1) of a 2-D tensor map requested into L2 only: nothing lands in shared memory,
+ * nothing to wait for. */
+static __device__ __forceinline__ void bf16fp32__tma_box_to_l2(const CUtensorMap *map, int c0,
+                                                               int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1)
+               : "memory");
+}
 /* Barrier bar's current phase completes once `bytes` more have landed (its one arrival). */
 static __device__ __forceinline__ void bf16fp32__bar_expect(uint32_t bar, int bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
