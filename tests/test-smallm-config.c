@@ -231,11 +231,12 @@ static int stream_groups(int64_t m, int64_t n, int64_t k, int pdl) {
 }
 
 /* The stream kernel: at M <= 16 where it measured faster (in plain launches at 2048 x K and
- * 1024 x 7168, and at 256 x 7168 for M = 9-14; under PDL at every shape, 256 x 4096 up to M = 4
- * and 512 x 4096 up to M = 8, three-sub-chunk stages at small N from M = 5), at M = 17-32 for
- * N >= 1024 and at M = 33-64 for N >= 1024, 384 x 7168 and 256 x 7168 (both launch kinds), on
- * 132 SMs only, with the stage size and count of the first table entry that fits, fewer stages
- * where those do not fit; never above M = 64 or on a tile kernel's configuration. */
+ * 1024 x 7168, and at 256 x 7168 for M = 1-14; under PDL at every shape, 256 x 4096 up to M = 8
+ * and 512 x 4096 up to M = 16, three-sub-chunk stages at small N from M = 5), at M = 17-32 for
+ * N >= 1024 (both launch kinds) and 256 x 7168 and 384 x 7168 (plain), and at M = 33-64 for
+ * N >= 1024, 384 x 7168 and 256 x 7168 (both kinds) and 256 x 4096 (PDL), on 132 SMs only, with
+ * the stage size and count of the first table entry that fits, fewer stages where those do not
+ * fit; never above M = 64 or on a tile kernel's configuration. */
 static void test_stream(void) {
   expect_stream(1, 2048, 7168, H200_SMS, 0, 7, 3);
   expect_stream(4, 2048, 7168, H200_SMS, 0, 7, 2); /* two stages, x beside the weights */
@@ -244,8 +245,9 @@ static void test_stream(void) {
   /* two blocks per tile: 2048 x 7168 from M = 17, 2048 x 4096 from M = 33 */
   expect_stream(17, 2048, 7168, H200_SMS, 1, 3, 3);
   CHECK(stream_groups(17, 2048, 7168, 1) == 2);
-  expect_stream(32, 2048, 7168, H200_SMS, 0, 3, 3);
+  expect_stream(32, 2048, 7168, H200_SMS, 0, 7, 2); /* plain: 7 x 2 up to M = 32 */
   CHECK(stream_groups(32, 2048, 7168, 0) == 2);
+  expect_stream(33, 2048, 7168, H200_SMS, 0, 3, 3);
   expect_stream(64, 2048, 7168, H200_SMS, 0, 3, 3);
   CHECK(stream_groups(64, 2048, 7168, 1) == 2);
   expect_stream(32, 2048, 4096, H200_SMS, 0, 3, 2); /* a ring per warp: 3 stages do not fit */
@@ -256,8 +258,13 @@ static void test_stream(void) {
   expect_stream(64, 1024, 4096, H200_SMS, 1, 1, 3);
   expect_stream(24, 1024, 4096, H200_SMS, 0, 3, 2);
   expect_stream(48, 256, 7168, H200_SMS, 0, 1, 3);
-  expect_stream(24, 256, 7168, H200_SMS, 0, 0, 0);
-  expect_stream(64, 256, 4096, H200_SMS, 1, 0, 0);
+  expect_stream(24, 256, 7168, H200_SMS, 0, 3, 3);
+  expect_stream(24, 256, 7168, H200_SMS, 1, 0, 0);
+  expect_stream(24, 384, 7168, H200_SMS, 0, 3, 2);
+  expect_stream(64, 256, 4096, H200_SMS, 1, 1, 3);
+  expect_stream(64, 256, 4096, H200_SMS, 0, 0, 0);
+  expect_stream(48, 2048, 4096, H200_SMS, 1, 3, 2);
+  CHECK(stream_groups(48, 2048, 4096, 1) == 2);
   expect_stream(64, 512, 7168, H200_SMS, 0, 0, 0); /* the wide kernel's there */
   expect_stream(65, 2048, 7168, H200_SMS, 0, 0, 0);
   expect_stream(1, 1024, 7168, H200_SMS, 0, 7, 2); /* 1024 x 7168 plain: M = 1-16 */
@@ -266,11 +273,12 @@ static void test_stream(void) {
   expect_stream(4, 2048, 4096, H200_SMS, 0, 4, 2); /* 2048 x 4096 plain: 4, then 5 from M = 9 */
   expect_stream(8, 2048, 4096, H200_SMS, 0, 4, 2);
   expect_stream(9, 2048, 4096, H200_SMS, 0, 5, 2);
-  expect_stream(8, 256, 7168, H200_SMS, 0, 0, 0); /* 256 x 7168 plain: M = 9-14 */
+  expect_stream(8, 256, 7168, H200_SMS, 0, 7, 2); /* 256 x 7168 plain: M = 1-14 */
   expect_stream(12, 256, 7168, H200_SMS, 0, 7, 2);
   expect_stream(14, 256, 7168, H200_SMS, 0, 7, 2);
   expect_stream(15, 256, 7168, H200_SMS, 0, 0, 0);
-  expect_stream(4, 256, 4096, H200_SMS, 1, 4, 2); /* 256 x 4096 PDL: up to M = 4 */
+  expect_stream(8, 256, 4096, H200_SMS, 1, 4, 2); /* 256 x 4096 PDL: up to M = 8 */
+  expect_stream(9, 256, 4096, H200_SMS, 1, 0, 0);
   expect_stream(4, 256, 4096, H200_SMS, 0, 0, 0);
   expect_stream(4, 2048, 4096, H200_SMS, 1, 7, 3); /* 2048 x 4096 PDL: 7, 4, then 5 */
   expect_stream(8, 2048, 4096, H200_SMS, 1, 4, 2);
@@ -284,9 +292,10 @@ static void test_stream(void) {
   expect_stream(5, 512, 7168, H200_SMS, 1, 3, 2);
   expect_stream(16, 512, 7168, H200_SMS, 1, 3, 2);
   expect_stream(8, 512, 4096, H200_SMS, 1, 3, 2);
-  expect_stream(9, 512, 4096, H200_SMS, 1, 0, 0);
+  expect_stream(16, 512, 4096, H200_SMS, 1, 3, 2);
+  expect_stream(17, 512, 4096, H200_SMS, 1, 0, 0);
   expect_stream(16, 384, 7168, H200_SMS, 1, 3, 2);
-  expect_stream(1, 384, 7168, H200_SMS, 1, 7, 2); /* 7 where they fit, else as chosen */
+  expect_stream(1, 384, 7168, H200_SMS, 1, 3, 2);
   expect_stream(14, 256, 7168, H200_SMS, 1, 7, 2);
   expect_stream(15, 256, 7168, H200_SMS, 1, 0, 0);
   expect_stream(1, 2048, 7168, 114, 1, 0, 0); /* measured on 132 SMs only */

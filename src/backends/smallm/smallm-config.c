@@ -203,7 +203,10 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * x issued beside the weights in plain launches: 1024x7168 M = 8, 7 x 2, 7.10 us against the
  * decode kernel's 7.34; 2048x7168 M = 4, 7 x 2, 9.50-9.54 against 7 x 3's 9.61-9.64; session 16 at
  * M = 5-16, e.g. 512x7168 M = 8 under PDL, 3 x 2, 4.33 against the tiled kernel's 5.86, and
- * 1024x4096 M = 1-4 under PDL, 3 x 3, 0.94-0.98 of 3 x 2's time), per launch kind
+ * 1024x4096 M = 1-4 under PDL, 3 x 3, 0.94-0.98 of 3 x 2's time; session 17, re-swept with x
+ * requested into L2 before the wait under PDL, e.g. 512x4096 M = 12 under PDL, 3 x 2, 3.86
+ * against the tiled kernel's 4.21, and 2048x7168 M = 24 plain, 7 x 2 with two blocks per tile,
+ * 11.40 against 3 x 3's 11.69), per launch kind
  * (plain, under programmatic dependent launch, where its weight copies start while the previous
  * kernel finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32,
  * 5: 33-64), with the stage size and count and the blocks per tile that measured fastest; the
@@ -221,7 +224,8 @@ static const struct {
     {2048, 7168, PLAIN, 0x8, 5, 3, 1},
     {1024, 7168, PLAIN, 0x7, 7, 2, 1}, {1024, 7168, PLAIN, 0x8, 5, 2, 1},
     {2048, 4096, PLAIN, 0x7, 4, 2, 1}, {2048, 4096, PLAIN, 0x8, 5, 2, 1},
-    {256, 7168, PLAIN, 0x8, 7, 2, 1},
+    {256, 7168, PLAIN, 0xf, 7, 2, 1},  {256, 7168, PLAIN, 0x10, 3, 3, 1},
+    {384, 7168, PLAIN, 0x10, 3, 2, 1},  {2048, 7168, PLAIN, 0x10, 7, 2, 2},
     {2048, 7168, PDL, 0xf, 7, 3, 1},   {2048, 7168, PDL, 0xf, 5, 3, 1},
     {1024, 7168, PDL, 0xf, 5, 2, 1},   {2048, 4096, PDL, 0x3, 7, 3, 1},
     {2048, 4096, PDL, 0x4, 4, 2, 1},   {2048, 4096, PDL, 0x8, 7, 2, 1},
@@ -229,8 +233,9 @@ static const struct {
     {1024, 4096, PDL, 0x3, 3, 3, 1},   {1024, 4096, PDL, 0xc, 3, 2, 1},
     {512, 4096, PDL, 0x3, 5, 2, 1},    {512, 4096, PDL, 0x4, 3, 2, 1},
     {512, 7168, PDL, 0x3, 5, 2, 1},    {512, 7168, PDL, 0xc, 3, 2, 1},
-    {384, 7168, PDL, 0x3, 7, 2, 1},    {384, 7168, PDL, 0xc, 3, 2, 1},
-    {256, 7168, PDL, 0xf, 7, 2, 1},    {256, 4096, PDL, 0x3, 4, 2, 1},
+    {384, 7168, PDL, 0xf, 3, 2, 1},    {512, 4096, PDL, 0x8, 3, 2, 1},
+    {256, 7168, PDL, 0xf, 7, 2, 1},    {256, 4096, PDL, 0x7, 4, 2, 1},
+    {256, 4096, PDL, 0x20, 1, 3, 1},   {2048, 4096, PDL, 0x20, 3, 2, 2},
     /* M = 17-64; at N = 2048 first two blocks per tile (session 13: 2048x7168 M = 32 / 48 / 64
      * 13.5 / 16.5 / 16.9 us -> 12.9 / 14.3 / 15.1, 2048x4096 M = 48-64 2-3 % faster) */
     {2048, 7168, EITHER, 0x30, 3, 3, 2}, {2048, 4096, EITHER, 0x20, 3, 3, 2},
