@@ -230,6 +230,15 @@ static int stream_groups(int64_t m, int64_t n, int64_t k, int pdl) {
   return c.stream ? c.stream_groups : 0;
 }
 
+/* Whether the table has the stream kernel request its weights past the first ring fill into L2
+ * before the wait (-1: not the stream kernel). */
+static int stream_wl2(int64_t m, int64_t n, int64_t k, int pdl) {
+  bf16fp32__smallm_config c;
+  if (bf16fp32__smallm_choose(m, n, k, H200_SMS, H200_SMEM, &c) != 0) return -1;
+  bf16fp32__smallm_prefer_stream(&c, m, n, k, H200_SMS, pdl, H200_SMEM);
+  return c.stream ? c.stream_wl2 : -1;
+}
+
 /* The stream kernel: at M <= 16 where it measured faster (in plain launches at 2048 x K and
  * 1024 x 7168, and at 256 x 7168 for M = 1-14; under PDL at every shape, 256 x 4096 up to M = 8
  * and 512 x 4096 up to M = 16, three-sub-chunk stages at small N from M = 5), at M = 17-32 for
@@ -299,6 +308,11 @@ static void test_stream(void) {
   expect_stream(14, 256, 7168, H200_SMS, 1, 7, 2);
   expect_stream(15, 256, 7168, H200_SMS, 1, 0, 0);
   expect_stream(1, 2048, 7168, 114, 1, 0, 0); /* measured on 132 SMs only */
+  /* weights past the ring into L2 before the wait: 1024 x 4096 at M = 5-16 under PDL only */
+  CHECK(stream_wl2(5, 1024, 4096, 1) == 1 && stream_wl2(16, 1024, 4096, 1) == 1);
+  CHECK(stream_wl2(4, 1024, 4096, 1) == 0 && stream_wl2(17, 1024, 4096, 1) == 0);
+  CHECK(stream_wl2(8, 2048, 4096, 1) == 0 && stream_wl2(8, 1024, 7168, 0) == 0);
+  CHECK(stream_wl2(8, 1024, 4096, 0) == -1); /* plain: the decode kernel */
 
   bf16fp32__smallm_config c;
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);

@@ -195,6 +195,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->stream_stages = 0;
   c->stream_groups = 1;
   c->stream_smem = 0;
+  c->stream_wl2 = 0;
   return 0;
 }
 
@@ -250,6 +251,23 @@ static int m_class(int64_t m) {
   return m == 1 ? 0 : m <= 4 ? 1 : m <= 8 ? 2 : m <= 16 ? 3 : m <= 32 ? 4 : 5;
 }
 
+/* Under PDL, where the stream kernel's weight boxes past the first ring fill, also requested into
+ * L2 before griddepcontrol.wait, measured faster (c->stream_wl2; session 17, smallm-probe
+ * --chosen: 1024x4096 M = 5-16, 0.90-0.93x the time, where two blocks fit an SM and the next
+ * call's block starts beside this one; at 2048 x K, 1024x7168 and above M = 16, where a block
+ * fills an SM's shared memory, up to 1.19x: only a second request for the same lines). */
+static const struct {
+  int n, k, mclasses;
+} weights_to_l2_132[] = {{1024, 4096, 0xc}};
+
+static int weights_to_l2(int64_t m, int64_t n, int64_t k) {
+  for (size_t i = 0; i < sizeof weights_to_l2_132 / sizeof weights_to_l2_132[0]; i++)
+    if (weights_to_l2_132[i].n == n && weights_to_l2_132[i].k == k &&
+        (weights_to_l2_132[i].mclasses >> m_class(m) & 1))
+      return 1;
+  return 0;
+}
+
 void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                     int sm_count, int use_pdl, size_t smem_limit) {
   if (sm_count != 132 || m < 1 || m > BF16FP32__SMALLM_DECODE_MAX_M) return;
@@ -258,8 +276,10 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
         (stream_132[i].launch == EITHER || stream_132[i].launch == !!use_pdl) &&
         (stream_132[i].mclasses >> m_class(m) & 1) &&
         bf16fp32__smallm_use_stream(c, m, stream_132[i].subs, stream_132[i].stages,
-                                    stream_132[i].groups, smem_limit) == 0)
-      return; /* else c stays as chosen */
+                                    stream_132[i].groups, smem_limit) == 0) {
+      c->stream_wl2 = use_pdl && weights_to_l2(m, n, k);
+      return;
+    } /* else c stays as chosen */
 }
 
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
@@ -286,6 +306,7 @@ int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs,
       c->stream_subs = subs;
       c->stream_stages = stages;
       c->stream_groups = groups;
+      c->stream_wl2 = 0;
       c->stream_smem = smem;
       if (groups == 2) c->grid_x = 2, c->grid_y /= 2;
       return 0;

@@ -115,6 +115,9 @@ typedef struct bf16fp32__smallm_config {
                           warps of a chain one ring (bf16fp32__smallm_use_stream) */
   size_t stream_smem;  /* the rings' barriers and rings, then (or over them, with groups) the
                           partial sums */
+  int stream_wl2;      /* 1: under programmatic dependent launch, the weight boxes past the first
+                          ring fill are also requested into L2 before griddepcontrol.wait (set by
+                          bf16fp32__smallm_prefer_stream where that measured faster) */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */

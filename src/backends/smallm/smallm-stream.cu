@@ -56,6 +56,7 @@ struct SArgs {
   int stages;      /* stages per ring */
   int stage_bytes; /* the weight box, the x box (M rows), to 128 bytes */
   int tx_bytes;    /* what the two boxes bring: (16 GR + M) * pitch */
+  int w_to_l2;     /* the config's stream_wl2 (read under PDL only) */
 };
 
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
@@ -126,10 +127,14 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   /* Under PDL x may be the previous kernel's output, so its boxes are copied only after the
    * wait; requesting them into L2 before it is safe all the same (L2 is where that kernel's
    * writes land), and the copies after it then find x there, not in DRAM. Each box once per
-   * call: box q of a warp's range by block q (of the blocks that share the range). */
-  if (XM == X_L2_BEFORE_WAIT && issuer)
+   * call: box q of a warp's range by block q (of the blocks that share the range). Where the
+   * table says so, the weights past the first ring fill too. */
+  if (XM == X_L2_BEFORE_WAIT && issuer) {
     for (int q = static_cast<int>(blockIdx.y); q < nst; q += static_cast<int>(gridDim.y))
       bf16fp32__tma_box_to_l2(&a.tx, col0 + 32 * G * q, 0);
+    if (a.w_to_l2)
+      for (int q = a.stages; q < nst; q++) bf16fp32__tma_box_to_l2(&a.tw, col0 + 32 * G * q, n0);
+  }
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   BF16FP32__SMALLM_STAMP(1);
@@ -239,6 +244,7 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   a.pitch = 2 * box;
   a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(m, c->stream_subs, wrows);
   a.tx_bytes = (wrows + static_cast<int>(m)) * a.pitch;
+  a.w_to_l2 = c->stream_wl2;
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->stream_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
