@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
   /* x may be the previous kernel's output, so it is staged only after the wait; requested into
    * L2 before it all the same (L2 is where that kernel's writes land): each token row of the
    * slice by one of the blocks that share the slice. */
-  if (X_TO_L2)
+  if (X_TO_L2 && ke > kb) /* (a cluster's last slices can be empty) */
     for (int tok = static_cast<int>(blockIdx.y) + static_cast<int>(gridDim.y) * tid; tok < a.m;
          tok += static_cast<int>(gridDim.y) * BF16FP32__SMALLM_THREADS)
       asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.x + tok * a.ldx + kb),
