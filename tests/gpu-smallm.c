@@ -1,7 +1,8 @@
 /* smallm on the GPU through the public API (forced): the fp64 oracle bound with poisoned outputs
  * for every M in 1..64 and samples up to 256, DeepSeek-V4 shapes, padded leading dimensions,
  * K tails, NaN/Inf, determinism, batch invariance (rows bitwise equal whatever M), declined
- * shapes falling back, and programmatic dependent launch inside a captured graph. */
+ * shapes falling back, and programmatic dependent launch inside a captured graph and right after
+ * a kernel that writes x. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 
 #include "backends/smallm/smallm-config.h"
 #include "backends/smallm/smallm-launch.h"
+#include "pdl-producer.h"
 #include "support.h"
 #include "testing.h"
 
@@ -293,15 +295,68 @@ static void test_declines(bf16fp32_context *ctx) {
   }
 }
 
-/* use_pdl = 1: the same bits as a plain launch, also from a replayed graph of several calls. */
-static void test_pdl(void) {
+/* A context with use_pdl = 1 and smallm forced; NULL (a failed check) when it cannot be made. */
+static bf16fp32_context *pdl_context(void) {
   bf16fp32_options opt;
   bf16fp32_options_init(&opt);
   opt.use_pdl = 1;
   bf16fp32_context *ctx = NULL;
   CHECK_OK(bf16fp32_create(&ctx, &opt));
+  if (ctx) CHECK_OK(bf16fp32_force_backend(ctx, "smallm"));
+  return ctx;
+}
+
+/* use_pdl = 1 right after a kernel that writes x while the GEMM's prologue runs (it lets the
+ * GEMM start at once, then waits 20 us before writing): the GEMM reads the new x, its rows the
+ * bits of a call with x already in place. Under PDL the kernels fetch weights, and request x into
+ * L2, before griddepcontrol.wait: 2048 x 4096 runs the stream kernel (with two blocks per tile
+ * from M = 33), 256 x 4096 at M = 16 the tiled one. */
+static void test_pdl_after_producer(void) {
+  bf16fp32_context *ctx = pdl_context();
   if (!ctx) return;
-  CHECK_OK(bf16fp32_force_backend(ctx, "smallm"));
+  const int64_t shapes[][2] = {{2048, 4096}, {256, 4096}};
+  const int64_t ms[] = {1, 8, 16, 33, 64};
+  for (int i = 0; i < 2; i++) {
+    set s;
+    make_set(&s, 64, shapes[i][0], shapes[i][1], 8, 0, 0, 70 + (uint64_t)i, 0);
+    const size_t xn = (size_t)(s.mmax * s.ldx);
+    uint16_t *xold = malloc(xn * 2);
+    float *out = malloc((size_t)(s.mmax * s.ldo) * sizeof(float));
+    void *xnew = sup_gpu_alloc(xn * 2), *st = sup_gpu_stream_create();
+    CHECK(xold && out && xnew && st);
+    if (xold && out && xnew && st) {
+      sup_fill_bf16(xold, xn, 80 + (uint64_t)i);
+      CHECK(!sup_gpu_upload(xnew, s.hx, xn * 2));
+      CHECK(run_rows(ctx, &s, s.mmax, 0, s.full)); /* x in place */
+      for (int j = 0; j < 5; j++) {
+        const int64_t m = ms[j];
+        const size_t bytes = (size_t)(m * s.ldo) * 4;
+        sup_poison_f32(out, (size_t)(m * s.ldo));
+        CHECK(!sup_gpu_upload(s.dout, out, bytes) && !sup_gpu_upload(s.dx, xold, xn * 2));
+        const uint64_t before = smallm_calls(ctx);
+        CHECK(!sup_gpu_slow_copy_u16(s.dx, xnew, xn, 20, st));
+        CHECK_OK(bf16fp32_linear(ctx, BF16FP32_DEVICE, m, s.n, s.k, s.dx, s.ldx, s.dw, s.ldw,
+                                 s.dout, s.ldo, st));
+        CHECK(!sup_gpu_stream_sync(st) && !sup_gpu_download(out, s.dout, bytes));
+        const int ok = smallm_calls(ctx) == before + 1 && same_rows(&s, out, m, 0);
+        if (!ok)
+          fprintf(stderr, "pdl after a producer: %lldx%lld M=%lld differs from x in place\n",
+                  (long long)s.n, (long long)s.k, (long long)m);
+        CHECK(ok);
+      }
+    }
+    sup_gpu_stream_destroy(st);
+    sup_gpu_free(xnew);
+    free(xold), free(out);
+    free_set(&s);
+  }
+  bf16fp32_destroy(ctx);
+}
+
+/* use_pdl = 1: the same bits as a plain launch, also from a replayed graph of several calls. */
+static void test_pdl(void) {
+  bf16fp32_context *ctx = pdl_context();
+  if (!ctx) return;
   set s;
   make_set(&s, 64, 2048, 4096, 0, 0, 0, 50, 0);
   float *out = malloc((size_t)(64 * s.ldo) * sizeof(float));
@@ -366,5 +421,6 @@ int main(void) {
   test_declines(ctx);
   bf16fp32_destroy(ctx);
   test_pdl();
+  test_pdl_after_producer();
   return testing_summary("gpu-smallm");
 }
