@@ -61,7 +61,10 @@ typedef struct bf16fp32_options {
   int device;                /* CUDA device ordinal; -1: the current device at create */
   int cpu_threads;           /* CPU backends' threads; 0: one per online core */
   const char *algo;          /* "auto" or a backend name; NULL: auto */
-  int use_pdl;               /* 1: our kernels use programmatic dependent launch */
+  int use_pdl;               /* 1: our kernels use programmatic dependent launch: they start
+                                while the previous kernel on the stream finishes and read w
+                                then (x is read, and out written, only after it is done), so
+                                w must not be that kernel's output */
   size_t workspace_bytes;    /* cuBLAS workspace per stream; 0: 32 MiB */
   const char *tune_file;     /* tuning file; NULL: BF16FP32_TUNE_FILE or the per-user cache */
   int log_level;             /* 0 silent (default), 1 warnings, 2 decisions */
