@@ -220,52 +220,41 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
 enum { PLAIN = 0, PDL = 1, EITHER = 2 };
 static const struct {
   int n, k, launch, mclasses, subs, stages, groups;
+  /* c->stream_wl2 (PDL entries): the weight boxes past the first ring fill also requested into
+   * L2 before griddepcontrol.wait (session 17, smallm-probe --chosen: 1024x4096 M = 5-16,
+   * 0.90-0.93x the time, where two blocks fit an SM and the next call's block starts beside this
+   * one; at 2048 x K, 1024x7168 and above M = 16, where a block fills an SM's shared memory, up
+   * to 1.19x: only a second request for the same lines) */
+  int wl2;
 } stream_132[] = {
-    {2048, 7168, PLAIN, 0x1, 7, 3, 1}, {2048, 7168, PLAIN, 0xe, 7, 2, 1},
-    {2048, 7168, PLAIN, 0x8, 5, 3, 1},
-    {1024, 7168, PLAIN, 0x7, 7, 2, 1}, {1024, 7168, PLAIN, 0x8, 5, 2, 1},
-    {2048, 4096, PLAIN, 0x7, 4, 2, 1}, {2048, 4096, PLAIN, 0x8, 5, 2, 1},
-    {256, 7168, PLAIN, 0xf, 7, 2, 1},  {256, 7168, PLAIN, 0x10, 3, 3, 1},
-    {384, 7168, PLAIN, 0x10, 3, 2, 1},  {2048, 7168, PLAIN, 0x10, 7, 2, 2},
-    {2048, 7168, PDL, 0xf, 7, 3, 1},   {2048, 7168, PDL, 0xf, 5, 3, 1},
-    {1024, 7168, PDL, 0xf, 5, 2, 1},   {2048, 4096, PDL, 0x3, 7, 3, 1},
-    {2048, 4096, PDL, 0x4, 4, 2, 1},   {2048, 4096, PDL, 0x8, 7, 2, 1},
-    {2048, 4096, PDL, 0x8, 5, 2, 1},
-    {1024, 4096, PDL, 0x3, 3, 3, 1},   {1024, 4096, PDL, 0xc, 3, 2, 1},
-    {512, 4096, PDL, 0x3, 5, 2, 1},    {512, 4096, PDL, 0x4, 3, 2, 1},
-    {512, 7168, PDL, 0x3, 5, 2, 1},    {512, 7168, PDL, 0xc, 3, 2, 1},
-    {384, 7168, PDL, 0xf, 3, 2, 1},    {512, 4096, PDL, 0x8, 3, 2, 1},
-    {256, 7168, PDL, 0xf, 7, 2, 1},    {256, 4096, PDL, 0x7, 4, 2, 1},
-    {256, 4096, PDL, 0x20, 1, 3, 1},   {2048, 4096, PDL, 0x20, 3, 2, 2},
+    {2048, 7168, PLAIN, 0x1, 7, 3, 1, 0}, {2048, 7168, PLAIN, 0xe, 7, 2, 1, 0},
+    {2048, 7168, PLAIN, 0x8, 5, 3, 1, 0},
+    {1024, 7168, PLAIN, 0x7, 7, 2, 1, 0}, {1024, 7168, PLAIN, 0x8, 5, 2, 1, 0},
+    {2048, 4096, PLAIN, 0x7, 4, 2, 1, 0}, {2048, 4096, PLAIN, 0x8, 5, 2, 1, 0},
+    {256, 7168, PLAIN, 0xf, 7, 2, 1, 0},  {256, 7168, PLAIN, 0x10, 3, 3, 1, 0},
+    {384, 7168, PLAIN, 0x10, 3, 2, 1, 0},  {2048, 7168, PLAIN, 0x10, 7, 2, 2, 0},
+    {2048, 7168, PDL, 0xf, 7, 3, 1, 0},   {2048, 7168, PDL, 0xf, 5, 3, 1, 0},
+    {1024, 7168, PDL, 0xf, 5, 2, 1, 0},   {2048, 4096, PDL, 0x3, 7, 3, 1, 0},
+    {2048, 4096, PDL, 0x4, 4, 2, 1, 0},   {2048, 4096, PDL, 0x8, 7, 2, 1, 0},
+    {2048, 4096, PDL, 0x8, 5, 2, 1, 0},
+    {1024, 4096, PDL, 0x3, 3, 3, 1, 0},   {1024, 4096, PDL, 0xc, 3, 2, 1, 1},
+    {512, 4096, PDL, 0x3, 5, 2, 1, 0},    {512, 4096, PDL, 0x4, 3, 2, 1, 0},
+    {512, 7168, PDL, 0x3, 5, 2, 1, 0},    {512, 7168, PDL, 0xc, 3, 2, 1, 0},
+    {384, 7168, PDL, 0xf, 3, 2, 1, 0},    {512, 4096, PDL, 0x8, 3, 2, 1, 0},
+    {256, 7168, PDL, 0xf, 7, 2, 1, 0},    {256, 4096, PDL, 0x7, 4, 2, 1, 0},
+    {256, 4096, PDL, 0x20, 1, 3, 1, 0},   {2048, 4096, PDL, 0x20, 3, 2, 2, 0},
     /* M = 17-64; at N = 2048 first two blocks per tile (session 13: 2048x7168 M = 32 / 48 / 64
      * 13.5 / 16.5 / 16.9 us -> 12.9 / 14.3 / 15.1, 2048x4096 M = 48-64 2-3 % faster) */
-    {2048, 7168, EITHER, 0x30, 3, 3, 2}, {2048, 4096, EITHER, 0x20, 3, 3, 2},
-    {2048, 7168, EITHER, 0x10, 3, 3, 1}, {2048, 4096, EITHER, 0x10, 3, 3, 1},
-    {1024, 7168, EITHER, 0x10, 3, 2, 1}, {1024, 4096, EITHER, 0x10, 3, 2, 1},
-    {2048, 7168, EITHER, 0x20, 1, 3, 1}, {2048, 4096, EITHER, 0x20, 1, 3, 1},
-    {1024, 7168, EITHER, 0x20, 1, 3, 1}, {1024, 4096, EITHER, 0x20, 1, 3, 1},
-    {384, 7168, EITHER, 0x20, 1, 3, 1},  {256, 7168, EITHER, 0x20, 1, 3, 1},
+    {2048, 7168, EITHER, 0x30, 3, 3, 2, 0}, {2048, 4096, EITHER, 0x20, 3, 3, 2, 0},
+    {2048, 7168, EITHER, 0x10, 3, 3, 1, 0}, {2048, 4096, EITHER, 0x10, 3, 3, 1, 0},
+    {1024, 7168, EITHER, 0x10, 3, 2, 1, 0}, {1024, 4096, EITHER, 0x10, 3, 2, 1, 0},
+    {2048, 7168, EITHER, 0x20, 1, 3, 1, 0}, {2048, 4096, EITHER, 0x20, 1, 3, 1, 0},
+    {1024, 7168, EITHER, 0x20, 1, 3, 1, 0}, {1024, 4096, EITHER, 0x20, 1, 3, 1, 0},
+    {384, 7168, EITHER, 0x20, 1, 3, 1, 0},  {256, 7168, EITHER, 0x20, 1, 3, 1, 0},
 };
 
 static int m_class(int64_t m) {
   return m == 1 ? 0 : m <= 4 ? 1 : m <= 8 ? 2 : m <= 16 ? 3 : m <= 32 ? 4 : 5;
-}
-
-/* Under PDL, where the stream kernel's weight boxes past the first ring fill, also requested into
- * L2 before griddepcontrol.wait, measured faster (c->stream_wl2; session 17, smallm-probe
- * --chosen: 1024x4096 M = 5-16, 0.90-0.93x the time, where two blocks fit an SM and the next
- * call's block starts beside this one; at 2048 x K, 1024x7168 and above M = 16, where a block
- * fills an SM's shared memory, up to 1.19x: only a second request for the same lines). */
-static const struct {
-  int n, k, mclasses;
-} weights_to_l2_132[] = {{1024, 4096, 0xc}};
-
-static int weights_to_l2(int64_t m, int64_t n, int64_t k) {
-  for (size_t i = 0; i < sizeof weights_to_l2_132 / sizeof weights_to_l2_132[0]; i++)
-    if (weights_to_l2_132[i].n == n && weights_to_l2_132[i].k == k &&
-        (weights_to_l2_132[i].mclasses >> m_class(m) & 1))
-      return 1;
-  return 0;
 }
 
 void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
@@ -277,7 +266,7 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
         (stream_132[i].mclasses >> m_class(m) & 1) &&
         bf16fp32__smallm_use_stream(c, m, stream_132[i].subs, stream_132[i].stages,
                                     stream_132[i].groups, smem_limit) == 0) {
-      c->stream_wl2 = use_pdl && weights_to_l2(m, n, k);
+      c->stream_wl2 = stream_132[i].wl2;
       return;
     } /* else c stays as chosen */
 }

@@ -117,7 +117,7 @@ typedef struct bf16fp32__smallm_config {
                           partial sums */
   int stream_wl2;      /* 1: under programmatic dependent launch, the weight boxes past the first
                           ring fill are also requested into L2 before griddepcontrol.wait (set by
-                          bf16fp32__smallm_prefer_stream where that measured faster) */
+                          bf16fp32__smallm_prefer_stream from its table) */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
