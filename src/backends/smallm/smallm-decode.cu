@@ -81,9 +81,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
       const int64_t k0 = 32 * c0, k1 = min(ke - kb, static_cast<int64_t>(32 * min(c1, c0 + DW)));
       if (k1 <= k0) continue;
       for (int r = warp; r < a.rows; r += BF16FP32__SMALLM_WARPS)
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.w + (n0 + r) * a.ldw + kb + k0),
-                     "r"(static_cast<int>(2 * (k1 - k0)))
-                     : "memory");
+        bf16fp32__bulk_to_l2(a.w + (n0 + r) * a.ldw + kb + k0, static_cast<uint32_t>(2 * (k1 - k0)));
     }
   }
 

@@ -1,7 +1,7 @@
-/* The device pieces the smallm kernels build their sums from: the 16-byte weight load and the
- * bf16 MMA (the sums over warp groups and cluster ranks: smallm-cluster-sum.cuh). One
- * definition, so that the kernels multiply exactly alike (the batch invariance across kernels
- * rests on it). */
+/* The device pieces the smallm kernels build their sums from: the 16-byte weight load, the bulk
+ * request into L2 and the bf16 MMA (the sums over warp groups and cluster ranks:
+ * smallm-cluster-sum.cuh). One definition, so that the kernels multiply exactly alike (the batch
+ * invariance across kernels rests on it). */
 #ifndef BF16FP32_SMALLM_FRAGMENTS_CUH
 #define BF16FP32_SMALLM_FRAGMENTS_CUH
 
@@ -19,6 +19,11 @@ static __device__ __forceinline__ uint4 ldg_w(const uint16_t *p, bool pred) {
       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
       : "l"(p), "r"(static_cast<int>(pred)));
   return v;
+}
+
+/* bytes (a multiple of 16) from p (16-byte aligned) requested into L2 only: nothing to wait for. */
+static __device__ __forceinline__ void bf16fp32__bulk_to_l2(const void *p, uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 }
 
 /* d += a . b on one m16n8k16 tile, bf16 operands, fp32 accumulator. */

@@ -156,9 +156,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
   if (X_TO_L2 && ke > kb) /* (a cluster's last slices can be empty) */
     for (int tok = static_cast<int>(blockIdx.y) + static_cast<int>(gridDim.y) * tid; tok < a.m;
          tok += static_cast<int>(gridDim.y) * BF16FP32__SMALLM_THREADS)
-      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.x + tok * a.ldx + kb),
-                   "r"(static_cast<uint32_t>(2 * (ke - kb)))
-                   : "memory");
+      bf16fp32__bulk_to_l2(a.x + tok * a.ldx + kb, static_cast<uint32_t>(2 * (ke - kb)));
   uint4 wa[SB][2], wb[SB][2];
   load_w(wa, 0);
   asm volatile("griddepcontrol.wait;" ::: "memory");
