@@ -197,18 +197,25 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   }
 }
 
-/* The instance for mt token tiles (1, 2, 4 or 8), GR blocks per tile and x mode XM. */
+/* The instance a launch runs, for mt token tiles (1, 2, 4 or 8) and GR blocks per tile: the x
+ * mode of its launch kind, why at bf16fp32__smallm_stream_launch. Only these are instantiated. */
 using StreamKernel = void (*)(SArgs);
-template <int GR, int XM>
-StreamKernel kernel_mt(int mt) {
-  return mt == 1   ? smallm_stream_kernel<1, GR, XM>
-         : mt == 2 ? smallm_stream_kernel<2, GR, XM>
-         : mt == 4 ? smallm_stream_kernel<4, GR, XM>
-                   : smallm_stream_kernel<8, GR, XM>;
+template <int GR>
+StreamKernel stream_kernel_gr(int mt, bool pdl, bool two_stages) {
+  constexpr int L2 = X_L2_BEFORE_WAIT, BW = X_BESIDE_WEIGHTS, AW = X_AFTER_WAIT;
+  if (pdl)
+    return mt == 1   ? smallm_stream_kernel<1, GR, L2>
+           : mt == 2 ? smallm_stream_kernel<2, GR, L2>
+           : mt == 4 ? smallm_stream_kernel<4, GR, L2>
+                     : smallm_stream_kernel<8, GR, L2>;
+  if (mt >= 4) return mt == 4 ? smallm_stream_kernel<4, GR, BW> : smallm_stream_kernel<8, GR, BW>;
+  if (GR == 1 && two_stages) /* up to 16 tokens: beside the weights with a two-stage ring per warp */
+    return mt == 1 ? smallm_stream_kernel<1, 1, BW> : smallm_stream_kernel<2, 1, BW>;
+  return mt == 1 ? smallm_stream_kernel<1, GR, AW> : smallm_stream_kernel<2, GR, AW>;
 }
-template <int XM>
-StreamKernel kernel_for(int mt, int gr) {
-  return gr == 2 ? kernel_mt<2, XM>(mt) : kernel_mt<1, XM>(mt);
+StreamKernel stream_kernel(int mt, int gr, bool pdl, bool two_stages) {
+  return gr == 2 ? stream_kernel_gr<2>(mt, pdl, two_stages)
+                 : stream_kernel_gr<1>(mt, pdl, two_stages);
 }
 
 }  // namespace
@@ -217,9 +224,9 @@ extern "C" int bf16fp32__smallm_stream_load(size_t smem_limit) {
   cudaError_t e = cudaSuccess;
   for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2)
     for (int gr = 1; gr <= 2 && e == cudaSuccess; gr++)
-      e = bf16fp32__smallm_allow_smem(smem_limit, kernel_for<X_AFTER_WAIT>(mt, gr),
-                                      kernel_for<X_BESIDE_WEIGHTS>(mt, gr),
-                                      kernel_for<X_L2_BEFORE_WAIT>(mt, gr));
+      e = bf16fp32__smallm_allow_smem(smem_limit, stream_kernel(mt, gr, true, false),
+                                      stream_kernel(mt, gr, false, false),
+                                      stream_kernel(mt, gr, false, true));
   return static_cast<int>(e);
 }
 
@@ -257,9 +264,6 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
    * sub-chunks, two or three of them, with or without two blocks per tile) the same order took
    * 3-9 % off (session 16: 2048x7168 M = 32 / 64 12.73 / 15.02 -> 11.99 / 14.34, 1024x4096 M = 32
    * 6.72 -> 6.30). */
-  const bool xil = c->mt >= 4 || (gr == 1 && c->stream_stages == 2);
-  const StreamKernel kern = use_pdl ? kernel_for<X_L2_BEFORE_WAIT>(c->mt, gr)
-                            : xil   ? kernel_for<X_BESIDE_WEIGHTS>(c->mt, gr)
-                                    : kernel_for<X_AFTER_WAIT>(c->mt, gr);
+  const StreamKernel kern = stream_kernel(c->mt, gr, use_pdl != 0, c->stream_stages == 2);
   return static_cast<int>(cudaLaunchKernelEx(&cfg, kern, a));
 }
