@@ -42,6 +42,7 @@ static size_t g_smem;
 static int g_fail;
 static std::vector<int> g_mlist; /* --ms: the timing table's M values */
 static bool g_quick; // timing table at M = 1, 16, 64 only
+static bool g_wl2 = false; /* --wl2: the stream variants also request their later weight boxes into L2 under PDL */
 static bool g_stream; // --stream: the stream kernel wherever M <= 16 (5-sub-chunk stages, up to 3)
 
 __global__ void fill_bf16(uint16_t *p, size_t n, uint64_t seed) {
@@ -342,7 +343,7 @@ static bf16fp32__smallm_config variant(bf16fp32__smallm_config c, int v, int64_t
   if (v == 1) c.deep = !c.deep && c.mt <= 2;
   if (v == 2 || v == 3) c.wide = c.wgmma = 0, c.wide_groups = 1;
   if (v == 2) c.decode = 0;
-  if (v == 4) bf16fp32__smallm_use_stream(&c, m, subs, stages, groups, g_smem);
+  if (v == 4 && bf16fp32__smallm_use_stream(&c, m, subs, stages, groups, g_smem) == 0) c.stream_wl2 = g_wl2;
   return c;
 }
 
@@ -833,6 +834,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--stream")) g_stream = true;
     if (!strcmp(argv[i], "--stream-sweep")) do_stream_sweep = true;
     if (!strcmp(argv[i], "--chosen")) do_chosen = true;
+    if (!strcmp(argv[i], "--wl2")) g_wl2 = true;
     if (!strcmp(argv[i], "--n") && i + 1 < argc) g_only_n = atoi(argv[++i]); /* sweep one N */
     if (!strcmp(argv[i], "--wide")) do_wide = true;
     if (!strcmp(argv[i], "--no-table")) do_table = false;
