@@ -172,15 +172,15 @@ static void check_wgmma(set *s, const int64_t *ms, int count, int rows, int toke
 
 /* The stream kernel (M <= 64), which the API chooses only at some shapes: stages of args[0]
  * sub-chunks (1 to 7; an even count leaves a pad in the box), up to args[1] stages, args[2]
- * blocks sharing a tile (2: splits of 16 rows, one K slice). A ring per warp: 7 do not fit twice
- * above M = 8, and above M = 16 only the smaller stages fit; shared rings: above M = 16 stages of
- * more than 3 may not fit (skipped). */
+ * blocks sharing a tile (2: splits of 16 rows, one K slice). A ring per warp: 7 fit twice up to
+ * M = 16 (above M = 8 with the partial sums over the rings), and above M = 16 only the smaller
+ * stages fit; shared rings: above M = 16 stages of more than 3 may not fit (skipped). */
 static int to_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
                      const int *args) {
   (void)n;
   if (bf16fp32__smallm_use_stream(c, m, args[0], args[1], args[2], smem) == 0) return 0;
   if (args[2] == 2) return args[0] > 3 && m > 16 ? 1 : -1;
-  return (args[0] == 7 && m > 8) || m > 16 ? 1 : -1; /* the stages do not fit */
+  return m > 16 ? 1 : -1; /* the stages do not fit */
 }
 static void check_stream(set *s, const int64_t *ms, int count) {
   static const int kinds[][3] = {{5, 3, 1}, {4, 2, 1}, {7, 2, 1}, {3, 4, 1}, {1, 4, 1}};

@@ -222,25 +222,39 @@ static void expect_stream(int64_t m, int64_t n, int64_t k, int sm_count, int pdl
   }
 }
 
+/* The configuration the table makes of the chosen one for (m, n, k) on an H200; 1 when that is
+ * the stream kernel, 0 when not, -1 when nothing is chosen. */
+static int table_config(int64_t m, int64_t n, int64_t k, int pdl, bf16fp32__smallm_config *c) {
+  if (bf16fp32__smallm_choose(m, n, k, H200_SMS, H200_SMEM, c) != 0) return -1;
+  bf16fp32__smallm_prefer_stream(c, m, n, k, H200_SMS, pdl, H200_SMEM);
+  return c->stream;
+}
+
 /* The blocks per tile of the stream kernel the table picks (0: not the stream kernel). */
 static int stream_groups(int64_t m, int64_t n, int64_t k, int pdl) {
   bf16fp32__smallm_config c;
-  if (bf16fp32__smallm_choose(m, n, k, H200_SMS, H200_SMEM, &c) != 0) return -1;
-  bf16fp32__smallm_prefer_stream(&c, m, n, k, H200_SMS, pdl, H200_SMEM);
-  return c.stream ? c.stream_groups : 0;
+  const int r = table_config(m, n, k, pdl, &c);
+  return r == 1 ? c.stream_groups : r;
 }
 
 /* Whether the table has the stream kernel request its weights past the first ring fill into L2
- * before the wait (-1: not the stream kernel). */
+ * before the wait, and lay its partial sums over the rings (-1: not the stream kernel); its
+ * shared memory (0: not the stream kernel). */
 static int stream_wl2(int64_t m, int64_t n, int64_t k, int pdl) {
   bf16fp32__smallm_config c;
-  if (bf16fp32__smallm_choose(m, n, k, H200_SMS, H200_SMEM, &c) != 0) return -1;
-  bf16fp32__smallm_prefer_stream(&c, m, n, k, H200_SMS, pdl, H200_SMEM);
-  return c.stream ? c.stream_wl2 : -1;
+  return table_config(m, n, k, pdl, &c) == 1 ? c.stream_wl2 : -1;
+}
+static int stream_over(int64_t m, int64_t n, int64_t k, int pdl) {
+  bf16fp32__smallm_config c;
+  return table_config(m, n, k, pdl, &c) == 1 ? c.stream_over : -1;
+}
+static size_t stream_smem(int64_t m, int64_t n, int64_t k, int pdl) {
+  bf16fp32__smallm_config c;
+  return table_config(m, n, k, pdl, &c) == 1 ? c.stream_smem : 0;
 }
 
 /* The stream kernel: at M <= 16 where it measured faster (in plain launches at 2048 x K and
- * 1024 x 7168, and at 256 x 7168 for M = 1-14; under PDL at every shape, 256 x 4096 up to M = 8
+ * 1024 x 7168, and at 256 x 7168 for M = 1-16; under PDL at every shape, 256 x 4096 up to M = 8
  * and 512 x 4096 up to M = 16, three-sub-chunk stages at small N from M = 5), at M = 17-32 for
  * N >= 1024 (both launch kinds) and 256 x 7168 and 384 x 7168 (plain), and at M = 33-64 for
  * N >= 1024, 384 x 7168 and 256 x 7168 (both kinds) and 256 x 4096 (PDL), on 132 SMs only, with
@@ -250,7 +264,8 @@ static void test_stream(void) {
   expect_stream(1, 2048, 7168, H200_SMS, 0, 7, 3);
   expect_stream(4, 2048, 7168, H200_SMS, 0, 7, 2); /* two stages, x beside the weights */
   expect_stream(12, 2048, 7168, H200_SMS, 0, 7, 2);
-  expect_stream(16, 2048, 7168, H200_SMS, 0, 5, 2); /* 7 do not fit */
+  expect_stream(16, 2048, 7168, H200_SMS, 0, 7, 2); /* 7 fit with the partial sums over the rings */
+  CHECK(stream_over(16, 2048, 7168, 0) == 1 && stream_over(12, 2048, 7168, 0) == 0);
   /* two blocks per tile: 2048 x 7168 from M = 17, 2048 x 4096 from M = 33 */
   expect_stream(17, 2048, 7168, H200_SMS, 1, 3, 3);
   CHECK(stream_groups(17, 2048, 7168, 1) == 2);
@@ -282,20 +297,20 @@ static void test_stream(void) {
   expect_stream(4, 2048, 4096, H200_SMS, 0, 4, 2); /* 2048 x 4096 plain: 4, then 5 from M = 9 */
   expect_stream(8, 2048, 4096, H200_SMS, 0, 4, 2);
   expect_stream(9, 2048, 4096, H200_SMS, 0, 5, 2);
-  expect_stream(8, 256, 7168, H200_SMS, 0, 7, 2); /* 256 x 7168 plain: M = 1-14 */
+  expect_stream(8, 256, 7168, H200_SMS, 0, 7, 2); /* 256 x 7168 plain: M = 1-16 */
   expect_stream(12, 256, 7168, H200_SMS, 0, 7, 2);
   expect_stream(14, 256, 7168, H200_SMS, 0, 7, 2);
-  expect_stream(15, 256, 7168, H200_SMS, 0, 0, 0);
+  expect_stream(16, 256, 7168, H200_SMS, 0, 7, 2); /* ... and 15-16 with the sums over the rings */
+  expect_stream(17, 256, 7168, H200_SMS, 0, 3, 3);
   expect_stream(8, 256, 4096, H200_SMS, 1, 4, 2); /* 256 x 4096 PDL: up to M = 8 */
   expect_stream(9, 256, 4096, H200_SMS, 1, 0, 0);
   expect_stream(4, 256, 4096, H200_SMS, 0, 0, 0);
-  expect_stream(4, 2048, 4096, H200_SMS, 1, 7, 3); /* 2048 x 4096 PDL: 7, 4, then 5 */
-  expect_stream(8, 2048, 4096, H200_SMS, 1, 4, 2);
+  expect_stream(4, 2048, 4096, H200_SMS, 1, 7, 3); /* 2048 x 4096 PDL: 7 x 3, then 7 x 2 */
+  expect_stream(8, 2048, 4096, H200_SMS, 1, 7, 2);
   expect_stream(9, 2048, 4096, H200_SMS, 1, 7, 2); /* ... 7 at M = 9-14, then 5 */
-  expect_stream(14, 2048, 4096, H200_SMS, 1, 7, 2);
-  expect_stream(15, 2048, 4096, H200_SMS, 1, 5, 2);
+  expect_stream(16, 2048, 4096, H200_SMS, 1, 7, 2);
   expect_stream(4, 1024, 4096, H200_SMS, 0, 0, 0);
-  expect_stream(4, 1024, 4096, H200_SMS, 1, 3, 3); /* 1024 x 4096 PDL: 3 x 3, then 3 x 2 */
+  expect_stream(1, 1024, 4096, H200_SMS, 1, 3, 2); /* 1024 x 4096 PDL: 3 x 2 */
   expect_stream(16, 1024, 4096, H200_SMS, 1, 3, 2);
   expect_stream(4, 512, 7168, H200_SMS, 1, 5, 2); /* 512 x K PDL: 5, then 3 from M = 5 */
   expect_stream(5, 512, 7168, H200_SMS, 1, 3, 2);
@@ -306,13 +321,33 @@ static void test_stream(void) {
   expect_stream(16, 384, 7168, H200_SMS, 1, 3, 2);
   expect_stream(1, 384, 7168, H200_SMS, 1, 3, 2);
   expect_stream(14, 256, 7168, H200_SMS, 1, 7, 2);
-  expect_stream(15, 256, 7168, H200_SMS, 1, 0, 0);
+  expect_stream(16, 256, 7168, H200_SMS, 1, 7, 2); /* the partial sums over the rings from M = 15 */
+  expect_stream(17, 256, 7168, H200_SMS, 1, 0, 0);
   expect_stream(1, 2048, 7168, 114, 1, 0, 0); /* measured on 132 SMs only */
-  /* weights past the ring into L2 before the wait: 1024 x 4096 at M = 5-16 under PDL only */
-  CHECK(stream_wl2(5, 1024, 4096, 1) == 1 && stream_wl2(16, 1024, 4096, 1) == 1);
-  CHECK(stream_wl2(4, 1024, 4096, 1) == 0 && stream_wl2(17, 1024, 4096, 1) == 0);
-  CHECK(stream_wl2(8, 2048, 4096, 1) == 0 && stream_wl2(8, 1024, 7168, 0) == 0);
+  /* weights past the ring into L2 before the wait, under PDL only: 1024 x 4096 at M = 1-16,
+   * 2048 x 4096 at M = 5-8, 1024 x 7168 at M = 7-8 */
+  CHECK(stream_wl2(1, 1024, 4096, 1) == 1 && stream_wl2(16, 1024, 4096, 1) == 1);
+  CHECK(stream_wl2(17, 1024, 4096, 1) == 0 && stream_wl2(4, 2048, 4096, 1) == 0);
+  CHECK(stream_wl2(5, 2048, 4096, 1) == 1 && stream_wl2(8, 2048, 4096, 1) == 1);
+  CHECK(stream_wl2(6, 1024, 7168, 1) == 0 && stream_wl2(8, 1024, 7168, 1) == 1);
+  CHECK(stream_wl2(8, 1024, 7168, 0) == 0);
   CHECK(stream_wl2(8, 1024, 4096, 0) == -1); /* plain: the decode kernel */
+  /* entries taken only where two blocks fit an SM (each also holding the 1 KB the system
+   * reserves), with the partial sums over the rings where that makes them fit: 1024 x 7168 under
+   * PDL, 5 x 2 at M = 5-6, 3 x 3 at 7-8, then 5 x 2 again; 1024 x 4096 under PDL at M = 17-21 */
+  const size_t half = (H200_SMEM + 1024) / 2 - 1024;
+  expect_stream(5, 1024, 7168, H200_SMS, 1, 5, 2);
+  CHECK(stream_over(5, 1024, 7168, 1) == 0 && stream_smem(5, 1024, 7168, 1) <= half);
+  expect_stream(6, 1024, 7168, H200_SMS, 1, 5, 2);
+  CHECK(stream_over(6, 1024, 7168, 1) == 1 && stream_smem(6, 1024, 7168, 1) <= half);
+  expect_stream(7, 1024, 7168, H200_SMS, 1, 3, 3);
+  expect_stream(8, 1024, 7168, H200_SMS, 1, 3, 3);
+  CHECK(stream_over(8, 1024, 7168, 1) == 1 && stream_smem(8, 1024, 7168, 1) <= half);
+  expect_stream(9, 1024, 7168, H200_SMS, 1, 5, 2);
+  CHECK(stream_smem(9, 1024, 7168, 1) > half);
+  CHECK(stream_over(21, 1024, 4096, 1) == 1 && stream_smem(21, 1024, 4096, 1) <= half);
+  CHECK(stream_over(22, 1024, 4096, 1) == 0 && stream_smem(22, 1024, 4096, 1) > half);
+  CHECK(stream_over(21, 1024, 4096, 0) == 0); /* plain: the sums after the rings */
 
   bf16fp32__smallm_config c;
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
@@ -324,12 +359,16 @@ static void test_stream(void) {
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 4, 9, 1, H200_SMEM) != 0 && !c.stream);
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 4, 4, 1, H200_SMEM) == 0 && c.stream_subs == 4 &&
         c.stream_stages == 4);
-  /* 7 sub-chunks (224-wide boxes): 3 stages fit at M = 1, 2 at M = 8, none at M = 16 */
+  /* 7 sub-chunks (224-wide boxes): 3 stages fit at M = 1, 2 at M = 8; at M = 16 none within
+   * 200 KB, and 2 within the H200's 227 KB only with the partial sums over the rings */
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 7, 3, 1, H200_SMEM) == 0 && c.stream_stages == 3);
   CHECK(bf16fp32__smallm_choose(8, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_stream(&c, 8, 7, 3, 1, H200_SMEM) == 0 && c.stream_stages == 2);
   CHECK(bf16fp32__smallm_choose(16, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 16, 7, 3, 1, H200_SMEM) != 0 && !c.stream);
+  CHECK(bf16fp32__smallm_use_stream(&c, 16, 7, 3, 1, 200 * 1024) != 0 && !c.stream);
+  /* (the larger of the rings and the partial sums) */
+  CHECK(bf16fp32__smallm_use_stream(&c, 16, 7, 3, 1, H200_SMEM) == 0 && c.stream_stages == 2 &&
+        c.stream_over && c.stream_smem == BF16FP32__SMALLM_STREAM_BARS + 8 * 2 * 32 * 448);
   /* four and eight token tiles: the x rows leave room for 2 stages of 3 sub-chunks at M = 32,
    * for stages of one sub-chunk only at M = 64 */
   CHECK(bf16fp32__smallm_choose(32, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.mt == 4);

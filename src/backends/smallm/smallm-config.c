@@ -196,6 +196,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->stream_groups = 1;
   c->stream_smem = 0;
   c->stream_wl2 = 0;
+  c->stream_over = 0;
   return 0;
 }
 
@@ -207,12 +208,17 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * 1024x4096 M = 1-4 under PDL, 3 x 3, 0.94-0.98 of 3 x 2's time; session 17, re-swept with x
  * requested into L2 before the wait under PDL, e.g. 512x4096 M = 12 under PDL, 3 x 2, 3.86
  * against the tiled kernel's 4.21, and 2048x7168 M = 24 plain, 7 x 2 with two blocks per tile,
- * 11.40 against 3 x 3's 11.69), per launch kind
+ * 11.40 against 3 x 3's 11.69; session 18, with the partial sums laid over the rings where they
+ * would not fit after them, smallm-probe --chosen, three interleaved runs: 2048x7168 M = 16, 7 x 2,
+ * 10.81 -> 10.28 plain and 9.42 -> 8.71 under PDL, 256x7168 M = 16, 7 x 2, 4.71 -> 4.39 plain and
+ * 3.55 -> 3.07 under PDL, where 7 x 2 had not fit; under PDL 1024x4096 M = 1-4, 3 x 2 with the
+ * weights into L2, 3.73-3.77 -> 3.48-3.51, and 2048x4096 M = 5, 7 x 2 with them, 6.27 -> 5.69),
+ * per launch kind
  * (plain, under programmatic dependent launch, where its weight copies start while the previous
  * kernel finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32,
  * 5: 33-64), with the stage size and count and the blocks per tile that measured fastest; the
- * first entry that fits is taken (7-sub-chunk stages do not fit at the largest M; with a ring
- * per warp, above 32 tokens only one-sub-chunk stages do). Two stages where a K split's clusters
+ * first entry that fits is taken (7-sub-chunk stages do not fit above M = 16; with a ring per
+ * warp, above 32 tokens only one-sub-chunk stages do). Two stages where a K split's clusters
  * of 8 need two blocks per SM to run in one wave (512 x K). Under PDL, small stages (3 x 2) at
  * M = 5-16 leave room on each SM for a block of the next call, which then starts its copies
  * while this one runs (1024x7168 M = 5 against 8, 5 x 2: 4.93 against 5.89 us, where the
@@ -220,6 +226,12 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
 enum { PLAIN = 0, PDL = 1, EITHER = 2 };
 static const struct {
   int n, k, launch, mclasses, subs, stages, groups;
+  /* 1: only with its stage count and where two blocks of it fit an SM: under PDL the next call's
+   * block then starts beside this one (session 18, the partial sums over the rings: 1024x7168
+   * M = 6, 5 x 2, 5.55 -> 4.74 us; M = 7-8, 3 x 3 with the weights into L2, 5.58-5.64 -> 5.28;
+   * 1024x4096 M = 20, 3 x 2, 5.20 -> 4.41; two blocks per SM by the same means were 1-7 %
+   * slower at 1024x7168 M = 20 and 40-48 and 256x7168 M = 40-48, so not there) */
+  int two;
   /* c->stream_wl2 (PDL entries): the weight boxes past the first ring fill also requested into
    * L2 before griddepcontrol.wait (session 17, smallm-probe --chosen: 1024x4096 M = 5-16,
    * 0.90-0.93x the time, where two blocks fit an SM and the next call's block starts beside this
@@ -227,31 +239,35 @@ static const struct {
    * to 1.19x: only a second request for the same lines) */
   int wl2;
 } stream_132[] = {
-    {2048, 7168, PLAIN, 0x1, 7, 3, 1, 0}, {2048, 7168, PLAIN, 0xe, 7, 2, 1, 0},
-    {2048, 7168, PLAIN, 0x8, 5, 3, 1, 0},
-    {1024, 7168, PLAIN, 0x7, 7, 2, 1, 0}, {1024, 7168, PLAIN, 0x8, 5, 2, 1, 0},
-    {2048, 4096, PLAIN, 0x7, 4, 2, 1, 0}, {2048, 4096, PLAIN, 0x8, 5, 2, 1, 0},
-    {256, 7168, PLAIN, 0xf, 7, 2, 1, 0},  {256, 7168, PLAIN, 0x10, 3, 3, 1, 0},
-    {384, 7168, PLAIN, 0x10, 3, 2, 1, 0},  {2048, 7168, PLAIN, 0x10, 7, 2, 2, 0},
-    {2048, 7168, PDL, 0xf, 7, 3, 1, 0},   {2048, 7168, PDL, 0xf, 5, 3, 1, 0},
-    {1024, 7168, PDL, 0xf, 5, 2, 1, 0},   {2048, 4096, PDL, 0x3, 7, 3, 1, 0},
-    {2048, 4096, PDL, 0x4, 4, 2, 1, 0},   {2048, 4096, PDL, 0x8, 7, 2, 1, 0},
-    {2048, 4096, PDL, 0x8, 5, 2, 1, 0},
-    {1024, 4096, PDL, 0x3, 3, 3, 1, 0},   {1024, 4096, PDL, 0xc, 3, 2, 1, 1},
-    {512, 4096, PDL, 0x3, 5, 2, 1, 0},    {512, 4096, PDL, 0x4, 3, 2, 1, 0},
-    {512, 7168, PDL, 0x3, 5, 2, 1, 0},    {512, 7168, PDL, 0xc, 3, 2, 1, 0},
-    {384, 7168, PDL, 0xf, 3, 2, 1, 0},    {512, 4096, PDL, 0x8, 3, 2, 1, 0},
-    {256, 7168, PDL, 0xf, 7, 2, 1, 0},    {256, 4096, PDL, 0x7, 4, 2, 1, 0},
-    {256, 4096, PDL, 0x20, 1, 3, 1, 0},   {2048, 4096, PDL, 0x20, 3, 2, 2, 0},
+    {2048, 7168, PLAIN, 0x1, 7, 3, 1, 0, 0}, {2048, 7168, PLAIN, 0xe, 7, 2, 1, 0, 0},
+    {2048, 7168, PLAIN, 0x8, 5, 3, 1, 0, 0},
+    {1024, 7168, PLAIN, 0x7, 7, 2, 1, 0, 0}, {1024, 7168, PLAIN, 0x8, 5, 2, 1, 0, 0},
+    {2048, 4096, PLAIN, 0x7, 4, 2, 1, 0, 0}, {2048, 4096, PLAIN, 0x8, 5, 2, 1, 0, 0},
+    {256, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0},  {256, 7168, PLAIN, 0x10, 3, 3, 1, 0, 0},
+    {384, 7168, PLAIN, 0x10, 3, 2, 1, 0, 0},  {2048, 7168, PLAIN, 0x10, 7, 2, 2, 0, 0},
+    {2048, 7168, PDL, 0xf, 7, 3, 1, 0, 0},   {2048, 7168, PDL, 0xf, 5, 3, 1, 0, 0},
+    {1024, 7168, PDL, 0x4, 5, 2, 1, 1, 0},   {1024, 7168, PDL, 0x4, 3, 3, 1, 1, 1},
+    {1024, 7168, PDL, 0xf, 5, 2, 1, 0, 0},   {2048, 4096, PDL, 0x3, 7, 3, 1, 0, 0},
+    {2048, 4096, PDL, 0x4, 7, 2, 1, 0, 1},   {2048, 4096, PDL, 0x8, 7, 2, 1, 0, 0},
+    {2048, 4096, PDL, 0x8, 5, 2, 1, 0, 0},
+    {1024, 4096, PDL, 0xf, 3, 2, 1, 0, 1},   {1024, 4096, PDL, 0x10, 3, 2, 1, 1, 0},
+    {512, 4096, PDL, 0x3, 5, 2, 1, 0, 0},    {512, 4096, PDL, 0x4, 3, 2, 1, 0, 0},
+    {512, 7168, PDL, 0x3, 5, 2, 1, 0, 0},    {512, 7168, PDL, 0xc, 3, 2, 1, 0, 0},
+    {384, 7168, PDL, 0xf, 3, 2, 1, 0, 0},    {512, 4096, PDL, 0x8, 3, 2, 1, 0, 0},
+    {256, 7168, PDL, 0xf, 7, 2, 1, 0, 0},    {256, 4096, PDL, 0x7, 4, 2, 1, 0, 0},
+    {256, 4096, PDL, 0x20, 1, 3, 1, 0, 0},   {2048, 4096, PDL, 0x20, 3, 2, 2, 0, 0},
     /* M = 17-64; at N = 2048 first two blocks per tile (session 13: 2048x7168 M = 32 / 48 / 64
      * 13.5 / 16.5 / 16.9 us -> 12.9 / 14.3 / 15.1, 2048x4096 M = 48-64 2-3 % faster) */
-    {2048, 7168, EITHER, 0x30, 3, 3, 2, 0}, {2048, 4096, EITHER, 0x20, 3, 3, 2, 0},
-    {2048, 7168, EITHER, 0x10, 3, 3, 1, 0}, {2048, 4096, EITHER, 0x10, 3, 3, 1, 0},
-    {1024, 7168, EITHER, 0x10, 3, 2, 1, 0}, {1024, 4096, EITHER, 0x10, 3, 2, 1, 0},
-    {2048, 7168, EITHER, 0x20, 1, 3, 1, 0}, {2048, 4096, EITHER, 0x20, 1, 3, 1, 0},
-    {1024, 7168, EITHER, 0x20, 1, 3, 1, 0}, {1024, 4096, EITHER, 0x20, 1, 3, 1, 0},
-    {384, 7168, EITHER, 0x20, 1, 3, 1, 0},  {256, 7168, EITHER, 0x20, 1, 3, 1, 0},
+    {2048, 7168, EITHER, 0x30, 3, 3, 2, 0, 0}, {2048, 4096, EITHER, 0x20, 3, 3, 2, 0, 0},
+    {2048, 7168, EITHER, 0x10, 3, 3, 1, 0, 0}, {2048, 4096, EITHER, 0x10, 3, 3, 1, 0, 0},
+    {1024, 7168, EITHER, 0x10, 3, 2, 1, 0, 0}, {1024, 4096, EITHER, 0x10, 3, 2, 1, 0, 0},
+    {2048, 7168, EITHER, 0x20, 1, 3, 1, 0, 0}, {2048, 4096, EITHER, 0x20, 1, 3, 1, 0, 0},
+    {1024, 7168, EITHER, 0x20, 1, 3, 1, 0, 0}, {1024, 4096, EITHER, 0x20, 1, 3, 1, 0, 0},
+    {384, 7168, EITHER, 0x20, 1, 3, 1, 0, 0},  {256, 7168, EITHER, 0x20, 1, 3, 1, 0, 0},
 };
+
+static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
+                      int min_stages, int groups, size_t smem_limit);
 
 static int m_class(int64_t m) {
   return m == 1 ? 0 : m <= 4 ? 1 : m <= 8 ? 2 : m <= 16 ? 3 : m <= 32 ? 4 : 5;
@@ -259,20 +275,32 @@ static int m_class(int64_t m) {
 
 void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                     int sm_count, int use_pdl, size_t smem_limit) {
+  /* what a block may take for two to fit an SM: each also holds 1 KB the system reserves */
+  const size_t half = (smem_limit + 1024) / 2 - 1024;
   if (sm_count != 132 || m < 1 || m > BF16FP32__SMALLM_DECODE_MAX_M) return;
-  for (size_t i = 0; i < sizeof stream_132 / sizeof stream_132[0]; i++)
+  for (size_t i = 0; i < sizeof stream_132 / sizeof stream_132[0]; i++) {
+    bf16fp32__smallm_config t = *c;
     if (stream_132[i].n == n && stream_132[i].k == k &&
         (stream_132[i].launch == EITHER || stream_132[i].launch == !!use_pdl) &&
         (stream_132[i].mclasses >> m_class(m) & 1) &&
-        bf16fp32__smallm_use_stream(c, m, stream_132[i].subs, stream_132[i].stages,
-                                    stream_132[i].groups, smem_limit) == 0) {
+        stream_fit(&t, m, stream_132[i].subs, stream_132[i].stages,
+                   stream_132[i].two ? stream_132[i].stages : 2, stream_132[i].groups,
+                   stream_132[i].two ? half : smem_limit) == 0) {
+      *c = t;
       c->stream_wl2 = stream_132[i].wl2;
       return;
-    } /* else c stays as chosen */
+    }
+  } /* else c stays as chosen */
 }
 
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                                 int groups, size_t smem_limit) {
+  return stream_fit(c, m, subs, stages, 2, groups, smem_limit);
+}
+
+/* bf16fp32__smallm_use_stream with at least min_stages stages */
+static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
+                      int min_stages, int groups, size_t smem_limit) {
   if (c->wide || m < 1 || m > 8 * c->mt || c->mt > 8) return -1;
   if (subs < 1 || subs > BF16FP32__SMALLM_STREAM_MAX_SUBS || stages < 2 || stages > 8) return -1;
   if (groups != 1 && groups != 2) return -1;
@@ -282,25 +310,28 @@ int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs,
   const size_t stage = (size_t)bf16fp32__smallm_stream_stage_bytes(m, subs, 16 * groups);
   const size_t head = BF16FP32__SMALLM_STREAM_BARS;
   /* the decode kernel's partial sums, laid out alike (with groups: half the chains, twice the
-   * rows, over the rings once the main loop is done) */
+   * rows) */
   const size_t partials = groups == 1 ? c->decode_smem
                                       : (size_t)(c->split.kwarps / groups) * (size_t)c->mpad *
                                             (size_t)(16 * groups + 4) * sizeof(float);
-  for (; stages >= 2; stages--) {
-    const size_t ring = (size_t)rings * stages * stage;
-    const size_t smem = head + (groups == 1 ? ring + partials : ring > partials ? ring : partials);
-    if (smem <= smem_limit) {
-      c->stream = 1;
-      c->decode = 0;
-      c->stream_subs = subs;
-      c->stream_stages = stages;
-      c->stream_groups = groups;
-      c->stream_wl2 = 0;
-      c->stream_smem = smem;
-      if (groups == 2) c->grid_x = 2, c->grid_y /= 2;
-      return 0;
+  /* the partial sums after the rings (no barrier before them), else over them */
+  for (int over = groups > 1; over < 2; over++)
+    for (int s = stages; s >= min_stages; s--) {
+      const size_t ring = (size_t)rings * s * stage;
+      const size_t smem = head + (over ? (ring > partials ? ring : partials) : ring + partials);
+      if (smem <= smem_limit) {
+        c->stream = 1;
+        c->decode = 0;
+        c->stream_subs = subs;
+        c->stream_stages = s;
+        c->stream_groups = groups;
+        c->stream_wl2 = 0;
+        c->stream_smem = smem;
+        c->stream_over = over;
+        if (groups == 2) c->grid_x = 2, c->grid_y /= 2;
+        return 0;
+      }
     }
-  }
   return -1;
 }
 

@@ -113,8 +113,10 @@ typedef struct bf16fp32__smallm_config {
   int stream_stages;   /* ring stages per ring */
   int stream_groups;   /* 1: a ring per warp; 2: a cluster of two blocks shares 32 rows, the two
                           warps of a chain one ring (bf16fp32__smallm_use_stream) */
-  size_t stream_smem;  /* the rings' barriers and rings, then (or over them, with groups) the
-                          partial sums */
+  size_t stream_smem;  /* the rings' barriers, the rings and the partial sums (after the rings,
+                          or over them: stream_over) */
+  int stream_over;     /* 1: the partial sums over the rings, once every warp is done with its
+                          ring (with groups, or where the block would not fit otherwise) */
   int stream_wl2;      /* 1: under programmatic dependent launch, the weight boxes past the first
                           ring fill are also requested into L2 before griddepcontrol.wait (set by
                           bf16fp32__smallm_prefer_stream from its table) */

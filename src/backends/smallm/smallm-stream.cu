@@ -57,6 +57,7 @@ struct SArgs {
   int stage_bytes; /* the weight box, the x box (M rows), to 128 bytes */
   int tx_bytes;    /* what the two boxes bring: (16 GR + M) * pitch */
   int w_to_l2;     /* the config's stream_wl2 (read under PDL only) */
+  int part_over;   /* the config's stream_over */
 };
 
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
@@ -181,20 +182,27 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   }
   BF16FP32__SMALLM_STAMP(3);
 
+  /* The partial sums: after the rings, or, where a block would not fit otherwise
+   * (bf16fp32__smallm_use_stream), over the end of them once every warp is done with its ring;
+   * with groups over their start (session 13). Session 18 on the H200 (smallm-probe --chosen,
+   * three interleaved runs): a ring per warp with the sums over the rings' start was 3-6 % slower
+   * at M <= 8, over their end as fast as after them (not explained); with groups the end was
+   * 0.4-1 % slower than the start at 2048x7168 M = 20-32. With groups the warp's local chain is
+   * recomputed, not `ring`: holding that across the loop changed ptxas's code for the measured
+   * kernel, 109 -> 101 registers at MT = 8. */
+  const bool over = GR > 1 || a.part_over;
+  if (over) __syncthreads();
+  const int rings_end = BF16FP32__SMALLM_WARPS * a.stages * a.stage_bytes; /* GR = 1 */
+  const int part_bytes = (a.kwarps * a.mpad * (a.rows + 4) * 4 + 127) / 128 * 128;
+  const int part_off = GR > 1 ? 0 : over ? max(rings_end - part_bytes, 0) : rings_end;
   float *out = a.out + static_cast<long long>(blockIdx.y) * a.rows;
-  if (GR == 1) { /* the partial sums go after the rings */
-    float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS +
-                                            BF16FP32__SMALLM_WARPS * a.stages * a.stage_bytes);
+  float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS + part_off);
+  if (GR == 1)
     bf16fp32__smallm_finish_warps<MT>(acc, part, wk, wn, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
                                       out, a.ldo);
-  } else { /* ... over the rings, once every warp is done with them (the warp's local chain is
-            * recomputed, not `ring`: holding that across the loop changed ptxas's code for the
-            * measured kernel, 109 -> 101 registers at MT = 8) */
-    __syncthreads();
-    float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS);
+  else
     bf16fp32__smallm_finish_groups<MT>(acc, part, pl.warp % (a.kwarps / GR), wn, a.m, a.mpad,
                                        a.rows, a.kwarps / GR, GR, out, a.ldo);
-  }
 }
 
 /* The instance a launch runs, for mt token tiles (1, 2, 4 or 8) and GR blocks per tile: the x
@@ -252,6 +260,7 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(m, c->stream_subs, wrows);
   a.tx_bytes = (wrows + static_cast<int>(m)) * a.pitch;
   a.w_to_l2 = c->stream_wl2;
+  a.part_over = c->stream_over;
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->stream_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
