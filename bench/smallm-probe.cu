@@ -379,7 +379,7 @@ static int g_only_n = 0; /* --n: the stream sweep at this N only */
 // kernel, then each (sub-chunks, stages, groups) of the stream kernel, plain and under PDL (us per
 // call; groups = 2 only where the split allows it).
 static void timing_stream_sweep(const std::vector<int> &mlist) {
-  static const int kinds[][3] = {{1, 3, 1}, {3, 2, 1}, {3, 3, 1}, {3, 6, 1}, {3, 8, 1},
+  static const int kinds[][3] = {{1, 3, 1}, {1, 5, 1}, {1, 8, 1}, {3, 2, 1}, {3, 3, 1}, {3, 6, 1}, {3, 8, 1},
                                  {4, 2, 1}, {4, 4, 1}, {5, 2, 1}, {5, 3, 1}, {5, 4, 1},
                                  {5, 5, 1}, {7, 2, 1}, {7, 3, 1}, {1, 4, 2}, {1, 6, 2},
                                  {3, 2, 2}, {3, 3, 2}, {5, 2, 2}, {5, 3, 2},

@@ -281,14 +281,19 @@ static void test_stream(void) {
   CHECK(stream_groups(16, 2048, 7168, 0) == 1);
   expect_stream(64, 1024, 4096, H200_SMS, 1, 1, 3);
   expect_stream(24, 1024, 4096, H200_SMS, 0, 3, 2);
-  expect_stream(48, 256, 7168, H200_SMS, 0, 1, 3);
+  expect_stream(48, 256, 7168, H200_SMS, 0, 3, 2); /* 3 x 2 while it fits (the sums over the rings) */
+  expect_stream(56, 256, 7168, H200_SMS, 1, 3, 2);
+  CHECK(stream_over(56, 256, 7168, 1) == 1);
+  expect_stream(64, 256, 7168, H200_SMS, 0, 1, 3);
+  expect_stream(48, 1024, 7168, H200_SMS, 1, 3, 2); /* 1024 x 7168: 3 x 2 at M = 33-48 */
+  expect_stream(49, 1024, 7168, H200_SMS, 0, 1, 3);
   expect_stream(24, 256, 7168, H200_SMS, 0, 3, 3);
   expect_stream(24, 256, 7168, H200_SMS, 1, 0, 0);
   expect_stream(24, 384, 7168, H200_SMS, 0, 3, 2);
   expect_stream(64, 256, 4096, H200_SMS, 1, 1, 3);
   expect_stream(64, 256, 4096, H200_SMS, 0, 0, 0);
-  expect_stream(48, 2048, 4096, H200_SMS, 1, 3, 2);
-  CHECK(stream_groups(48, 2048, 4096, 1) == 2);
+  expect_stream(48, 2048, 4096, H200_SMS, 1, 3, 2); /* PDL: a ring per warp up to M = 48 */
+  CHECK(stream_groups(48, 2048, 4096, 1) == 1 && stream_groups(49, 2048, 4096, 1) == 2);
   expect_stream(64, 512, 7168, H200_SMS, 0, 0, 0); /* the wide kernel's there */
   expect_stream(65, 2048, 7168, H200_SMS, 0, 0, 0);
   expect_stream(1, 1024, 7168, H200_SMS, 0, 7, 2); /* 1024 x 7168 plain: M = 1-16 */

@@ -216,7 +216,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * per launch kind
  * (plain, under programmatic dependent launch, where its weight copies start while the previous
  * kernel finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32,
- * 5: 33-64), with the stage size and count and the blocks per tile that measured fastest; the
+ * 5: 33-48, 6: 49-64), with the stage size and count and the blocks per tile that measured fastest; the
  * first entry that fits is taken (7-sub-chunk stages do not fit above M = 16; with a ring per
  * warp, above 32 tokens only one-sub-chunk stages do). Two stages where a K split's clusters
  * of 8 need two blocks per SM to run in one wave (512 x K). Under PDL, small stages (3 x 2) at
@@ -255,22 +255,28 @@ static const struct {
     {512, 7168, PDL, 0x3, 5, 2, 1, 0, 0},    {512, 7168, PDL, 0xc, 3, 2, 1, 0, 0},
     {384, 7168, PDL, 0xf, 3, 2, 1, 0, 0},    {512, 4096, PDL, 0x8, 3, 2, 1, 0, 0},
     {256, 7168, PDL, 0xf, 7, 2, 1, 0, 0},    {256, 4096, PDL, 0x7, 4, 2, 1, 0, 0},
-    {256, 4096, PDL, 0x20, 1, 3, 1, 0, 0},   {2048, 4096, PDL, 0x20, 3, 2, 2, 0, 0},
+    {256, 4096, PDL, 0x60, 1, 3, 1, 0, 0},   {2048, 4096, PDL, 0x20, 3, 2, 1, 0, 0},
+    {2048, 4096, PDL, 0x60, 3, 2, 2, 0, 0},
     /* M = 17-64; at N = 2048 first two blocks per tile (session 13: 2048x7168 M = 32 / 48 / 64
-     * 13.5 / 16.5 / 16.9 us -> 12.9 / 14.3 / 15.1, 2048x4096 M = 48-64 2-3 % faster) */
-    {2048, 7168, EITHER, 0x30, 3, 3, 2, 0, 0}, {2048, 4096, EITHER, 0x20, 3, 3, 2, 0, 0},
+     * 13.5 / 16.5 / 16.9 us -> 12.9 / 14.3 / 15.1, 2048x4096 M = 48-64 2-3 % faster); stages of
+     * 3 sub-chunks at M = 33-48 where the partial sums over the rings let two of them fit (session
+     * 18: 1024x7168 M = 33 / 40 / 48 10.11 / 10.19 / 10.24 -> 9.25 / 9.53 / 10.06 plain, 256x7168
+     * M = 33 / 48 / 56 6.67 / 6.81 / 6.88 -> 6.28 / 6.51 / 6.67, and 2048x4096 M = 33 / 40 under
+     * PDL, a ring per warp, 9.71 / 9.83 -> 8.43 / 8.57: the PDL entry above) */
+    {2048, 7168, EITHER, 0x70, 3, 3, 2, 0, 0}, {2048, 4096, EITHER, 0x60, 3, 3, 2, 0, 0},
     {2048, 7168, EITHER, 0x10, 3, 3, 1, 0, 0}, {2048, 4096, EITHER, 0x10, 3, 3, 1, 0, 0},
     {1024, 7168, EITHER, 0x10, 3, 2, 1, 0, 0}, {1024, 4096, EITHER, 0x10, 3, 2, 1, 0, 0},
-    {2048, 7168, EITHER, 0x20, 1, 3, 1, 0, 0}, {2048, 4096, EITHER, 0x20, 1, 3, 1, 0, 0},
-    {1024, 7168, EITHER, 0x20, 1, 3, 1, 0, 0}, {1024, 4096, EITHER, 0x20, 1, 3, 1, 0, 0},
-    {384, 7168, EITHER, 0x20, 1, 3, 1, 0, 0},  {256, 7168, EITHER, 0x20, 1, 3, 1, 0, 0},
+    {1024, 7168, EITHER, 0x20, 3, 2, 1, 0, 0}, {256, 7168, EITHER, 0x60, 3, 2, 1, 0, 0},
+    {2048, 7168, EITHER, 0x60, 1, 3, 1, 0, 0}, {2048, 4096, EITHER, 0x60, 1, 3, 1, 0, 0},
+    {1024, 7168, EITHER, 0x60, 1, 3, 1, 0, 0}, {1024, 4096, EITHER, 0x60, 1, 3, 1, 0, 0},
+    {384, 7168, EITHER, 0x60, 1, 3, 1, 0, 0},  {256, 7168, EITHER, 0x60, 1, 3, 1, 0, 0},
 };
 
 static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                       int min_stages, int groups, size_t smem_limit);
 
 static int m_class(int64_t m) {
-  return m == 1 ? 0 : m <= 4 ? 1 : m <= 8 ? 2 : m <= 16 ? 3 : m <= 32 ? 4 : 5;
+  return m == 1 ? 0 : m <= 4 ? 1 : m <= 8 ? 2 : m <= 16 ? 3 : m <= 32 ? 4 : m <= 48 ? 5 : 6;
 }
 
 void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
