@@ -197,7 +197,6 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->stream_smem = 0;
   c->stream_wl2 = 0;
   c->stream_over = 0;
-  c->stream_part_off = 0;
   return 0;
 }
 
@@ -321,9 +320,7 @@ static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stage
   const size_t partials = groups == 1 ? c->decode_smem
                                       : (size_t)(c->split.kwarps / groups) * (size_t)c->mpad *
                                             (size_t)(16 * groups + 4) * sizeof(float);
-  /* the partial sums after the rings (no barrier before them), else over them: with a ring per
-   * warp over their end, with groups over their start (why: smallm-stream.cu) */
-  const size_t part_span = (partials + 127) / 128 * 128;
+  /* the partial sums after the rings (no barrier before them), else over them */
   for (int over = groups > 1; over < 2; over++)
     for (int s = stages; s >= min_stages; s--) {
       const size_t ring = (size_t)rings * s * stage;
@@ -337,7 +334,6 @@ static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stage
         c->stream_wl2 = 0;
         c->stream_smem = smem;
         c->stream_over = over;
-        c->stream_part_off = !over ? ring : groups > 1 || ring < part_span ? 0 : ring - part_span;
         if (groups == 2) c->grid_x = 2, c->grid_y /= 2;
         return 0;
       }

@@ -117,7 +117,6 @@ typedef struct bf16fp32__smallm_config {
                           or over them: stream_over) */
   int stream_over;     /* 1: the partial sums over the rings, once every warp is done with its
                           ring (with groups, or where the block would not fit otherwise) */
-  size_t stream_part_off; /* where the partial sums start, in bytes past the rings' barriers */
   int stream_wl2;      /* 1: under programmatic dependent launch, the weight boxes past the first
                           ring fill are also requested into L2 before griddepcontrol.wait (set by
                           bf16fp32__smallm_prefer_stream from its table) */

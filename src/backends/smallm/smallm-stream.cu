@@ -57,8 +57,7 @@ struct SArgs {
   int stage_bytes; /* the weight box, the x box (M rows), to 128 bytes */
   int tx_bytes;    /* what the two boxes bring: (16 GR + M) * pitch */
   int w_to_l2;     /* the config's stream_wl2 (read under PDL only) */
-  int part_over;   /* the config's stream_over: the partial sums over the rings */
-  int part_off;    /* the config's stream_part_off */
+  int part_over;   /* the config's stream_over */
 };
 
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
@@ -191,9 +190,13 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * 0.4-1 % slower than the start at 2048x7168 M = 20-32. With groups the warp's local chain is
    * recomputed, not `ring`: holding that across the loop changed ptxas's code for the measured
    * kernel, 109 -> 101 registers at MT = 8. */
-  if (a.part_over) __syncthreads();
+  const bool over = GR > 1 || a.part_over;
+  if (over) __syncthreads();
+  const int rings_end = BF16FP32__SMALLM_WARPS * a.stages * a.stage_bytes; /* GR = 1 */
+  const int part_bytes = (a.kwarps * a.mpad * (a.rows + 4) * 4 + 127) / 128 * 128;
+  const int part_off = GR > 1 ? 0 : over ? max(rings_end - part_bytes, 0) : rings_end;
   float *out = a.out + static_cast<long long>(blockIdx.y) * a.rows;
-  float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS + a.part_off);
+  float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS + part_off);
   if (GR == 1)
     bf16fp32__smallm_finish_warps<MT>(acc, part, wk, wn, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
                                       out, a.ldo);
@@ -258,7 +261,6 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   a.tx_bytes = (wrows + static_cast<int>(m)) * a.pitch;
   a.w_to_l2 = c->stream_wl2;
   a.part_over = c->stream_over;
-  a.part_off = static_cast<int>(c->stream_part_off);
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->stream_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
