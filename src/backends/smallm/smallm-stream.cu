@@ -189,7 +189,9 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * at M <= 8, over their end as fast as after them (not explained); with groups the end was
    * 0.4-1 % slower than the start at 2048x7168 M = 20-32. With groups the warp's local chain is
    * recomputed, not `ring`: holding that across the loop changed ptxas's code for the measured
-   * kernel, 109 -> 101 registers at MT = 8. */
+   * kernel, 109 -> 101 registers at MT = 8. The offset is computed here, as the configuration
+   * sizes it: passed in from the configuration instead, the same offsets measured 6-9 % slower at
+   * 1024x7168 M = 8 and 512x7168 M = 6 under PDL (session 18). */
   const bool over = GR > 1 || a.part_over;
   if (over) __syncthreads();
   const int rings_end = BF16FP32__SMALLM_WARPS * a.stages * a.stage_bytes; /* GR = 1 */
