@@ -210,15 +210,16 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * against the tiled kernel's 4.21, and 2048x7168 M = 24 plain, 7 x 2 with two blocks per tile,
  * 11.40 against 3 x 3's 11.69; session 18, with the partial sums laid over the rings where they
  * would not fit after them, smallm-probe --chosen, three interleaved runs: 2048x7168 M = 16, 7 x 2,
- * 10.81 -> 10.28 plain and 9.42 -> 8.71 under PDL, 256x7168 M = 16, 7 x 2, 4.71 -> 4.39 plain and
- * 3.55 -> 3.07 under PDL, where 7 x 2 had not fit; under PDL 1024x4096 M = 1-4, 3 x 2 with the
- * weights into L2, 3.73-3.77 -> 3.48-3.51, and 2048x4096 M = 5, 7 x 2 with them, 6.27 -> 5.69),
+ * 10.79 -> 10.26 plain and 9.37 -> 8.67 under PDL, 256x7168 M = 16, 7 x 2, 4.73 -> 4.41 plain and
+ * 3.57 -> 3.07 under PDL, where 7 x 2 had not fit; under PDL 1024x4096 M = 1-4, 3 x 2 with the
+ * weights into L2, 3.74-3.79 -> 3.49-3.53, and 2048x4096 M = 5, 7 x 2 with them, 6.25 -> 5.67),
  * per launch kind
  * (plain, under programmatic dependent launch, where its weight copies start while the previous
  * kernel finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32,
- * 5: 33-48, 6: 49-64), with the stage size and count and the blocks per tile that measured fastest; the
- * first entry that fits is taken (7-sub-chunk stages do not fit above M = 16; with a ring per
- * warp, above 32 tokens only one-sub-chunk stages do). Two stages where a K split's clusters
+ * 5: 33-48, 6: 49-64), with the stage size and count and the blocks per tile that measured
+ * fastest; the first entry that fits is taken (7-sub-chunk stages do not fit above M = 16; with
+ * a ring per warp, above 32 tokens only stages of one sub-chunk do, or of three while the partial
+ * sums over the rings make room, up to M = 48-58). Two stages where a K split's clusters
  * of 8 need two blocks per SM to run in one wave (512 x K). Under PDL, small stages (3 x 2) at
  * M = 5-16 leave room on each SM for a block of the next call, which then starts its copies
  * while this one runs (1024x7168 M = 5 against 8, 5 x 2: 4.93 against 5.89 us, where the
@@ -228,9 +229,9 @@ static const struct {
   int n, k, launch, mclasses, subs, stages, groups;
   /* 1: only with its stage count and where two blocks of it fit an SM: under PDL the next call's
    * block then starts beside this one (session 18, the partial sums over the rings: 1024x7168
-   * M = 6, 5 x 2, 5.55 -> 4.74 us; M = 7-8, 3 x 3 with the weights into L2, 5.58-5.64 -> 5.28;
-   * 1024x4096 M = 20, 3 x 2, 5.20 -> 4.41; two blocks per SM by the same means were 1-7 %
-   * slower at 1024x7168 M = 20 and 40-48 and 256x7168 M = 40-48, so not there) */
+   * M = 6, 5 x 2, 5.56 -> 4.72 us; M = 7-8, 3 x 3 with the weights into L2, 5.59-5.63 ->
+   * 5.19-5.23; 1024x4096 M = 20, 3 x 2, 5.23 -> 4.45; with the sums over the rings' start, two
+   * blocks per SM were 1-7 % slower at 1024x7168 M = 20 and 40-48 and 256x7168 M = 40-48) */
   int two;
   /* c->stream_wl2 (PDL entries): the weight boxes past the first ring fill also requested into
    * L2 before griddepcontrol.wait (session 17, smallm-probe --chosen: 1024x4096 M = 5-16,
