@@ -309,8 +309,8 @@ static bf16fp32_context *pdl_context(void) {
 /* use_pdl = 1 right after a kernel that writes x while the GEMM's prologue runs (it lets the
  * GEMM start at once, then waits 20 us before writing): the GEMM reads the new x, its rows the
  * bits of a call with x already in place. Under PDL the kernels fetch weights, and request x into
- * L2, before griddepcontrol.wait: 2048 x 4096 runs the stream kernel (with two blocks per tile
- * from M = 33), 256 x 4096 at M = 16 the tiled one. */
+ * L2, before griddepcontrol.wait: 2048 x 4096 runs the stream kernel (a ring per warp up to
+ * M = 48, two blocks per tile at M = 64), 256 x 4096 at M = 16 the tiled one. */
 static void test_pdl_after_producer(void) {
   bf16fp32_context *ctx = pdl_context();
   if (!ctx) return;

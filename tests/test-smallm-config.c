@@ -312,7 +312,7 @@ static void test_stream(void) {
   expect_stream(4, 256, 4096, H200_SMS, 0, 0, 0);
   expect_stream(4, 2048, 4096, H200_SMS, 1, 7, 3); /* 2048 x 4096 PDL: 7 x 3, then 7 x 2 */
   expect_stream(8, 2048, 4096, H200_SMS, 1, 7, 2);
-  expect_stream(9, 2048, 4096, H200_SMS, 1, 7, 2); /* ... 7 at M = 9-14, then 5 */
+  expect_stream(9, 2048, 4096, H200_SMS, 1, 7, 2); /* ... and at M = 9-16 */
   expect_stream(16, 2048, 4096, H200_SMS, 1, 7, 2);
   expect_stream(4, 1024, 4096, H200_SMS, 0, 0, 0);
   expect_stream(1, 1024, 4096, H200_SMS, 1, 3, 2); /* 1024 x 4096 PDL: 3 x 2 */

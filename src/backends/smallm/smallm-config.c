@@ -282,9 +282,9 @@ static int m_class(int64_t m) {
 
 void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                     int sm_count, int use_pdl, size_t smem_limit) {
+  if (sm_count != 132 || m < 1 || m > BF16FP32__SMALLM_DECODE_MAX_M) return;
   /* what a block may take for two to fit an SM: each also holds 1 KB the system reserves */
   const size_t half = (smem_limit + 1024) / 2 - 1024;
-  if (sm_count != 132 || m < 1 || m > BF16FP32__SMALLM_DECODE_MAX_M) return;
   for (size_t i = 0; i < sizeof stream_132 / sizeof stream_132[0]; i++) {
     bf16fp32__smallm_config t = *c;
     if (stream_132[i].n == n && stream_132[i].k == k &&
