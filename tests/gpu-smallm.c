@@ -309,13 +309,13 @@ static bf16fp32_context *pdl_context(void) {
 /* use_pdl = 1 right after a kernel that writes x while the GEMM's prologue runs (it lets the
  * GEMM start at once, then waits 20 us before writing): the GEMM reads the new x, its rows the
  * bits of a call with x already in place. Under PDL the kernels fetch weights, and request x into
- * L2, before griddepcontrol.wait: 2048 x 4096 runs the stream kernel (a ring per warp up to
- * M = 48, two blocks per tile at M = 64), 256 x 4096 at M = 16 the tiled one. */
+ * L2, before griddepcontrol.wait: 2048 x 4096 runs the stream kernel (two blocks per tile at
+ * M = 5-8 and 49-64, else a ring per warp), 256 x 4096 at M = 24 the tiled one. */
 static void test_pdl_after_producer(void) {
   bf16fp32_context *ctx = pdl_context();
   if (!ctx) return;
   const int64_t shapes[][2] = {{2048, 4096}, {256, 4096}};
-  const int64_t ms[] = {1, 8, 16, 33, 64};
+  const int64_t ms[] = {1, 8, 16, 24, 33, 64};
   for (int i = 0; i < 2; i++) {
     set s;
     make_set(&s, 64, shapes[i][0], shapes[i][1], 8, 0, 0, 70 + (uint64_t)i, 0);
@@ -328,7 +328,7 @@ static void test_pdl_after_producer(void) {
       sup_fill_bf16(xold, xn, 80 + (uint64_t)i);
       CHECK(!sup_gpu_upload(xnew, s.hx, xn * 2));
       CHECK(run_rows(ctx, &s, s.mmax, 0, s.full)); /* x in place */
-      for (int j = 0; j < 5; j++) {
+      for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++) {
         const int64_t m = ms[j];
         const size_t bytes = (size_t)(m * s.ldo) * 4;
         sup_poison_f32(out, (size_t)(m * s.ldo));

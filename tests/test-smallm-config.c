@@ -307,33 +307,43 @@ static void test_stream(void) {
   expect_stream(14, 256, 7168, H200_SMS, 0, 7, 2);
   expect_stream(16, 256, 7168, H200_SMS, 0, 7, 2); /* ... and 15-16 with the sums over the rings */
   expect_stream(17, 256, 7168, H200_SMS, 0, 3, 3);
-  expect_stream(8, 256, 4096, H200_SMS, 1, 4, 2); /* 256 x 4096 PDL: up to M = 8 */
-  expect_stream(9, 256, 4096, H200_SMS, 1, 0, 0);
+  expect_stream(8, 256, 4096, H200_SMS, 1, 4, 2); /* 256 x 4096 PDL: 4 x 2 up to M = 8, then 3 x 2 */
+  expect_stream(9, 256, 4096, H200_SMS, 1, 3, 2);
+  expect_stream(16, 256, 4096, H200_SMS, 1, 3, 2);
+  expect_stream(17, 256, 4096, H200_SMS, 1, 0, 0);
   expect_stream(4, 256, 4096, H200_SMS, 0, 0, 0);
-  expect_stream(4, 2048, 4096, H200_SMS, 1, 7, 3); /* 2048 x 4096 PDL: 7 x 3, then 7 x 2 */
-  expect_stream(8, 2048, 4096, H200_SMS, 1, 7, 2);
-  expect_stream(9, 2048, 4096, H200_SMS, 1, 7, 2); /* ... and at M = 9-16 */
-  expect_stream(16, 2048, 4096, H200_SMS, 1, 7, 2);
+  expect_stream(4, 2048, 4096, H200_SMS, 1, 4, 2); /* 2048 x 4096 PDL: 4 x 2, then 3 x 3 */
+  expect_stream(5, 2048, 4096, H200_SMS, 1, 3, 3);
+  CHECK(stream_groups(5, 2048, 4096, 1) == 2 && stream_groups(8, 2048, 4096, 1) == 2);
+  expect_stream(9, 2048, 4096, H200_SMS, 1, 3, 3); /* ... a ring per warp at M = 9-16 */
+  expect_stream(16, 2048, 4096, H200_SMS, 1, 3, 3);
+  CHECK(stream_groups(9, 2048, 4096, 1) == 1 && stream_groups(16, 2048, 4096, 1) == 1);
   expect_stream(4, 1024, 4096, H200_SMS, 0, 0, 0);
   expect_stream(1, 1024, 4096, H200_SMS, 1, 3, 2); /* 1024 x 4096 PDL: 3 x 2 */
   expect_stream(16, 1024, 4096, H200_SMS, 1, 3, 2);
-  expect_stream(4, 512, 7168, H200_SMS, 1, 5, 2); /* 512 x K PDL: 5, then 3 from M = 5 */
+  expect_stream(1, 512, 7168, H200_SMS, 1, 3, 2); /* 512 x 7168 PDL: 3 x 2 */
   expect_stream(5, 512, 7168, H200_SMS, 1, 3, 2);
+  expect_stream(4, 512, 4096, H200_SMS, 1, 5, 2); /* 512 x 4096 PDL: 5 x 2, 4 x 2 where two
+                                                     blocks fit an SM (M = 5-6), then 3 x 2 */
+  expect_stream(5, 512, 4096, H200_SMS, 1, 4, 2);
+  expect_stream(6, 512, 4096, H200_SMS, 1, 4, 2);
+  CHECK(stream_smem(6, 512, 4096, 1) <= (H200_SMEM + 1024) / 2 - 1024);
+  expect_stream(7, 512, 4096, H200_SMS, 1, 3, 2);
   expect_stream(16, 512, 7168, H200_SMS, 1, 3, 2);
   expect_stream(8, 512, 4096, H200_SMS, 1, 3, 2);
   expect_stream(16, 512, 4096, H200_SMS, 1, 3, 2);
   expect_stream(17, 512, 4096, H200_SMS, 1, 0, 0);
   expect_stream(16, 384, 7168, H200_SMS, 1, 3, 2);
   expect_stream(1, 384, 7168, H200_SMS, 1, 3, 2);
-  expect_stream(14, 256, 7168, H200_SMS, 1, 7, 2);
-  expect_stream(16, 256, 7168, H200_SMS, 1, 7, 2); /* the partial sums over the rings from M = 15 */
+  expect_stream(8, 256, 7168, H200_SMS, 1, 7, 2); /* 256 x 7168 PDL: 7 x 2, then 3 x 2 */
+  expect_stream(9, 256, 7168, H200_SMS, 1, 3, 2);
+  expect_stream(16, 256, 7168, H200_SMS, 1, 3, 2);
   expect_stream(17, 256, 7168, H200_SMS, 1, 0, 0);
   expect_stream(1, 2048, 7168, 114, 1, 0, 0); /* measured on 132 SMs only */
-  /* weights past the ring into L2 before the wait, under PDL only: 1024 x 4096 at M = 1-16,
-   * 2048 x 4096 at M = 5-8, 1024 x 7168 at M = 7-8 */
-  CHECK(stream_wl2(1, 1024, 4096, 1) == 1 && stream_wl2(16, 1024, 4096, 1) == 1);
+  /* weights past the ring into L2 before the wait, under PDL only: 1024 x 7168 at M = 7-8 */
+  CHECK(stream_wl2(1, 1024, 4096, 1) == 0 && stream_wl2(16, 1024, 4096, 1) == 0);
   CHECK(stream_wl2(17, 1024, 4096, 1) == 0 && stream_wl2(4, 2048, 4096, 1) == 0);
-  CHECK(stream_wl2(5, 2048, 4096, 1) == 1 && stream_wl2(8, 2048, 4096, 1) == 1);
+  CHECK(stream_wl2(5, 2048, 4096, 1) == 0 && stream_wl2(8, 2048, 4096, 1) == 0);
   CHECK(stream_wl2(6, 1024, 7168, 1) == 0 && stream_wl2(8, 1024, 7168, 1) == 1);
   CHECK(stream_wl2(8, 1024, 7168, 0) == 0);
   CHECK(stream_wl2(8, 1024, 4096, 0) == -1); /* plain: the decode kernel */

@@ -211,9 +211,13 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * 11.40 against 3 x 3's 11.69; session 18, with the partial sums laid over the rings where they
  * would not fit after them, smallm-probe --chosen, three interleaved runs: 2048x7168 M = 16, 7 x 2,
  * 10.79 -> 10.26 plain and 9.37 -> 8.67 under PDL, 256x7168 M = 16, 7 x 2, 4.73 -> 4.41 plain and
- * 3.57 -> 3.07 under PDL, where 7 x 2 had not fit; under PDL 1024x4096 M = 1-4, 3 x 2 with the
- * weights into L2, 3.74-3.79 -> 3.49-3.53, and 2048x4096 M = 5, 7 x 2 with them, 6.25 -> 5.67),
- * per launch kind
+ * 3.57 -> 3.07 under PDL, where 7 x 2 had not fit; session 19, re-swept under PDL once the
+ * kernel knew its stage sizes at compile time there (smallm-stream.cu), three interleaved runs
+ * against session 18's build: 2048x4096 M = 1 / 4 on 4 x 2, 5.08 / 5.54 -> 4.83 / 5.13 us, M = 5-8
+ * on 3 x 3 with two blocks per tile, 5.69 / 5.90 -> 5.30 / 5.30, M = 12 / 16 on 3 x 3, 6.40 / 6.86
+ * -> 6.13 / 6.40; 512x7168 M = 1-4 on 3 x 2, 3.71-3.82 -> 3.61; 512x4096 M = 5-6 on 4 x 2, 3.22 ->
+ * 2.88-2.93; 256x4096 M = 12 / 16 on 3 x 2, 2.77 / 2.79 -> 2.58 / 2.63; 1024x4096 M = 1-16
+ * without the weights into L2, 3.49-3.89 -> 3.45-3.81), per launch kind
  * (plain, under programmatic dependent launch, where its weight copies start while the previous
  * kernel finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32,
  * 5: 33-48, 6: 49-64), with the stage size and count and the blocks per tile that measured
@@ -237,7 +241,8 @@ static const struct {
    * L2 before griddepcontrol.wait (session 17, smallm-probe --chosen: 1024x4096 M = 5-16,
    * 0.90-0.93x the time, where two blocks fit an SM and the next call's block starts beside this
    * one; at 2048 x K, 1024x7168 and above M = 16, where a block fills an SM's shared memory, up
-   * to 1.19x: only a second request for the same lines) */
+   * to 1.19x: only a second request for the same lines; session 19, with the faster stages,
+   * 1.01-1.06x at 1024x4096 M = 1-16, so only 1024x7168 M = 7-8 keeps it) */
   int wl2;
 } stream_132[] = {
     {2048, 7168, PLAIN, 0x1, 7, 3, 1, 0, 0}, {2048, 7168, PLAIN, 0xe, 7, 2, 1, 0, 0},
@@ -248,14 +253,14 @@ static const struct {
     {384, 7168, PLAIN, 0x10, 3, 2, 1, 0, 0},  {2048, 7168, PLAIN, 0x10, 7, 2, 2, 0, 0},
     {2048, 7168, PDL, 0xf, 7, 3, 1, 0, 0},   {2048, 7168, PDL, 0xf, 5, 3, 1, 0, 0},
     {1024, 7168, PDL, 0x4, 5, 2, 1, 1, 0},   {1024, 7168, PDL, 0x4, 3, 3, 1, 1, 1},
-    {1024, 7168, PDL, 0xf, 5, 2, 1, 0, 0},   {2048, 4096, PDL, 0x3, 7, 3, 1, 0, 0},
-    {2048, 4096, PDL, 0x4, 7, 2, 1, 0, 1},   {2048, 4096, PDL, 0x8, 7, 2, 1, 0, 0},
-    {2048, 4096, PDL, 0x8, 5, 2, 1, 0, 0},
-    {1024, 4096, PDL, 0xf, 3, 2, 1, 0, 1},   {1024, 4096, PDL, 0x10, 3, 2, 1, 1, 0},
-    {512, 4096, PDL, 0x3, 5, 2, 1, 0, 0},    {512, 4096, PDL, 0x4, 3, 2, 1, 0, 0},
-    {512, 7168, PDL, 0x3, 5, 2, 1, 0, 0},    {512, 7168, PDL, 0xc, 3, 2, 1, 0, 0},
+    {1024, 7168, PDL, 0xf, 5, 2, 1, 0, 0},   {2048, 4096, PDL, 0x3, 4, 2, 1, 0, 0},
+    {2048, 4096, PDL, 0x4, 3, 3, 2, 0, 0},   {2048, 4096, PDL, 0x8, 3, 3, 1, 0, 0},
+    {1024, 4096, PDL, 0xf, 3, 2, 1, 0, 0},   {1024, 4096, PDL, 0x10, 3, 2, 1, 1, 0},
+    {512, 4096, PDL, 0x3, 5, 2, 1, 0, 0},    {512, 4096, PDL, 0x4, 4, 2, 1, 1, 0},
+    {512, 4096, PDL, 0x4, 3, 2, 1, 0, 0},    {512, 7168, PDL, 0xf, 3, 2, 1, 0, 0},
     {384, 7168, PDL, 0xf, 3, 2, 1, 0, 0},    {512, 4096, PDL, 0x8, 3, 2, 1, 0, 0},
-    {256, 7168, PDL, 0xf, 7, 2, 1, 0, 0},    {256, 4096, PDL, 0x7, 4, 2, 1, 0, 0},
+    {256, 7168, PDL, 0x7, 7, 2, 1, 0, 0},    {256, 7168, PDL, 0x8, 3, 2, 1, 0, 0},
+    {256, 4096, PDL, 0x7, 4, 2, 1, 0, 0},    {256, 4096, PDL, 0x8, 3, 2, 1, 0, 0},
     {256, 4096, PDL, 0x60, 1, 3, 1, 0, 0},   {2048, 4096, PDL, 0x20, 3, 2, 1, 0, 0},
     {2048, 4096, PDL, 0x60, 3, 2, 2, 0, 0},
     /* M = 17-64; at N = 2048 first two blocks per tile (session 13: 2048x7168 M = 32 / 48 / 64

@@ -28,6 +28,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "smallm-cluster-sum.cuh"
 #include "smallm-launch-config.cuh"
 #include "smallm-launch.h"
@@ -59,6 +61,38 @@ struct SArgs {
   int w_to_l2;     /* the config's stream_wl2 (read under PDL only) */
   int part_over;   /* the config's stream_over */
 };
+
+/* The main loop of smallm_stream_kernel below, once for both of its forms: the stages of the
+ * warp's range in order, the sub-chunks of each unrolled UNROLL times, those for which TAKE holds
+ * (p: the sub-chunk's place in the stage) and that lie in the range multiplied; then the slot is
+ * handed back to the ring's issuer for the stage `stages` later. */
+#define STREAM_STAGES(UNROLL, TAKE)                                                              \
+  do {                                                                                           \
+    int slot = 0;                                                                                \
+    uint32_t phase = 0;                                                                          \
+    for (int q = 0; q < nst; q++) {                                                              \
+      bf16fp32__bar_wait(bars + 8 * slot, phase);                                                \
+      const unsigned char *st = smem + ring_off + slot * a.stage_bytes;                          \
+      _Pragma("unroll") for (int p = 0; p < (UNROLL); p++) if ((TAKE) && G * q + p < nq) {       \
+        const uint4 r0 = bf16fp32__lds16(st + arow + 64 * p);                                    \
+        const uint4 r8 = bf16fp32__lds16(st + arow8 + 64 * p);                                   \
+        _Pragma("unroll") for (int j = 0; j < MT; j++) {                                         \
+          const uint4 b = bf16fp32__lds16(st + brow[j] + 64 * p);                                \
+          mma16816(acc[j], r0.x, r8.x, r0.y, r8.y, b.x, b.y);                                    \
+          mma16816(acc[j], r0.z, r8.z, r0.w, r8.w, b.z, b.w);                                    \
+        }                                                                                        \
+      }                                                                                          \
+      __syncwarp(); /* the warp is done with the slot: it takes stage q + stages */              \
+      if (GR > 1 && !leader && lane == 0) /* ... once the ring's other warp is too */            \
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty + 8 * slot)          \
+                     : "memory");                                                                \
+      if (issuer && q + a.stages < nst) {                                                        \
+        if (GR > 1) bf16fp32__bar_wait(empty + 8 * slot, phase);                                 \
+        load_w(q + a.stages, slot), load_x(q + a.stages, slot);                                  \
+      }                                                                                          \
+      if (++slot == a.stages) slot = 0, phase ^= 1;                                              \
+    }                                                                                            \
+  } while (0)
 
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
  * group wk's range of the rank's K slice, summed in increasing order, two MMAs per sub-chunk;
@@ -154,31 +188,29 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   int brow[MT];
 #pragma unroll
   for (int j = 0; j < MT; j++) brow[j] = wbytes + min(8 * j + g, a.m - 1) * a.pitch + 16 * t;
-  int slot = 0;
-  uint32_t phase = 0;
-  for (int q = 0; q < nst; q++) {
-    bf16fp32__bar_wait(bars + 8 * slot, phase);
-    const unsigned char *st = smem + ring_off + slot * a.stage_bytes;
-#pragma unroll
-    for (int p = 0; p < MAXG; p++)
-      if (p < G && G * q + p < nq) {
-        const uint4 r0 = bf16fp32__lds16(st + arow + 64 * p);
-        const uint4 r8 = bf16fp32__lds16(st + arow8 + 64 * p);
-#pragma unroll
-        for (int j = 0; j < MT; j++) {
-          const uint4 b = bf16fp32__lds16(st + brow[j] + 64 * p);
-          mma16816(acc[j], r0.x, r8.x, r0.y, r8.y, b.x, b.y);
-          mma16816(acc[j], r0.z, r8.z, r0.w, r8.w, b.z, b.w);
-        }
-      }
-    __syncwarp(); /* the warp is done with the slot: it takes stage q + stages */
-    if (GR > 1 && !leader && lane == 0) /* ... once the ring's other warp is too */
-      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty + 8 * slot) : "memory");
-    if (issuer && q + a.stages < nst) {
-      if (GR > 1) bf16fp32__bar_wait(empty + 8 * slot, phase);
-      load_w(q + a.stages, slot), load_x(q + a.stages, slot);
+  /* The stages. Under programmatic dependent launch, and at 33-64 tokens, the stage size is a
+   * compile-time constant where the table uses it (1, 3, 4 or 5 sub-chunks), so that a stage's
+   * sub-chunks are unrolled under the range's end alone. On the H200 the loop below, unrolled
+   * under predicates on the run-time size too, took about 200 cycles per sub-chunk with the data
+   * already in shared memory against about 115 (docs/smallm-notes.md, session 19); it is what
+   * the chain's MMAs wait on once the previous kernel is done. Plain launches at up to 32 tokens
+   * keep that loop: their weights stream from DRAM, and the compile-time sizes measured about 1 %
+   * slower there (2048x7168, 256x7168). */
+  if constexpr (XM != X_L2_BEFORE_WAIT && MT < 8) {
+    STREAM_STAGES(MAXG, p < G);
+  } else {
+    auto stages_of = [&](auto g_const) {
+      constexpr int GC = decltype(g_const)::value; /* 0: G at run time */
+      constexpr int UNROLL = GC > 0 ? GC : MAXG;
+      STREAM_STAGES(UNROLL, GC > 0 || p < G);
+    };
+    switch (G) {
+      case 1: stages_of(std::integral_constant<int, 1>{}); break;
+      case 3: stages_of(std::integral_constant<int, 3>{}); break;
+      case 4: stages_of(std::integral_constant<int, 4>{}); break;
+      case 5: stages_of(std::integral_constant<int, 5>{}); break;
+      default: stages_of(std::integral_constant<int, 0>{}); break; /* 2, 6, 7 */
     }
-    if (++slot == a.stages) slot = 0, phase ^= 1;
   }
   BF16FP32__SMALLM_STAMP(3);
 
@@ -206,6 +238,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     bf16fp32__smallm_finish_groups<MT>(acc, part, pl.warp % (a.kwarps / GR), wn, a.m, a.mpad,
                                        a.rows, a.kwarps / GR, GR, out, a.ldo);
 }
+
+#undef STREAM_STAGES
 
 /* The instance a launch runs, for mt token tiles (1, 2, 4 or 8) and GR blocks per tile: the x
  * mode of its launch kind, why at bf16fp32__smallm_stream_launch. Only these are instantiated. */
