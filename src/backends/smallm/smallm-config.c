@@ -217,7 +217,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * on 3 x 3 with two blocks per tile, 5.69 / 5.90 -> 5.30 / 5.30, M = 12 / 16 on 3 x 3, 6.40 / 6.86
  * -> 6.13 / 6.40; 512x7168 M = 1-4 on 3 x 2, 3.71-3.82 -> 3.61; 512x4096 M = 5-6 on 4 x 2, 3.22 ->
  * 2.88-2.93; 256x4096 M = 12 / 16 on 3 x 2, 2.77 / 2.79 -> 2.58 / 2.63; 1024x4096 M = 1-16
- * without the weights into L2, 3.49-3.89 -> 3.45-3.81), per launch kind
+ * without the weights into L2, 3.49-3.89 -> 3.44-3.81), per launch kind
  * (plain, under programmatic dependent launch, where its weight copies start while the previous
  * kernel finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32,
  * 5: 33-48, 6: 49-64), with the stage size and count and the blocks per tile that measured
