@@ -291,18 +291,19 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
   /* what a block may take for two to fit an SM: each also holds 1 KB the system reserves */
   const size_t half = (smem_limit + 1024) / 2 - 1024;
   for (size_t i = 0; i < sizeof stream_132 / sizeof stream_132[0]; i++) {
-    bf16fp32__smallm_config t = *c;
-    if (stream_132[i].n == n && stream_132[i].k == k &&
-        (stream_132[i].launch == EITHER || stream_132[i].launch == !!use_pdl) &&
-        (stream_132[i].mclasses >> m_class(m) & 1) &&
-        stream_fit(&t, m, stream_132[i].subs, stream_132[i].stages,
+    if (stream_132[i].n != n || stream_132[i].k != k ||
+        (stream_132[i].launch != EITHER && stream_132[i].launch != !!use_pdl) ||
+        !(stream_132[i].mclasses >> m_class(m) & 1))
+      continue;
+    bf16fp32__smallm_config t = *c; /* c stays as chosen where no entry fits */
+    if (stream_fit(&t, m, stream_132[i].subs, stream_132[i].stages,
                    stream_132[i].two ? stream_132[i].stages : 2, stream_132[i].groups,
                    stream_132[i].two ? half : smem_limit) == 0) {
       *c = t;
       c->stream_wl2 = stream_132[i].wl2;
       return;
     }
-  } /* else c stays as chosen */
+  }
 }
 
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
