@@ -9,6 +9,8 @@
 //        -DBF16FP32_SMALLM_TRACE -rdc=true); --trace-stream: the same at a few cells of the stream kernel.
 // --stream-sweep: the stream kernel's stage sizes and counts at M <= 64 (plain and PDL).
 // --chosen: the library's choice alone, plain and under PDL (two builds compared).
+// --split-stream: other (N, K) splits with the stream kernel, plain and under PDL (M <= 64; above
+//        that the wide kernel).
 // --ms 1,2,4,8,16: the timing table (and --wide, --stream-sweep) at these M only.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
@@ -315,6 +317,7 @@ __global__ void produce(uint16_t *x, const uint16_t *src, size_t n, int trigger)
 
 static const int g_shapes[][2] = {{256, 4096}, {512, 4096}, {1024, 4096}, {2048, 4096}, {256, 7168},
                                   {384, 7168}, {512, 7168}, {1024, 7168}, {2048, 7168}};
+static int g_only_n = 0; /* --n: the table and sweeps at this N only */
 
 static void timing_setup() {
   g_pool.elems = (size_t)640 << 20;  // 1.25 GB of bf16
@@ -353,6 +356,7 @@ static void timing_table(const std::vector<int> &mlist) {
   printf("(then the stream kernel at M <= 16: plain, pdl)\n");
   for (auto &sh : g_shapes) {
     for (int m : mlist) {
+      if (g_only_n && sh[0] != g_only_n) continue;
       Rot r(m, sh[0], sh[1]);
       bf16fp32__smallm_config cfg;
       if (bf16fp32__smallm_choose(m, r.n, r.k, g_sms, g_smem, &cfg) != 0) { printf("no config\n"); continue; }
@@ -373,7 +377,6 @@ static void timing_table(const std::vector<int> &mlist) {
   }
 }
 
-static int g_only_n = 0; /* --n: the stream sweep at this N only */
 
 // The stream kernel's stage size and count (--stream-sweep): per shape and M <= 64, the chosen
 // kernel, then each (sub-chunks, stages, groups) of the stream kernel, plain and under PDL (us per
@@ -459,6 +462,22 @@ static void ncu_wide_calls() {
   }
 }
 
+// One poisoned call of cfg (rows 0..m-1 of copy 0), its first `rows` rows checked against the fp64
+// oracle (another split sums in another order, so only the oracle can judge it); counts failures.
+static bool oracle_rows(const Rot &r, int64_t rows, const bf16fp32__smallm_config &cfg,
+                        const std::vector<uint16_t> &hx, const std::vector<uint16_t> &hw) {
+  const int64_t m = r.m, n = r.n, k = r.k;
+  fill_u32<<<256, 256, 0, g_s>>>((uint32_t *)r.out(0), (size_t)m * n, POISON);
+  launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &cfg));
+  CK(cudaStreamSynchronize(g_s));
+  std::vector<float> o(rows * n);
+  CK(cudaMemcpy(o.data(), r.out(0), rows * n * 4, cudaMemcpyDeviceToHost));
+  const Check c = oracle_check(rows, n, k, hx, k, hw, k, o, n);
+  const bool ok = c.viol == 0 && c.unwritten == 0;
+  if (!ok) g_fail++;
+  return ok;
+}
+
 // Other splits: timed (no PDL) and each checked against the fp64 oracle on rows 0..1 (a split
 // other than the chosen one sums in another order, so it is compared with the oracle only).
 static void timing_sweep() {
@@ -481,18 +500,74 @@ static void timing_sweep() {
           double t = cfg.decode ? time_smallm(r, 0, &cfg) : 0;
           bf16fp32__smallm_config ct = variant(cfg, 2);
           double tt = time_smallm(r, 0, &ct);
-          fill_u32<<<256, 256, 0, g_s>>>((uint32_t *)r.out(0), (size_t)m * n, POISON);
-          launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &cfg));
-          CK(cudaStreamSynchronize(g_s));
-          std::vector<float> o(rows * n);
-          CK(cudaMemcpy(o.data(), r.out(0), rows * n * 4, cudaMemcpyDeviceToHost));
-          Check c = oracle_check(rows, n, k, hx, k, hw, k, o, n);
-          bool ok = c.viol == 0 && c.unwritten == 0;
-          if (!ok) g_fail++;
+          const bool ok = oracle_rows(r, rows, cfg, hx, hw);
           printf(" %d/%d:%.2f/%.2f%s", R, S, t, tt, ok ? "" : "!");
         }
       printf("\n");
       fflush(stdout);
+    }
+}
+
+// Other splits with the stream kernel (--split-stream): per shape, M and split (blocks 64-264,
+// from 16 at N <= 512), the best of a few stream stagings (subs x stages / groups), plain and
+// under PDL, beside the split's decode or tiled kernel; above M = 64 the best wide-kernel block
+// instead. Each split's best output is checked against the fp64 oracle on rows 0..1.
+static void timing_split_stream(const std::vector<int> &mlist) {
+  static const int kinds[][3] = {{1, 3, 1}, {3, 2, 1}, {3, 3, 1}, {4, 2, 1}, {5, 2, 1},
+                                 {5, 3, 1}, {7, 2, 1}, {7, 3, 1}, {3, 2, 2}, {3, 3, 2},
+                                 {5, 2, 2}, {7, 2, 2}};
+  static const int tiles[][2] = {{32, 32}, {32, 64}, {64, 32}, {64, 64}};
+  printf("\nsplit sweep, stream kernel (us per call; best staging subs x stages; '!' = oracle "
+         "check failed): N K M | R/S: kernel plain pdl | stream plain (kind) pdl (kind)\n");
+  for (auto &sh : g_shapes)
+    for (int m : mlist) {
+      if (g_only_n && sh[0] != g_only_n) continue;
+      Rot r(m, sh[0], sh[1]);
+      const int64_t n = r.n, k = r.k, rows = std::min(2, m);
+      std::vector<uint16_t> hw(n * k), hx(rows * k);
+      CK(cudaMemcpy(hw.data(), r.w(0), n * k * 2, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(hx.data(), r.x(0), rows * k * 2, cudaMemcpyDeviceToHost));
+      bf16fp32__smallm_split shipped;
+      if (bf16fp32__smallm_choose_split(n, k, g_sms, &shipped) != 0) continue;
+      printf("%5d %5d %3d | shipped %d/%d: %.2f %.2f\n", sh[0], sh[1], m, shipped.rows,
+             shipped.ksplit, time_smallm(r, 0), time_smallm(r, 1));
+      for (int R : {16, 32, 64})
+        for (int S : {1, 2, 4, 8}) {
+          const int64_t blocks = sh[0] / R * S;
+          if (sh[0] % R || blocks < (sh[0] <= 512 ? 16 : 64) || blocks > 264) continue;
+          bf16fp32__smallm_split sp{R, S, 128 / R, 0xf};
+          bf16fp32__smallm_config cfg;
+          if (bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &cfg) != 0) continue;
+          printf("      %d/%d: %6.2f %6.2f |", R, S, time_smallm(r, 0, &cfg), time_smallm(r, 1, &cfg));
+          double best[2] = {1e9, 1e9};
+          int bk[2] = {-1, -1};
+          const bool wide = m > BF16FP32__SMALLM_DECODE_MAX_M;
+          const int nk = wide ? (int)(sizeof tiles / sizeof tiles[0]) : (int)(sizeof kinds / sizeof kinds[0]);
+          auto kind = [&](int i) {
+            bf16fp32__smallm_config c = cfg;
+            if (!wide) return variant(cfg, 4, m, kinds[i][0], kinds[i][1], kinds[i][2]);
+            if (bf16fp32__smallm_use_wide(&c, n, tiles[i][0], tiles[i][1], g_smem) != 0) c.wide = 0;
+            return c;
+          };
+          for (int i = 0; i < nk; i++) {
+            bf16fp32__smallm_config c = kind(i);
+            if (!c.stream && !c.wide) continue;
+            for (int pdl = 0; pdl < 2; pdl++) {
+              const double t = time_smallm(r, pdl, &c);
+              if (t < best[pdl]) best[pdl] = t, bk[pdl] = i;
+            }
+          }
+          if (bk[0] < 0) { printf(" none\n"); continue; }
+          const bool ok = oracle_rows(r, rows, kind(bk[1]), hx, hw);
+          auto show = [&](double t, int i) {
+            if (wide) printf(" %6.2f (%dx%d)", t, tiles[i][0], tiles[i][1]);
+            else printf(" %6.2f (%dx%d/%d)", t, kinds[i][0], kinds[i][1], kinds[i][2]);
+          };
+          show(best[0], bk[0]);
+          show(best[1], bk[1]);
+          printf("%s\n", ok ? "" : " !");
+          fflush(stdout);
+        }
     }
 }
 
@@ -503,6 +578,7 @@ static void timing_wide() {
   printf("\nwide kernel (us per call, no PDL): N K M | tiled cublas | rows x tokens:us ...\n");
   for (auto &sh : g_shapes)
     for (int m : g_mlist.empty() ? std::vector<int>{64, 128, 256} : g_mlist) {
+      if (g_only_n && sh[0] != g_only_n) continue;
       Rot r(m, sh[0], sh[1]);
       const int64_t n = r.n, k = r.k;
       bf16fp32__smallm_split sp;
@@ -824,7 +900,7 @@ int main(int argc, char **argv) {
   int e = bf16fp32__smallm_load(g_smem);
   if (e) { printf("load failed %d\n", e); return 2; }
   bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true, do_wide = false, do_table = true;
-  bool do_stream_sweep = false, do_chosen = false;
+  bool do_stream_sweep = false, do_chosen = false, do_split_stream = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--no-check")) do_check = false;
     if (!strcmp(argv[i], "--no-time")) do_time = false;
@@ -834,6 +910,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--stream")) g_stream = true;
     if (!strcmp(argv[i], "--stream-sweep")) do_stream_sweep = true;
     if (!strcmp(argv[i], "--chosen")) do_chosen = true;
+    if (!strcmp(argv[i], "--split-stream")) do_split_stream = true;
     if (!strcmp(argv[i], "--wl2")) g_wl2 = true;
     if (!strcmp(argv[i], "--n") && i + 1 < argc) g_only_n = atoi(argv[++i]); /* sweep one N */
     if (!strcmp(argv[i], "--wide")) do_wide = true;
@@ -888,6 +965,7 @@ int main(int argc, char **argv) {
       timing_table({1, 4, 16, 32, 64, 128, 256});
     }
     if (do_chosen) timing_chosen(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
+    if (do_split_stream) timing_split_stream(g_mlist.empty() ? std::vector<int>{1, 8, 16} : g_mlist);
     if (do_stream_sweep) timing_stream_sweep(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
     if (do_wide) timing_wide();
     if (do_pairs) timing_pairs();
