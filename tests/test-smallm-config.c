@@ -38,8 +38,8 @@ static void test_shape_ok(void) {
 static void test_dsv4_split(void) {
   /* Expected on an H200: R rows per block, S-block clusters along K, WK warp groups. */
   static const int want[][4] = {{32, 8, 4, 0x0}, {16, 1, 8, 0xf}, {16, 2, 8, 0xf},
-                                {32, 8, 4, 0x0}, {32, 8, 4, 0xb}, {16, 1, 8, 0xf},
-                                {16, 2, 8, 0xf}, {32, 8, 4, 0x3}, {32, 8, 4, 0x1}};
+                                {32, 4, 4, 0x1}, {32, 8, 4, 0xb}, {16, 1, 8, 0xf},
+                                {16, 2, 8, 0xf}, {32, 4, 4, 0xf}, {32, 8, 4, 0x1}};
   for (int i = 0; i < 9; i++) {
     bf16fp32__smallm_split s = {0, 0, 0, 0};
     CHECK(bf16fp32__smallm_choose_split(dsv4[i][0], dsv4[i][1], H200_SMS, &s) == 0);
@@ -91,17 +91,16 @@ static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
     ok &= c.decode_smem >= (size_t)c.split.kwarps * (size_t)c.mpad * (size_t)(c.split.rows + 4) * 4;
     ok &= !c.decode || c.decode_smem <= smem;
   }
-  /* the wide kernel exactly above M = 64 on the DeepSeek-V4 shapes and, measured on the H200,
-   * at 512 x K from M = 33 (blocks of 32 or 64 rows), in its shared memory, with whole warps */
-  const int wide_low = sms == H200_SMS && n == 512 && m > 32;
+  /* the wide kernel exactly above M = 64 on the DeepSeek-V4 shapes, in its shared memory, with
+   * whole warps */
   if (c.wide) {
     const int wt = BF16FP32__SMALLM_WIDE_WARP_TOKENS(c.split.kwarps);
-    ok &= (m > BF16FP32__SMALLM_DECODE_MAX_M || wide_low) && !c.decode;
+    ok &= m > BF16FP32__SMALLM_DECODE_MAX_M && !c.decode;
     ok &= c.wide_rows % 32 == 0 && n % c.wide_rows == 0 && c.wide_tokens % wt == 0;
     ok &= c.wide_rows / 32 * (c.wide_tokens / wt) <= BF16FP32__SMALLM_WARPS;
     ok &= c.wide_smem <= smem && c.wide_smem >= 128 + (size_t)c.wide_tokens * (c.wide_rows + 4) * 4;
   } else {
-    ok &= (m <= BF16FP32__SMALLM_DECODE_MAX_M && !wide_low) || n % 32 != 0;
+    ok &= m <= BF16FP32__SMALLM_DECODE_MAX_M || n % 32 != 0;
   }
   /* the batches cover the longest slice; one batch needs no second buffer */
   int64_t subs_max = ((k + 31) / 32 + c.split.ksplit - 1) / c.split.ksplit;
@@ -147,8 +146,10 @@ static void test_every_m(void) {
  * block, and the limits of bf16fp32__smallm_use_wide. */
 static void test_wide_blocks(void) {
   bf16fp32__smallm_config c;
+  CHECK(bf16fp32__smallm_choose(256, 384, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_rows == 64 && c.wide_tokens == 64); /* 8 slices x 4 x 6 = 192 blocks */
   CHECK(bf16fp32__smallm_choose(256, 512, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
-        c.wide_rows == 64 && c.wide_tokens == 64); /* 8 slices x 4 x 8 = 256 blocks */
+        c.wide_rows == 32 && c.wide_tokens == 64); /* 64 x 64 would be 4 slices x 4 x 8 blocks */
   CHECK(bf16fp32__smallm_choose(256, 256, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
         c.wide_rows == 32 && c.wide_tokens == 64); /* 64 x 64 would be 128 blocks */
   CHECK(bf16fp32__smallm_choose(65, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
@@ -165,7 +166,7 @@ static void test_wide_blocks(void) {
   CHECK(bf16fp32__smallm_use_wide(&c, 1024, 32, 16, H200_SMEM) == 0); /* WK 8: 16-token warps */
 }
 
-/* The wide kernel's measured blocks at N = 2048, 1024 x 7168 and 512 x K (elsewhere the rule),
+/* The wide kernel's measured blocks at N = 2048 and 1024 x 7168 (elsewhere the rule),
  * no shape on the wgmma kernel, and the limits of bf16fp32__smallm_use_wgmma. */
 static void test_wgmma_blocks(void) {
   bf16fp32__smallm_config c;
@@ -186,11 +187,9 @@ static void test_wgmma_blocks(void) {
         c.wide_rows == 64 && c.wide_tokens == 64); /* another SM count: the rule */
   CHECK(bf16fp32__smallm_choose(64, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
         !c.wide);
-  CHECK(bf16fp32__smallm_choose(33, 512, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
-        c.wide_rows == 32 && c.wide_tokens == 32);
-  CHECK(bf16fp32__smallm_choose(64, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
-        c.wide_rows == 32 && c.wide_tokens == 32);
-  CHECK(bf16fp32__smallm_choose(32, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wide);
+  CHECK(bf16fp32__smallm_choose(64, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wide);
+  CHECK(bf16fp32__smallm_choose(65, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_rows == 32 && c.wide_tokens == 32); /* the rule: 4 x 3 x 16 blocks */
   CHECK(bf16fp32__smallm_choose(256, 512, 7168, H200_SMS, H200_SMEM, &c) == 0); /* WK 4 */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 96, 64, 64, H200_SMEM) != 0);  /* rows */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 64, 96, 32, H200_SMEM) != 0);  /* tokens */
@@ -254,10 +253,11 @@ static size_t stream_smem(int64_t m, int64_t n, int64_t k, int pdl) {
 }
 
 /* The stream kernel: at M <= 16 where it measured faster (in plain launches at 2048 x K and
- * 1024 x 7168, and at 256 x 7168 for M = 1-16; under PDL at every shape, 256 x 4096 up to M = 8
- * and 512 x 4096 up to M = 16, three-sub-chunk stages at small N from M = 5), at M = 17-32 for
- * N >= 1024 (both launch kinds) and 256 x 7168 and 384 x 7168 (plain), and at M = 33-64 for
- * N >= 1024, 384 x 7168 and 256 x 7168 (both kinds) and 256 x 4096 (PDL), on 132 SMs only, with
+ * 1024 x 7168, and at 256 x 7168 and 512 x 7168 for M = 1-16, 512 x 4096 for M = 9-16; under PDL
+ * at every shape, 256 x 4096 up to M = 8, three-sub-chunk stages at small N from M = 5), at
+ * M = 17-32 for N >= 512 (both launch kinds) and 256 x 7168 and 384 x 7168 (plain), and at
+ * M = 33-64 for N >= 512, 384 x 7168 and 256 x 7168 (both kinds) and 256 x 4096 (PDL), on 132
+ * SMs only, with
  * the stage size and count of the first table entry that fits, fewer stages where those do not
  * fit; never above M = 64 or on a tile kernel's configuration. */
 static void test_stream(void) {
@@ -294,7 +294,11 @@ static void test_stream(void) {
   expect_stream(64, 256, 4096, H200_SMS, 0, 0, 0);
   expect_stream(48, 2048, 4096, H200_SMS, 1, 3, 2); /* PDL: a ring per warp up to M = 48 */
   CHECK(stream_groups(48, 2048, 4096, 1) == 1 && stream_groups(49, 2048, 4096, 1) == 2);
-  expect_stream(64, 512, 7168, H200_SMS, 0, 0, 0); /* the wide kernel's there */
+  expect_stream(48, 512, 7168, H200_SMS, 0, 3, 2); /* 512 x K: 3 x 2 while it fits, then 1 x 3 */
+  CHECK(stream_over(48, 512, 7168, 0) == 1 && stream_over(40, 512, 7168, 0) == 0);
+  expect_stream(58, 512, 4096, H200_SMS, 1, 3, 2);
+  expect_stream(60, 512, 4096, H200_SMS, 1, 1, 3);
+  expect_stream(64, 512, 7168, H200_SMS, 0, 1, 3);
   expect_stream(65, 2048, 7168, H200_SMS, 0, 0, 0);
   expect_stream(1, 1024, 7168, H200_SMS, 0, 7, 2); /* 1024 x 7168 plain: M = 1-16 */
   expect_stream(8, 1024, 7168, H200_SMS, 0, 7, 2);
@@ -321,18 +325,20 @@ static void test_stream(void) {
   expect_stream(4, 1024, 4096, H200_SMS, 0, 0, 0);
   expect_stream(1, 1024, 4096, H200_SMS, 1, 3, 2); /* 1024 x 4096 PDL: 3 x 2 */
   expect_stream(16, 1024, 4096, H200_SMS, 1, 3, 2);
-  expect_stream(1, 512, 7168, H200_SMS, 1, 3, 2); /* 512 x 7168 PDL: 3 x 2 */
-  expect_stream(5, 512, 7168, H200_SMS, 1, 3, 2);
-  expect_stream(4, 512, 4096, H200_SMS, 1, 5, 2); /* 512 x 4096 PDL: 5 x 2, 4 x 2 where two
-                                                     blocks fit an SM (M = 5-6), then 3 x 2 */
-  expect_stream(5, 512, 4096, H200_SMS, 1, 4, 2);
-  expect_stream(6, 512, 4096, H200_SMS, 1, 4, 2);
-  CHECK(stream_smem(6, 512, 4096, 1) <= (H200_SMEM + 1024) / 2 - 1024);
-  expect_stream(7, 512, 4096, H200_SMS, 1, 3, 2);
-  expect_stream(16, 512, 7168, H200_SMS, 1, 3, 2);
-  expect_stream(8, 512, 4096, H200_SMS, 1, 3, 2);
-  expect_stream(16, 512, 4096, H200_SMS, 1, 3, 2);
-  expect_stream(17, 512, 4096, H200_SMS, 1, 0, 0);
+  expect_stream(1, 512, 7168, H200_SMS, 1, 7, 3); /* 512 x 7168 PDL: 7 x 3 while 3 fit */
+  expect_stream(5, 512, 7168, H200_SMS, 1, 7, 3);
+  expect_stream(6, 512, 7168, H200_SMS, 1, 7, 2);
+  expect_stream(16, 512, 7168, H200_SMS, 1, 7, 2);
+  expect_stream(17, 512, 7168, H200_SMS, 1, 3, 3);
+  expect_stream(16, 512, 7168, H200_SMS, 0, 7, 2); /* plain: 7 x 2, 5 x 2 at M = 17-24 */
+  expect_stream(17, 512, 7168, H200_SMS, 0, 5, 2);
+  expect_stream(32, 512, 7168, H200_SMS, 0, 3, 2);
+  expect_stream(4, 512, 4096, H200_SMS, 1, 4, 2); /* 512 x 4096 PDL: 4 x 2, then 3 x 3 */
+  expect_stream(5, 512, 4096, H200_SMS, 1, 3, 3);
+  expect_stream(16, 512, 4096, H200_SMS, 1, 3, 3);
+  expect_stream(8, 512, 4096, H200_SMS, 0, 0, 0); /* plain: the decode kernel, then 4 x 2 */
+  expect_stream(9, 512, 4096, H200_SMS, 0, 4, 2);
+  expect_stream(24, 512, 4096, H200_SMS, 0, 3, 3);
   expect_stream(16, 384, 7168, H200_SMS, 1, 3, 2);
   expect_stream(1, 384, 7168, H200_SMS, 1, 3, 2);
   expect_stream(8, 256, 7168, H200_SMS, 1, 7, 2); /* 256 x 7168 PDL: 7 x 2, then 3 x 2 */

@@ -15,14 +15,17 @@ int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int6
  * first and M = 256 next, and the token tilings (bit b: mt = 2^b) where the decode kernel beat
  * the tiled one (bench/smallm-probe.cu split sweep, 2026-11-30; docs/smallm-notes.md). At
  * N = 2048, 16 / 1 (session 7): 2-9 % faster than 32 / 2 at M <= 16 and within 2 % at 32-64,
- * but 25-45 % slower above M = 64, where cuBLAS is faster than either.
+ * but 25-45 % slower above M = 64, where cuBLAS is faster than either. At 512 x K, 32 / 4
+ * (session 20, smallm-probe --split-stream, then each M's kernel re-measured): 64 blocks in
+ * clusters of 4 instead of 128 in clusters of 8 took 0.80-0.99x the time at M <= 64 in plain
+ * launches and 0.77-1.02x under PDL, 0.86-0.93x at M = 256, but 1.14-1.23x at M = 128.
  * Every split sums in its own fixed order; which one a shape uses must not depend on M. */
 static const struct {
   int n, k, rows, ksplit, decode_mask;
 } tuned_132[] = {
-    {256, 4096, 32, 8, 0x0},  {512, 4096, 32, 8, 0x0},  {1024, 4096, 16, 2, 0xf},
+    {256, 4096, 32, 8, 0x0},  {512, 4096, 32, 4, 0x1},  {1024, 4096, 16, 2, 0xf},
     {2048, 4096, 16, 1, 0xf}, {256, 7168, 32, 8, 0x1},  {384, 7168, 32, 8, 0xb},
-    {512, 7168, 32, 8, 0x3},  {1024, 7168, 16, 2, 0xf}, {2048, 7168, 16, 1, 0xf},
+    {512, 7168, 32, 4, 0xf},  {1024, 7168, 16, 2, 0xf}, {2048, 7168, 16, 1, 0xf},
 };
 
 /* Wide-kernel blocks (rows x tokens, and groups: blocks sharing a tile of a one-slice split)
@@ -32,13 +35,10 @@ static const struct {
  * N = 2048 (session 7), tiles shared by 2 blocks up to M = 128, 20-24 % faster than the best
  * unshared block, and above that unshared 64 x 32 blocks (shared ones, whose chain sums take
  * shared memory, then run in two waves: 29-36 % slower at M = 256), as fast as the rule's
- * 32 x 64 at M = 256 and 35 % faster at M = 129; at 512 x K from M = 33 (measured at 32 and 64;
- * both kernels cost the same through 33-64: the tiled kernel pads to 64 tokens, the wide one
- * takes two 32-token blocks), 8-17 % faster than the tiled kernel (session 6). */
+ * 32 x 64 at M = 256 and 35 % faster at M = 129. */
 static const struct {
   int n, k, m_from, m_upto, rows, tokens, groups;
 } tiles_132[] = {
-    {512, 4096, 33, 64, 32, 32, 1},     {512, 7168, 33, 64, 32, 32, 1},
     {2048, 4096, 65, 128, 64, 32, 2},   {2048, 4096, 129, 256, 64, 32, 1},
     {2048, 7168, 65, 128, 64, 32, 2},   {2048, 7168, 129, 256, 64, 32, 1},
     {1024, 7168, 129, 256, 64, 64, 1},
@@ -215,16 +215,16 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * kernel knew its stage sizes at compile time there (smallm-stream.cu), three interleaved runs
  * against session 18's build: 2048x4096 M = 1 / 4 on 4 x 2, 5.08 / 5.54 -> 4.83 / 5.13 us, M = 5-8
  * on 3 x 3 with two blocks per tile, 5.69 / 5.90 -> 5.30 / 5.30, M = 12 / 16 on 3 x 3, 6.40 / 6.86
- * -> 6.13 / 6.40; 512x7168 M = 1-4 on 3 x 2, 3.71-3.82 -> 3.61; 512x4096 M = 5-6 on 4 x 2, 3.22 ->
- * 2.88-2.93; 256x4096 M = 12 / 16 on 3 x 2, 2.77 / 2.79 -> 2.58 / 2.63; 1024x4096 M = 1-16
- * without the weights into L2, 3.49-3.89 -> 3.44-3.81), per launch kind
+ * -> 6.13 / 6.40; 256x4096 M = 12 / 16 on 3 x 2, 2.77 / 2.79 -> 2.58 / 2.63; 1024x4096 M = 1-16
+ * without the weights into L2, 3.49-3.89 -> 3.44-3.81; session 20, the entries of 512 x K's
+ * 32 / 4 split, three interleaved runs against session 19's 32 / 8: e.g. 512x7168 M = 16 plain,
+ * 7 x 2, 6.71 -> 5.35 us, 512x4096 M = 40 under PDL, 3 x 2, 7.19 -> 5.52), per launch kind
  * (plain, under programmatic dependent launch, where its weight copies start while the previous
  * kernel finishes, or either) and M class (bit 0: M = 1, 1: 2-4, 2: 5-8, 3: 9-16, 4: 17-32,
  * 5: 33-48, 6: 49-64), with the stage size and count and the blocks per tile that measured
  * fastest; the first entry that fits is taken (7-sub-chunk stages do not fit above M = 16; with
  * a ring per warp, above 32 tokens only stages of one sub-chunk do, or of three while the partial
- * sums over the rings make room, up to M = 48-58). Two stages where a K split's clusters
- * of 8 need two blocks per SM to run in one wave (512 x K). Under PDL, small stages (3 x 2) at
+ * sums over the rings make room, up to M = 48-58). Under PDL, small stages (3 x 2) at
  * M = 5-16 leave room on each SM for a block of the next call, which then starts its copies
  * while this one runs (1024x7168 M = 5 against 8, 5 x 2: 4.93 against 5.89 us, where the
  * stages of M = 8 no longer leave that room). */
@@ -256,9 +256,13 @@ static const struct {
     {1024, 7168, PDL, 0xf, 5, 2, 1, 0, 0},   {2048, 4096, PDL, 0x3, 4, 2, 1, 0, 0},
     {2048, 4096, PDL, 0x4, 3, 3, 2, 0, 0},   {2048, 4096, PDL, 0x8, 3, 3, 1, 0, 0},
     {1024, 4096, PDL, 0xf, 3, 2, 1, 0, 0},   {1024, 4096, PDL, 0x10, 3, 2, 1, 1, 0},
-    {512, 4096, PDL, 0x3, 5, 2, 1, 0, 0},    {512, 4096, PDL, 0x4, 4, 2, 1, 1, 0},
-    {512, 4096, PDL, 0x4, 3, 2, 1, 0, 0},    {512, 7168, PDL, 0xf, 3, 2, 1, 0, 0},
-    {384, 7168, PDL, 0xf, 3, 2, 1, 0, 0},    {512, 4096, PDL, 0x8, 3, 2, 1, 0, 0},
+    {512, 4096, PLAIN, 0x8, 4, 2, 1, 0, 0},  {512, 4096, PDL, 0x3, 4, 2, 1, 0, 0},
+    {512, 4096, PDL, 0xc, 3, 3, 1, 0, 0},    {512, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0},
+    {512, 7168, PDL, 0xf, 7, 3, 1, 0, 0},    {512, 7168, PLAIN, 0x10, 5, 2, 1, 0, 0},
+    {512, 4096, EITHER, 0x10, 3, 3, 1, 0, 0}, {512, 7168, EITHER, 0x10, 3, 3, 1, 0, 0},
+    {512, 4096, EITHER, 0x60, 3, 2, 1, 0, 0}, {512, 7168, EITHER, 0x60, 3, 2, 1, 0, 0},
+    {512, 4096, EITHER, 0x60, 1, 3, 1, 0, 0}, {512, 7168, EITHER, 0x60, 1, 3, 1, 0, 0},
+    {384, 7168, PDL, 0xf, 3, 2, 1, 0, 0},
     {256, 7168, PDL, 0x7, 7, 2, 1, 0, 0},    {256, 7168, PDL, 0x8, 3, 2, 1, 0, 0},
     {256, 4096, PDL, 0x7, 4, 2, 1, 0, 0},    {256, 4096, PDL, 0x8, 3, 2, 1, 0, 0},
     {256, 4096, PDL, 0x60, 1, 3, 1, 0, 0},   {2048, 4096, PDL, 0x20, 3, 2, 1, 0, 0},
