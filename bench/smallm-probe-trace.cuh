@@ -235,17 +235,21 @@ static void exp_trace() {
 }
 
 // --trace-stream: the library's choice (the stream kernel where its table picks it) at a few
-// cells, plain and under PDL: where the start and the end of a stream call go.
+// cells, plain and under PDL, and at 1024x4096 M = 1 two other stagings: where the start and the
+// end of a stream call go.
 static void exp_trace_stream() {
   printf("trace of the chosen kernel (us; p0 entry, p2 barriers set up, p1 after griddepcontrol.wait (first "
          "weight copies issued), p3 main loop done, p4 block sum ready, p5 end)\n");
-  const struct { int si, m; } runs[] = {{8, 1}, {8, 8}, {8, 16}, {3, 1}, {7, 1}, {8, 32}};
+  /* shape, M, and a staging (sub-chunks x stages) in place of the table's, or 0 */
+  const struct { int si, m, subs, stages; } runs[] = {{2, 1, 0, 0}, {2, 1, 4, 2}, {2, 1, 3, 3}, {2, 8, 0, 0},
+                                                      {1, 1, 0, 0}, {6, 1, 0, 0}, {8, 1, 0, 0}, {3, 1, 0, 0}};
   for (auto ru : runs)
     for (int pdl = 0; pdl < 2; pdl++) {
       Rot r(ru.m, g_shapes[ru.si][0], g_shapes[ru.si][1]);
       bf16fp32__smallm_config c;
       if (bf16fp32__smallm_choose(r.m, r.n, r.k, g_sms, g_smem, &c) != 0) continue;
-      bf16fp32__smallm_prefer_stream(&c, r.m, r.n, r.k, g_sms, pdl, g_smem);
+      if (ru.subs == 0) bf16fp32__smallm_prefer_stream(&c, r.m, r.n, r.k, g_sms, pdl, g_smem);
+      else if (bf16fp32__smallm_use_stream(&c, r.m, ru.subs, ru.stages, 1, g_smem) != 0) continue;
       char name[96];
       trace_clear();
       double t = time_smallm(r, pdl, &c);
