@@ -377,7 +377,6 @@ static void timing_table(const std::vector<int> &mlist) {
   }
 }
 
-
 // The stream kernel's stage size and count (--stream-sweep): per shape and M <= 64, the chosen
 // kernel, then each (sub-chunks, stages, groups) of the stream kernel, plain and under PDL (us per
 // call; groups = 2 only where the split allows it).
@@ -544,8 +543,8 @@ static void timing_split_stream(const std::vector<int> &mlist) {
           const bool wide = m > BF16FP32__SMALLM_DECODE_MAX_M;
           const int nk = wide ? (int)(sizeof tiles / sizeof tiles[0]) : (int)(sizeof kinds / sizeof kinds[0]);
           auto kind = [&](int i) {
-            bf16fp32__smallm_config c = cfg;
             if (!wide) return variant(cfg, 4, m, kinds[i][0], kinds[i][1], kinds[i][2]);
+            bf16fp32__smallm_config c = cfg;
             if (bf16fp32__smallm_use_wide(&c, n, tiles[i][0], tiles[i][1], g_smem) != 0) c.wide = 0;
             return c;
           };
