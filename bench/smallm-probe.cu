@@ -12,6 +12,7 @@
 // --split-stream: other (N, K) splits with the stream kernel, plain and under PDL (M <= 64; above
 //        that the wide kernel).
 // --ms 1,2,4,8,16: the timing table (and --wide, --stream-sweep) at these M only.
+// --tile-subs 4|5|7: the library's choice with the wide kernel's stages set to this size.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
@@ -46,6 +47,7 @@ static std::vector<int> g_mlist; /* --ms: the timing table's M values */
 static bool g_quick; // timing table at M = 1, 16, 64 only
 static bool g_wl2 = false; /* --wl2: the stream variants also request their later weight boxes into L2 under PDL */
 static bool g_stream; // --stream: the stream kernel wherever M <= 16 (5-sub-chunk stages, up to 3)
+static int g_tile_subs; // --tile-subs: the wide kernel's stage size where the library chooses it
 
 __global__ void fill_bf16(uint16_t *p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -94,6 +96,8 @@ static int run_smallm(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_
   bf16fp32__smallm_config c;
   if (force) c = *force;
   else if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0) return -1;
+  else if (g_tile_subs && c.wide && bf16fp32__smallm_use_tile_subs(&c, g_tile_subs, g_smem) != 0)
+    return -1;
   else if (g_stream && m <= 16 && bf16fp32__smallm_use_stream(&c, m, 5, 3, 1, g_smem) != 0) return -1;
   else if (!g_stream) bf16fp32__smallm_prefer_stream(&c, m, n, k, g_sms, pdl, g_smem);
   return bf16fp32__smallm_launch(&c, m, n, k, x, ldx, w, ldw, out, ldo, s, pdl);
@@ -911,6 +915,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--chosen")) do_chosen = true;
     if (!strcmp(argv[i], "--split-stream")) do_split_stream = true;
     if (!strcmp(argv[i], "--wl2")) g_wl2 = true;
+    if (!strcmp(argv[i], "--tile-subs") && i + 1 < argc) g_tile_subs = atoi(argv[++i]);
     if (!strcmp(argv[i], "--n") && i + 1 < argc) g_only_n = atoi(argv[++i]); /* sweep one N */
     if (!strcmp(argv[i], "--wide")) do_wide = true;
     if (!strcmp(argv[i], "--no-table")) do_table = false;

@@ -159,15 +159,36 @@ static int check_direct(set *s, const int64_t *ms, int count, const char *what, 
 }
 
 /* The wgmma kernel, which no shape chooses (the wide kernel measured faster): blocks of
- * args[0] rows x args[1] tokens, args[2] per warpgroup. */
+ * args[0] rows x args[1] tokens, args[2] per warpgroup, stages of args[3] sub-chunks (skipped
+ * where that ring does not fit). */
 static int to_wgmma(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
                     const int *args) {
   (void)m;
-  return bf16fp32__smallm_use_wgmma(c, n, args[0], args[1], args[2], smem);
+  if (bf16fp32__smallm_use_wgmma(c, n, args[0], args[1], args[2], smem) != 0) return -1;
+  return bf16fp32__smallm_use_tile_subs(c, args[3], smem) == 0 ? 0 : 1;
 }
 static void check_wgmma(set *s, const int64_t *ms, int count, int rows, int tokens, int wgt) {
-  const int args[3] = {rows, tokens, wgt};
-  check_direct(s, ms, count, "wgmma", to_wgmma, args, 0);
+  static const int subs[] = {4, 5, 7};
+  for (int i = 0; i < 3; i++) {
+    const int args[4] = {rows, tokens, wgt, subs[i]};
+    CHECK(check_direct(s, ms, count, "wgmma", to_wgmma, args, 0) > 0 || subs[i] == 7);
+  }
+}
+/* The wide kernel (M > 64) as the API chooses its block, with stages of args[0] sub-chunks
+ * (skipped where that ring does not fit). */
+static int to_tile_subs(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
+                        const int *args) {
+  (void)m, (void)n;
+  if (!c->wide) return -1;
+  return bf16fp32__smallm_use_tile_subs(c, args[0], smem) == 0 ? 0 : 1;
+}
+static void check_tile_subs(set *s, const int64_t *ms, int count) {
+  static const int subs[] = {4, 5, 7};
+  for (int i = 0; i < 3; i++) {
+    CHECK(check_direct(s, ms, count, "wide stages", to_tile_subs, &subs[i], 0) > 0 || subs[i] == 7);
+    CHECK(check_direct(s, ms, count, "wide stages (pdl)", to_tile_subs, &subs[i], 1) > 0 ||
+          subs[i] == 7);
+  }
 }
 
 /* The stream kernel (M <= 64), which the API chooses only at some shapes: stages of args[0]
@@ -211,6 +232,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 256, 256, 4096, 0, 0, 0, 11, 0); /* flash.router */
   check_set(ctx, &s, ms, count);
   check_stream(&s, ms, 16); /* M = 1 .. 16 */
+  check_tile_subs(&s, ms + 64, 4); /* M = 65, 100, 128, 200 */
   free_set(&s);
 
   const int64_t few[] = {1, 7, 16, 33};
@@ -239,6 +261,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 256, 2048, 4096, 8, 8, 8, 16, 0);
   check_set(ctx, &s, wg, 6);
   check_wgmma(&s, wg, 6, 64, 64, 32); /* WK = 8 */
+  check_tile_subs(&s, wg + 3, 3); /* tiles shared by two blocks up to M = 128 */
   check_stream_groups(&s, wg, 3); /* padded leading dimensions */
   free_set(&s);
   make_set(&s, 100, 384, 7168, 8, 24, 8, 15, 0); /* padded leading dimensions */
@@ -253,6 +276,7 @@ static void test_shapes(bf16fp32_context *ctx) {
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
     CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
     if (s.mmax <= 16) check_stream(&s, &s.mmax, 1);
+    if (s.mmax > 64 && s.n % 32 == 0) check_tile_subs(&s, &s.mmax, 1); /* the wide kernel */
     free_set(&s);
   }
   /* NaN and Inf propagate */

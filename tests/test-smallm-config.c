@@ -99,6 +99,7 @@ static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
     ok &= c.wide_rows % 32 == 0 && n % c.wide_rows == 0 && c.wide_tokens % wt == 0;
     ok &= c.wide_rows / 32 * (c.wide_tokens / wt) <= BF16FP32__SMALLM_WARPS;
     ok &= c.wide_smem <= smem && c.wide_smem >= 128 + (size_t)c.wide_tokens * (c.wide_rows + 4) * 4;
+    ok &= c.wide_subs == 4 || c.wide_subs == 5 || c.wide_subs == 7;
   } else {
     ok &= m <= BF16FP32__SMALLM_DECODE_MAX_M || n % 32 != 0;
   }
@@ -164,6 +165,31 @@ static void test_wide_blocks(void) {
   CHECK(bf16fp32__smallm_use_wide(&c, 256, 32, 256, H200_SMEM) == 0 && c.wide_tokens == 256);
   CHECK(bf16fp32__smallm_choose(256, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_wide(&c, 1024, 32, 16, H200_SMEM) == 0); /* WK 8: 16-token warps */
+}
+
+/* The wide kernel's stages: 4 sub-chunks where 5 take as many stages, 7 where they take fewer
+ * and the grid still fits one wave, else 5; and the limits of bf16fp32__smallm_use_tile_subs. */
+static void test_tile_subs(void) {
+  bf16fp32__smallm_config c;
+  CHECK(bf16fp32__smallm_choose(128, 256, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_subs == 4); /* slices of 16 sub-chunks: 4 stages of 4 or of 5 */
+  CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_subs == 7); /* 224: 32 stages, and 256 blocks fit two per SM */
+  const size_t smem7 = c.wide_smem;
+  CHECK(bf16fp32__smallm_use_tile_subs(&c, 5, H200_SMEM) == 0 && c.wide_subs == 5 &&
+        c.wide_smem < smem7); /* pitch 320 against 448 */
+  CHECK(bf16fp32__smallm_use_tile_subs(&c, 6, H200_SMEM) != 0 && c.wide_subs == 5);
+  CHECK(bf16fp32__smallm_use_tile_subs(&c, 7, 32 * 1024) != 0 && c.wide_subs == 5); /* no room */
+  CHECK(bf16fp32__smallm_choose(128, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_groups == 2 && c.wide_subs == 5); /* with 7, one block per SM: two waves */
+  CHECK(bf16fp32__smallm_choose(192, 512, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_subs == 7); /* 192 blocks in clusters of 4, two per SM */
+  CHECK(bf16fp32__smallm_choose(256, 512, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_subs == 5); /* 256 blocks: more than 7 / 8 of the 264 places */
+  CHECK(bf16fp32__smallm_choose(200, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
+        c.wide_subs == 7);
+  CHECK(bf16fp32__smallm_choose(16, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wide &&
+        bf16fp32__smallm_use_tile_subs(&c, 5, H200_SMEM) != 0); /* not a tile kernel */
 }
 
 /* The wide kernel's measured blocks at N = 2048 and 1024 x 7168 (elsewhere the rule),
@@ -526,6 +552,7 @@ int main(void) {
   test_every_m();
   test_wide_blocks();
   test_wgmma_blocks();
+  test_tile_subs();
   test_stream();
   test_groups();
   test_chains();

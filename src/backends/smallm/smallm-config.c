@@ -78,6 +78,35 @@ int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__
   return 0;
 }
 
+static size_t tile_smem(const bf16fp32__smallm_config *c, int subs);
+
+/* The wide kernel's stage for c (m tokens): 4 sub-chunks where 5 would take as many stages,
+ * else 7 where that takes fewer stages than 5 and the grid still runs in one wave with the
+ * wider ring, else 5. The copies cost per box row as well as per byte, so fewer, wider stages
+ * fetch a block's tiles sooner; but the wider ring leaves fewer blocks per SM, and clusters of
+ * 4 or 8 blocks do not pack every SM (an eighth of the places is left as a margin). On the H200
+ * (docs/smallm-notes.md, session 21; smallm-probe --chosen, three interleaved runs at M = 65-256
+ * against stages of 4 everywhere) this took 0.87-1.02x the time in plain launches (median 0.96)
+ * and 0.77-1.01x under PDL (median 0.92); stages of 7 where the grid then needed a second wave
+ * were up to 1.58x slower. */
+static void choose_tile_subs(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                             int sm_count, size_t smem_limit) {
+  if (!c->wide) return;
+  const int64_t subs = slice_subs(k, &c->split) / c->wide_groups; /* a block's sub-chunks */
+  const int64_t s4 = (subs + 3) / 4, s5 = (subs + 4) / 5, s7 = (subs + 6) / 7;
+  if (s4 <= s5) {
+    bf16fp32__smallm_use_tile_subs(c, 4, smem_limit); /* as much room as 5: cannot fail */
+    return;
+  }
+  const size_t smem7 = tile_smem(c, 7);
+  if (s7 >= s5 || smem7 > smem_limit) return;
+  const int cluster = c->split.ksplit * c->wide_groups;
+  int64_t places = (int64_t)((smem_limit + 1024) / (smem7 + 1024)) * sm_count;
+  if (cluster >= 4) places -= places / 8;
+  const int64_t blocks = cluster * ((m + c->wide_tokens - 1) / c->wide_tokens) * (n / c->wide_rows);
+  if (blocks <= places) bf16fp32__smallm_use_tile_subs(c, 7, smem_limit);
+}
+
 int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_t smem_limit,
                             bf16fp32__smallm_config *c) {
   /* Above M = 64 the wide kernel: the largest of these blocks (rows x tokens) that still gives
@@ -94,8 +123,10 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
           m <= tiles_132[i].m_upto &&
           bf16fp32__smallm_use_wide(c, n, tiles_132[i].rows, tiles_132[i].tokens, smem_limit) == 0 &&
           (tiles_132[i].groups == 1 ||
-           bf16fp32__smallm_use_groups(c, tiles_132[i].groups, smem_limit) == 0))
+           bf16fp32__smallm_use_groups(c, tiles_132[i].groups, smem_limit) == 0)) {
+        choose_tile_subs(c, m, n, k, sm_count, smem_limit);
         return 0;
+      }
   if (m <= BF16FP32__SMALLM_DECODE_MAX_M) {
     /* A block per SM at most leaves the registers of a second block free: the decode kernel
      * then keeps twice the weights in flight, which paid 1-5 % where a warp has more sub-chunks
@@ -112,6 +143,7 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
     if ((count >= sm_count || last) && bf16fp32__smallm_use_wide(c, n, rows, tokens, smem_limit) == 0)
       break;
   }
+  choose_tile_subs(c, m, n, k, sm_count, smem_limit);
   return 0;
 }
 
@@ -188,6 +220,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->wide_rows = c->wide_tokens = 0;
   c->wide_smem = 0;
   c->wide_groups = 1;
+  c->wide_subs = 0;
   c->wgmma = 0;
   c->wg_tokens = 0;
   c->stream = 0;
@@ -352,31 +385,54 @@ static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stage
   return -1;
 }
 
-/* A tile kernel's ring of `stages` buffers (rows and tokens padded by one sub-chunk), and one
- * set of block sums (tokens x (rows + 4) floats). */
-static size_t ring_bytes(int rows, int tokens, int stages) {
-  return (size_t)stages * (size_t)(rows + tokens) * BF16FP32__SMALLM_TILE_PITCH;
+/* A tile kernel's ring of `stages` buffers of `subs` sub-chunks, and one set of block sums
+ * (tokens x (rows + 4) floats). */
+static size_t ring_bytes(int rows, int tokens, int stages, int subs) {
+  return (size_t)stages * (size_t)(rows + tokens) * BF16FP32__SMALLM_TILE_PITCH(subs);
 }
 static size_t sums_bytes(int rows, int tokens) {
   return (size_t)tokens * (size_t)(rows + 4) * sizeof(float);
 }
-/* Sets c to a tile kernel's blocks of rows x tokens: 128 bytes of barriers, then the ring plus
- * `extra` bytes, or the block sums, whichever is larger. -1 when that exceeds smem_limit. */
-static int use_tiles(bf16fp32__smallm_config *c, int rows, int tokens, int stages, size_t extra,
-                     int wg_tokens, size_t smem_limit) {
-  size_t ring = ring_bytes(rows, tokens, stages) + extra;
-  size_t sums = sums_bytes(rows, tokens);
-  size_t smem = 128 + (ring > sums ? ring : sums);
+/* The shared memory of c's tile kernel with stages of `subs`: 128 bytes of barriers, then the
+ * ring (the wgmma kernel: plus one stage's x as core matrices) or the block sums, whichever is
+ * larger; with groups, the ring and then one set of sums per chain of a group. */
+static size_t tile_smem(const bf16fp32__smallm_config *c, int subs) {
+  const int rows = c->wide_rows, tokens = c->wide_tokens;
+  if (c->wide_groups > 1)
+    return 128 + ring_bytes(rows, tokens, BF16FP32__SMALLM_WIDE_STAGES, subs) +
+           (size_t)(c->split.kwarps / c->wide_groups) * sums_bytes(rows, tokens);
+  const size_t ring = c->wgmma ? ring_bytes(rows, tokens, BF16FP32__SMALLM_WG_STAGES, subs) +
+                                     (size_t)tokens * 64 * subs
+                               : ring_bytes(rows, tokens, BF16FP32__SMALLM_WIDE_STAGES, subs);
+  const size_t sums = sums_bytes(rows, tokens);
+  return 128 + (ring > sums ? ring : sums);
+}
+/* Sets c to a tile kernel's blocks of rows x tokens (wg_tokens > 0: the wgmma kernel), stages
+ * of 5 sub-chunks. -1 when its shared memory exceeds smem_limit. */
+static int use_tiles(bf16fp32__smallm_config *c, int rows, int tokens, int wg_tokens,
+                     size_t smem_limit) {
+  bf16fp32__smallm_config t = *c;
+  t.wide = 1;
+  t.wgmma = wg_tokens > 0;
+  t.decode = 0;
+  t.stream = 0;
+  t.wide_rows = rows;
+  t.wide_tokens = tokens;
+  t.wg_tokens = wg_tokens;
+  t.wide_groups = 1;
+  t.wide_subs = 5;
+  t.wide_smem = tile_smem(&t, t.wide_subs);
+  if (t.wide_smem > smem_limit) return -1;
+  *c = t;
+  return 0;
+}
+
+int bf16fp32__smallm_use_tile_subs(bf16fp32__smallm_config *c, int subs, size_t smem_limit) {
+  if (!c->wide || (subs != 4 && subs != 5 && subs != 7)) return -1;
+  const size_t smem = tile_smem(c, subs);
   if (smem > smem_limit) return -1;
-  c->wide = 1;
-  c->wgmma = wg_tokens > 0;
-  c->decode = 0;
-  c->stream = 0;
-  c->wide_rows = rows;
-  c->wide_tokens = tokens;
-  c->wg_tokens = wg_tokens;
+  c->wide_subs = subs;
   c->wide_smem = smem;
-  c->wide_groups = 1;
   return 0;
 }
 
@@ -386,11 +442,11 @@ int bf16fp32__smallm_use_groups(bf16fp32__smallm_config *c, int groups, size_t s
   const int chains = wk / groups;
   if (1 + (groups - 1) * chains > BF16FP32__SMALLM_MAX_SPLIT) return -1;
   /* the chain sums are kept beside the ring, which is still in use when they close */
-  const size_t smem = 128 + ring_bytes(c->wide_rows, c->wide_tokens, BF16FP32__SMALLM_WIDE_STAGES) +
-                      (size_t)chains * sums_bytes(c->wide_rows, c->wide_tokens);
-  if (smem > smem_limit) return -1;
-  c->wide_groups = groups;
-  c->wide_smem = smem;
+  bf16fp32__smallm_config t = *c;
+  t.wide_groups = groups;
+  t.wide_smem = tile_smem(&t, t.wide_subs);
+  if (t.wide_smem > smem_limit) return -1;
+  *c = t;
   return 0;
 }
 
@@ -399,7 +455,7 @@ int bf16fp32__smallm_use_wide(bf16fp32__smallm_config *c, int64_t n, int rows, i
   const int wt = BF16FP32__SMALLM_WIDE_WARP_TOKENS(c->split.kwarps);
   if (rows < 32 || rows % 32 != 0 || n % rows != 0 || tokens < wt || tokens % wt != 0) return -1;
   if (rows / 32 * (tokens / wt) > BF16FP32__SMALLM_WARPS || rows > 256 || tokens > 256) return -1;
-  return use_tiles(c, rows, tokens, BF16FP32__SMALLM_WIDE_STAGES, 0, 0, smem_limit);
+  return use_tiles(c, rows, tokens, 0, smem_limit);
 }
 
 int bf16fp32__smallm_use_wgmma(bf16fp32__smallm_config *c, int64_t n, int rows, int tokens,
@@ -410,7 +466,5 @@ int bf16fp32__smallm_use_wgmma(bf16fp32__smallm_config *c, int64_t n, int rows, 
   if ((rows != 64 && rows != 128) || n % rows != 0) return -1;
   if ((tokens != 32 && tokens != 64 && tokens != 128) || tokens % wg_tokens != 0) return -1;
   if (rows / 64 * (tokens / wg_tokens) > 2) return -1;
-  /* plus one stage's x as core matrices */
-  return use_tiles(c, rows, tokens, BF16FP32__SMALLM_WG_STAGES,
-                   (size_t)tokens * 64 * BF16FP32__SMALLM_WIDE_SUBS, wg_tokens, smem_limit);
+  return use_tiles(c, rows, tokens, wg_tokens, smem_limit);
 }

@@ -36,17 +36,16 @@ extern "C" {
 #define BF16FP32__SMALLM_SB_MAX(mt) ((mt) <= 4 ? 4 : (mt) <= 16 ? 2 : 1)
 
 /* The wide kernel (smallm-wide.cu, large M): a ring of STAGES shared-memory buffers, each
- * holding SUBS consecutive 32-wide sub-chunks of the block's weight rows and tokens (rows padded
- * by one sub-chunk); each warp keeps 32 rows x WARP_TOKENS(WK) tokens of all WK chains. */
+ * holding a stage of consecutive 32-wide sub-chunks of the block's weight rows and tokens; each
+ * warp keeps 32 rows x WARP_TOKENS(WK) tokens of all WK chains. */
 #ifndef BF16FP32__SMALLM_WIDE_STAGES
 #define BF16FP32__SMALLM_WIDE_STAGES 2
 #endif
-#define BF16FP32__SMALLM_WIDE_SUBS 4
-/* A ring buffer of the tile kernels holds SUBS consecutive 32-wide sub-chunks of its
- * weight rows and tokens, each row padded by one more sub-chunk (the box is (SUBS + 1) * 32
- * wide and the pad is never used): a row pitch of 64 (SUBS + 1) = 320 bytes, 64 mod 128, keeps
- * the 16-byte fragment reads of rows g and g + 1 in different banks. */
-#define BF16FP32__SMALLM_TILE_PITCH (64 * (BF16FP32__SMALLM_WIDE_SUBS + 1))
+/* A tile kernel's stage holds `subs` (4, 5 or 7) sub-chunks, copied as one box per operand of
+ * subs | 1 sub-chunks (4 leaves the box's last sub-chunk a pad that is never read): a row pitch
+ * of 64 (subs | 1) bytes, 64 mod 128, keeps the 16-byte fragment reads of rows g and g + 1 in
+ * different banks. */
+#define BF16FP32__SMALLM_TILE_PITCH(subs) (64 * ((subs) | 1))
 /* The stream kernel's largest stage: 7 sub-chunks, a box 224 wide (a box is at most 256). */
 #define BF16FP32__SMALLM_STREAM_MAX_SUBS 7
 /* The stream kernel's shared memory begins with one 64-byte line of stage barriers per warp. */
@@ -101,6 +100,7 @@ typedef struct bf16fp32__smallm_config {
   size_t wide_smem;  /* 128 bytes for the ring's barriers, then the ring or the block sums
                         (tokens * (rows + 4) floats), whichever is larger; with groups, the ring
                         and then one such set per chain of a group */
+  int wide_subs;     /* sub-chunks per ring buffer: 4, 5 or 7 (bf16fp32__smallm_use_tile_subs) */
   int wide_groups;   /* P: with one K slice, a cluster of P blocks shares each output tile, rank
                         r summing chains r WK / P .. (r + 1) WK / P - 1 (set by
                         bf16fp32__smallm_use_groups); 1: one block sums all chains */
@@ -171,6 +171,12 @@ int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs,
  * measured faster on the H200: with use_pdl (programmatic dependent launch) and without it. */
 void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                     int sm_count, int use_pdl, size_t smem_limit);
+
+/* Switches c (the wide or wgmma kernel) to ring buffers of `subs` sub-chunks: 4, 5 or 7. The
+ * stages only group the sub-chunks, so every stage size sums alike. Returns 0, or -1 when c is
+ * not a tile kernel, subs is another count, or the ring does not fit smem_limit: for tests and
+ * timing experiments. */
+int bf16fp32__smallm_use_tile_subs(bf16fp32__smallm_config *c, int subs, size_t smem_limit);
 
 /* Switches c to the wgmma kernel with blocks of rows (64 or 128) x tokens (32, 64 or 128, a
  * multiple of wg_tokens; at most 2 warpgroups). Returns 0, or -1 when the split's WK is not 4

@@ -69,8 +69,8 @@ static __device__ __forceinline__ void bf16fp32__smallm_close_chain(float *cur, 
 
 /* The launch arguments of both tile kernels. */
 struct bf16fp32__smallm_tile_args {
-  CUtensorMap tw; /* w as K x N bf16, boxes of 32 (SUBS + 1) x br */
-  CUtensorMap tx; /* x as K x M bf16, boxes of 32 (SUBS + 1) x bt */
+  CUtensorMap tw; /* w as K x N bf16, boxes of 32 (G | 1) x br (G: sub-chunks per stage) */
+  CUtensorMap tx; /* x as K x M bf16, boxes of 32 (G | 1) x bt */
   float *out;
   long long ldo;
   int m, k;
@@ -80,7 +80,7 @@ struct bf16fp32__smallm_tile_args {
   int br, bt;      /* block rows and tokens */
   int wt;          /* warps (wide) or warpgroups (wgmma) along tokens */
   int tbk_log;     /* log2(bt / 8) */
-  int stage_bytes; /* one ring buffer: (br + bt) * PITCH */
+  int stage_bytes; /* one ring buffer: (br + bt) * BF16FP32__SMALLM_TILE_PITCH(G) */
 };
 
 /* Fills a with the tensor maps and sizes of one launch with block rows br, tokens bt and
@@ -93,11 +93,10 @@ bool bf16fp32__smallm_tile_setup(bf16fp32__smallm_tile_args *a, bf16fp32__smallm
 
 /* One tile block's place (rank's K slice, or its group's chains of the one slice; row and token
  * block) and its ring of NST buffers: NST mbarriers in the first 128 bytes of shared memory,
- * then the buffers, each the weight box (br rows) and the x box (bt tokens) of one stage of SUBS
+ * then the buffers, each the weight box (br rows) and the x box (bt tokens) of one stage of G
  * sub-chunks, then (groups only) the chain sums. Thread 0 issues every copy. */
-template <int NST>
+template <int NST, int G>
 struct bf16fp32__smallm_tile_block {
-  static constexpr int G = BF16FP32__SMALLM_WIDE_SUBS;
   const bf16fp32__smallm_tile_args *a;
   unsigned char *smem;
   uint32_t bars, ring;
@@ -139,7 +138,7 @@ struct bf16fp32__smallm_tile_block {
                       static_cast<int>(n0), bar);
   }
   __device__ __forceinline__ void load_x(int q) const {
-    bf16fp32__tma_box(ring + (q % NST) * a->stage_bytes + a->br * BF16FP32__SMALLM_TILE_PITCH,
+    bf16fp32__tma_box(ring + (q % NST) * a->stage_bytes + a->br * BF16FP32__SMALLM_TILE_PITCH(G),
                       &a->tx, kb + 32 * G * q, static_cast<int>(t0), bars + 8 * (q % NST));
   }
   /* Barriers set up, the first NST stages on their way. The weights do not depend on the

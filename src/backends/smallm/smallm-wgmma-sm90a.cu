@@ -23,8 +23,6 @@
 namespace {
 
 constexpr int NST = BF16FP32__SMALLM_WG_STAGES;
-constexpr int G = BF16FP32__SMALLM_WIDE_SUBS;
-constexpr int PITCH = BF16FP32__SMALLM_TILE_PITCH;
 
 using GArgs = bf16fp32__smallm_tile_args;
 
@@ -46,17 +44,19 @@ __device__ __forceinline__ void hold(float (&d)[N]) {
  * to the chain whose range holds it (bf16fp32__smallm_chain; zero start, increasing order, two
  * k16 steps each), the block sum adds chains 0..WK-1 in that order as they close (two sets of
  * accumulators) and the ranks are added 0..S-1. Warpgroup (wr, wc) owns rows
- * 64 wr .. + 63 and tokens TW wc .. + TW - 1; its warp w owns rows 16 w .. + 15 of those. */
-template <int WK, int TW>
+ * 64 wr .. + 63 and tokens TW wc .. + TW - 1; its warp w owns rows 16 w .. + 15 of those.
+ * G: sub-chunks per stage (4, 5 or 7). */
+template <int WK, int TW, int G>
 __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_constant__ GArgs a) {
   constexpr int NA = TW / 2; /* accumulators of one chain per thread */
+  constexpr int PITCH = BF16FP32__SMALLM_TILE_PITCH(G);
   extern __shared__ __align__(128) unsigned char smem[];
   const int tid = threadIdx.x, nthr = blockDim.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int wgi = warp >> 2, w4 = warp & 3;
   const int wr = wgi / a.wt, wc = wgi - wr * a.wt;
-  const bf16fp32__smallm_tile_block<NST> blk(&a, smem);
+  const bf16fp32__smallm_tile_block<NST, G> blk(&a, smem);
   unsigned char *xcm = smem + 128 + NST * a.stage_bytes; /* x of one stage as core matrices */
   const uint32_t xcm_s = blk.ring + NST * a.stage_bytes;
   blk.start();
@@ -143,16 +143,25 @@ __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_const
 }
 
 template <int WK, int TW>
-cudaError_t launch_t(const GArgs &a, const cudaLaunchConfig_t &cfg) {
-  return cudaLaunchKernelEx(&cfg, smallm_wgmma_kernel<WK, TW>, a);
+cudaError_t launch_t(const GArgs &a, const cudaLaunchConfig_t &cfg, int subs) {
+  if (subs == 4) return cudaLaunchKernelEx(&cfg, smallm_wgmma_kernel<WK, TW, 4>, a);
+  if (subs == 7) return cudaLaunchKernelEx(&cfg, smallm_wgmma_kernel<WK, TW, 7>, a);
+  return cudaLaunchKernelEx(&cfg, smallm_wgmma_kernel<WK, TW, 5>, a);
+}
+/* Every instance of one stage size with its shared-memory opt-in. */
+template <int G>
+cudaError_t allow_g(size_t smem_limit) {
+  return bf16fp32__smallm_allow_smem(smem_limit, smallm_wgmma_kernel<4, 32, G>,
+                                     smallm_wgmma_kernel<4, 64, G>, smallm_wgmma_kernel<8, 32, G>);
 }
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_wgmma_load(size_t smem_limit) {
-  return static_cast<int>(bf16fp32__smallm_allow_smem(smem_limit, smallm_wgmma_kernel<4, 32>,
-                                                       smallm_wgmma_kernel<4, 64>,
-                                                       smallm_wgmma_kernel<8, 32>));
+  cudaError_t e = allow_g<4>(smem_limit);
+  if (e == cudaSuccess) e = allow_g<5>(smem_limit);
+  if (e == cudaSuccess) e = allow_g<7>(smem_limit);
+  return static_cast<int>(e);
 }
 
 extern "C" int bf16fp32__smallm_wgmma_launch(const bf16fp32__smallm_config *c, int64_t m,
@@ -167,7 +176,7 @@ extern "C" int bf16fp32__smallm_wgmma_launch(const bf16fp32__smallm_config *c, i
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       &gc, c->wide_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
-  if (c->split.kwarps == 8) return static_cast<int>(launch_t<8, 32>(a, cfg));
-  if (c->wg_tokens == 64) return static_cast<int>(launch_t<4, 64>(a, cfg));
-  return static_cast<int>(launch_t<4, 32>(a, cfg));
+  if (c->split.kwarps == 8) return static_cast<int>(launch_t<8, 32>(a, cfg, c->wide_subs));
+  if (c->wg_tokens == 64) return static_cast<int>(launch_t<4, 64>(a, cfg, c->wide_subs));
+  return static_cast<int>(launch_t<4, 32>(a, cfg, c->wide_subs));
 }

@@ -2,11 +2,11 @@
  * (same split, k permutation, MMA order and reduction tree), computed by output tiles. A block
  * owns `br` weight rows times `bt` tokens over the K slice of its cluster rank; one thread streams
  * weight and x tiles into a ring of shared-memory buffers with tensor-map bulk copies (TMA, rows
- * of 320 bytes, zeros past the matrix edges), and each warp keeps, for its 32-row tile, the
- * warp-group chain in progress and the block sum of the chains closed before it in registers;
- * the S block sums are then added in rank order (smallm-cluster-sum.cuh). With one K slice, a
- * cluster of blocks may share a tile, each summing some of the chains
- * (bf16fp32__smallm_use_groups). */
+ * of 320 or 448 bytes for stages of 4, 5 or 7 sub-chunks, zeros past the matrix edges), and each
+ * warp keeps, for its 32-row tile, the warp-group chain in progress and the block sum of the
+ * chains closed before it in registers; the S block sums are then added in rank order
+ * (smallm-cluster-sum.cuh). With one K slice, a cluster of blocks may share a tile, each summing
+ * some of the chains (bf16fp32__smallm_use_groups). */
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -20,8 +20,6 @@ namespace {
 
 /* Ring of NST buffers of G sub-chunks each (smallm-tiles.cuh). */
 constexpr int NST = BF16FP32__SMALLM_WIDE_STAGES;
-constexpr int G = BF16FP32__SMALLM_WIDE_SUBS;
-constexpr int PITCH = BF16FP32__SMALLM_TILE_PITCH;
 
 using WArgs = bf16fp32__smallm_tile_args;
 
@@ -38,17 +36,18 @@ struct Tiles {
  * block sum ((chain 0 + chain 1) + chain 2) + ..., empty chains included (zeros), as the other
  * kernels add their warp groups, is kept as the chains close: two sets of accumulators.
  * GROUPS: the block is one rank of a cluster sharing the tile, and sums only its group's
- * chains (bf16fp32__smallm_use_groups). */
-template <int WK, bool GROUPS>
+ * chains (bf16fp32__smallm_use_groups). G: sub-chunks per stage (4, 5 or 7). */
+template <int WK, bool GROUPS, int G>
 __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_constant__ WArgs a) {
   constexpr int TT = Tiles<WK>::TT;
+  constexpr int PITCH = BF16FP32__SMALLM_TILE_PITCH(G);
   extern __shared__ __align__(128) unsigned char smem[];
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int wr = warp / a.wt, wc = warp - wr * a.wt; /* the warp's 32 rows and 8 TT tokens */
   BF16FP32__SMALLM_STAMP(0);
-  const bf16fp32__smallm_tile_block<NST> blk(&a, smem);
+  const bf16fp32__smallm_tile_block<NST, G> blk(&a, smem);
   blk.start();
   BF16FP32__SMALLM_STAMP(1);
 
@@ -181,9 +180,10 @@ bool bf16fp32__smallm_tile_setup(bf16fp32__smallm_tile_args *a, bf16fp32__smallm
                                  int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_t ldx,
                                  const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
                                  int token_warp) {
+  const int pitch = BF16FP32__SMALLM_TILE_PITCH(c->wide_subs);
   a->br = c->wide_rows, a->bt = c->wide_tokens;
-  if (!bf16fp32__smallm_encode_map(&a->tw, w, n, k, ldw, 32 * (G + 1), a->br) ||
-      !bf16fp32__smallm_encode_map(&a->tx, x, m, k, ldx, 32 * (G + 1), a->bt))
+  if (!bf16fp32__smallm_encode_map(&a->tw, w, n, k, ldw, pitch / 2, a->br) ||
+      !bf16fp32__smallm_encode_map(&a->tx, x, m, k, ldx, pitch / 2, a->bt))
     return false;
   a->out = out;
   a->ldo = ldo;
@@ -194,7 +194,7 @@ bool bf16fp32__smallm_tile_setup(bf16fp32__smallm_tile_args *a, bf16fp32__smallm
   a->wt = a->bt / token_warp;
   a->tbk_log = 0;
   while ((8 << a->tbk_log) < a->bt) a->tbk_log++;
-  a->stage_bytes = (a->br + a->bt) * PITCH;
+  a->stage_bytes = (a->br + a->bt) * pitch;
   c->grid_x = a->ksplit * a->groups * static_cast<int>((m + a->bt - 1) / a->bt);
   c->grid_y = static_cast<int>(n / a->br);
   return true;
@@ -202,21 +202,35 @@ bool bf16fp32__smallm_tile_setup(bf16fp32__smallm_tile_args *a, bf16fp32__smallm
 
 namespace {
 
-template <int WK>
-cudaError_t launch_t(const WArgs &a, const cudaLaunchConfig_t &cfg) {
+template <int WK, int G>
+cudaError_t launch_g(const WArgs &a, const cudaLaunchConfig_t &cfg) {
   if constexpr (WK > 1) /* groups need WK to be a multiple of them */
-    if (a.groups > 1) return cudaLaunchKernelEx(&cfg, smallm_wide_kernel<WK, true>, a);
-  return cudaLaunchKernelEx(&cfg, smallm_wide_kernel<WK, false>, a);
+    if (a.groups > 1) return cudaLaunchKernelEx(&cfg, smallm_wide_kernel<WK, true, G>, a);
+  return cudaLaunchKernelEx(&cfg, smallm_wide_kernel<WK, false, G>, a);
+}
+template <int WK>
+cudaError_t launch_t(const WArgs &a, const cudaLaunchConfig_t &cfg, int subs) {
+  if (subs == 4) return launch_g<WK, 4>(a, cfg);
+  if (subs == 7) return launch_g<WK, 7>(a, cfg);
+  return launch_g<WK, 5>(a, cfg);
+}
+/* Every instance of one stage size with its shared-memory opt-in. */
+template <int G>
+cudaError_t allow_g(size_t smem_limit) {
+  return bf16fp32__smallm_allow_smem(smem_limit, smallm_wide_kernel<1, false, G>,
+                                     smallm_wide_kernel<2, false, G>, smallm_wide_kernel<4, false, G>,
+                                     smallm_wide_kernel<8, false, G>, smallm_wide_kernel<2, true, G>,
+                                     smallm_wide_kernel<4, true, G>, smallm_wide_kernel<8, true, G>);
 }
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_wide_load(size_t smem_limit) {
   if (!tensor_map_encoder()) return static_cast<int>(cudaErrorSymbolNotFound);
-  return static_cast<int>(bf16fp32__smallm_allow_smem(
-      smem_limit, smallm_wide_kernel<1, false>, smallm_wide_kernel<2, false>,
-      smallm_wide_kernel<4, false>, smallm_wide_kernel<8, false>, smallm_wide_kernel<2, true>,
-      smallm_wide_kernel<4, true>, smallm_wide_kernel<8, true>));
+  cudaError_t e = allow_g<4>(smem_limit);
+  if (e == cudaSuccess) e = allow_g<5>(smem_limit);
+  if (e == cudaSuccess) e = allow_g<7>(smem_limit);
+  return static_cast<int>(e);
 }
 
 extern "C" int bf16fp32__smallm_wide_launch(const bf16fp32__smallm_config *c, int64_t m,
@@ -233,9 +247,9 @@ extern "C" int bf16fp32__smallm_wide_launch(const bf16fp32__smallm_config *c, in
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       &gc, c->wide_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
   switch (c->split.kwarps) {
-    case 1: return static_cast<int>(launch_t<1>(a, cfg));
-    case 2: return static_cast<int>(launch_t<2>(a, cfg));
-    case 4: return static_cast<int>(launch_t<4>(a, cfg));
-    default: return static_cast<int>(launch_t<8>(a, cfg));
+    case 1: return static_cast<int>(launch_t<1>(a, cfg, c->wide_subs));
+    case 2: return static_cast<int>(launch_t<2>(a, cfg, c->wide_subs));
+    case 4: return static_cast<int>(launch_t<4>(a, cfg, c->wide_subs));
+    default: return static_cast<int>(launch_t<8>(a, cfg, c->wide_subs));
   }
 }
