@@ -13,6 +13,8 @@
 //        that the wide kernel).
 // --ms 1,2,4,8,16: the timing table (and --wide, --stream-sweep) at these M only.
 // --tile-subs 4|5|7: the library's choice with the wide kernel's stages set to this size.
+// --stream-tokens: the stream kernel in blocks of 64 tokens above M = 64, against the choice
+//        (plain and under PDL, several stagings, each checked bit for bit against the choice).
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
@@ -633,6 +635,46 @@ static void timing_wide() {
     }
 }
 
+// The stream kernel in token blocks above M = 64 (--stream-tokens): per shape and M, the chosen
+// kernel's time and each staging's (sub-chunks x stages / blocks per tile), plain and PDL; a
+// staging whose output is not the chosen kernel's, bit for bit, counts as a failure.
+static void timing_stream_tokens(const std::vector<int> &mlist) {
+  const int kinds[][3] = {{1, 2, 1}, {1, 3, 1}, {1, 4, 1}, {3, 2, 1}, {3, 3, 1},
+                          {1, 3, 2}, {3, 2, 2}, {3, 3, 2}};
+  printf("\nstream kernel in token blocks (us per call, plain / pdl): N K M | chosen | subs x stages / "
+         "groups: plain pdl ... | best plain, best pdl\n");
+  for (auto &sh : g_shapes)
+    for (int m : mlist) {
+      if (g_only_n && sh[0] != g_only_n) continue;
+      Rot r(m, sh[0], sh[1]);
+      const int64_t n = r.n, k = r.k;
+      launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0));
+      CK(cudaStreamSynchronize(g_s));
+      std::vector<float> ref((size_t)m * n), o((size_t)m * n);
+      CK(cudaMemcpy(ref.data(), r.out(0), ref.size() * 4, cudaMemcpyDeviceToHost));
+      const double cp = time_smallm(r, 0), cq = time_smallm(r, 1);
+      printf("%5lld %5lld %3d | %6.2f %6.2f |", (long long)n, (long long)k, m, cp, cq);
+      double bp = 1e9, bq = 1e9;
+      for (auto &kd : kinds) {
+        bf16fp32__smallm_config c;
+        if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0 ||
+            bf16fp32__smallm_use_stream_tokens(&c, m, n, k, kd[0], kd[1], kd[2], g_smem) != 0)
+          continue;
+        fill_u32<<<256, 256, 0, g_s>>>((uint32_t *)r.out(0), (size_t)m * n, POISON);
+        launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &c));
+        CK(cudaStreamSynchronize(g_s));
+        CK(cudaMemcpy(o.data(), r.out(0), o.size() * 4, cudaMemcpyDeviceToHost));
+        const bool same = memcmp(o.data(), ref.data(), o.size() * 4) == 0;
+        if (!same) g_fail++;
+        const double tp = time_smallm(r, 0, &c), tq = time_smallm(r, 1, &c);
+        bp = std::min(bp, tp), bq = std::min(bq, tq);
+        printf(" %dx%d/%d:%.2f %.2f%s", kd[0], c.stream_stages, kd[2], tp, tq, same ? "" : "!");
+      }
+      printf(" | %.2f %.2f\n", bp, bq);
+      fflush(stdout);
+    }
+}
+
 // A producer kernel writing x, then the GEMM: plain, PDL, PDL with the producer triggering early.
 static void timing_pairs() {
   printf("\nproducer->gemm pairs (us per pair): N K M | producer alone | plain | pdl | pdl+trigger\n");
@@ -903,7 +945,7 @@ int main(int argc, char **argv) {
   int e = bf16fp32__smallm_load(g_smem);
   if (e) { printf("load failed %d\n", e); return 2; }
   bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true, do_wide = false, do_table = true;
-  bool do_stream_sweep = false, do_chosen = false, do_split_stream = false;
+  bool do_stream_sweep = false, do_chosen = false, do_split_stream = false, do_stream_tokens = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--no-check")) do_check = false;
     if (!strcmp(argv[i], "--no-time")) do_time = false;
@@ -918,6 +960,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--tile-subs") && i + 1 < argc) g_tile_subs = atoi(argv[++i]);
     if (!strcmp(argv[i], "--n") && i + 1 < argc) g_only_n = atoi(argv[++i]); /* sweep one N */
     if (!strcmp(argv[i], "--wide")) do_wide = true;
+    if (!strcmp(argv[i], "--stream-tokens")) do_stream_tokens = true;
     if (!strcmp(argv[i], "--no-table")) do_table = false;
     if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */
       g_mlist.clear();
@@ -972,6 +1015,8 @@ int main(int argc, char **argv) {
     if (do_split_stream) timing_split_stream(g_mlist.empty() ? std::vector<int>{1, 8, 16} : g_mlist);
     if (do_stream_sweep) timing_stream_sweep(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
     if (do_wide) timing_wide();
+    if (do_stream_tokens)
+      timing_stream_tokens(g_mlist.empty() ? std::vector<int>{96, 128, 192, 256} : g_mlist);
     if (do_pairs) timing_pairs();
     if (do_sweep) timing_sweep();
     printf("failures after sweep: %d\n", g_fail);

@@ -119,8 +119,8 @@ static void check_set(bf16fp32_context *ctx, set *s, const int64_t *ms, int coun
  * where that configuration does not fit the device, and the case is skipped). Within the oracle
  * bound, every poisoned output written, and the same bits as the API's M = mmax call (every
  * kernel sums alike). Returns the cases run. */
-typedef int (*switch_fn)(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
-                         const int *args);
+typedef int (*switch_fn)(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                         size_t smem, const int *args);
 
 static int check_direct(set *s, const int64_t *ms, int count, const char *what, switch_fn to,
                         const int *args, int pdl) {
@@ -137,7 +137,7 @@ static int check_direct(set *s, const int64_t *ms, int count, const char *what, 
     const size_t bytes = (size_t)(m * s->ldo) * 4;
     bf16fp32__smallm_config c;
     int ok = bf16fp32__smallm_choose(m, s->n, s->k, sms, (size_t)smem, &c) == 0;
-    const int sw = ok ? to(&c, m, s->n, (size_t)smem, args) : -1;
+    const int sw = ok ? to(&c, m, s->n, s->k, (size_t)smem, args) : -1;
     if (sw == 1) continue;
     ok = ok && sw == 0;
     ran++;
@@ -161,9 +161,9 @@ static int check_direct(set *s, const int64_t *ms, int count, const char *what, 
 /* The wgmma kernel, which no shape chooses (the wide kernel measured faster): blocks of
  * args[0] rows x args[1] tokens, args[2] per warpgroup, stages of args[3] sub-chunks (skipped
  * where that ring does not fit). */
-static int to_wgmma(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
-                    const int *args) {
-  (void)m;
+static int to_wgmma(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                    size_t smem, const int *args) {
+  (void)m, (void)k;
   if (bf16fp32__smallm_use_wgmma(c, n, args[0], args[1], args[2], smem) != 0) return -1;
   return bf16fp32__smallm_use_tile_subs(c, args[3], smem) == 0 ? 0 : 1;
 }
@@ -176,9 +176,9 @@ static void check_wgmma(set *s, const int64_t *ms, int count, int rows, int toke
 }
 /* The wide kernel (M > 64) as the API chooses its block, with stages of args[0] sub-chunks
  * (skipped where that ring does not fit). */
-static int to_tile_subs(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
-                        const int *args) {
-  (void)m, (void)n;
+static int to_tile_subs(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                        size_t smem, const int *args) {
+  (void)m, (void)n, (void)k;
   if (!c->wide) return -1;
   return bf16fp32__smallm_use_tile_subs(c, args[0], smem) == 0 ? 0 : 1;
 }
@@ -196,9 +196,9 @@ static void check_tile_subs(set *s, const int64_t *ms, int count) {
  * blocks sharing a tile (2: splits of 16 rows, one K slice). A ring per warp: 7 fit twice up to
  * M = 16 (above M = 8 with the partial sums over the rings), and above M = 16 only the smaller
  * stages fit; shared rings: above M = 16 stages of more than 3 may not fit (skipped). */
-static int to_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, size_t smem,
-                     const int *args) {
-  (void)n;
+static int to_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                     size_t smem, const int *args) {
+  (void)n, (void)k;
   if (bf16fp32__smallm_use_stream(c, m, args[0], args[1], args[2], smem) == 0) return 0;
   if (args[2] == 2) return args[0] > 3 && m > 16 ? 1 : -1;
   return m > 16 ? 1 : -1; /* the stages do not fit */
@@ -211,6 +211,21 @@ static void check_stream(set *s, const int64_t *ms, int count) {
     CHECK(check_direct(s, ms, count, "stream (pdl)", to_stream, kinds[i], 1) > 0 || !must);
   }
 }
+/* The stream kernel in blocks of 64 tokens above M = 64: stages of args[0] sub-chunks, up to
+ * args[1], args[2] blocks per tile; each listed M must run. */
+static int to_stream_tokens(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                            size_t smem, const int *args) {
+  return bf16fp32__smallm_use_stream_tokens(c, m, n, k, args[0], args[1], args[2], smem);
+}
+static void check_stream_tokens(set *s, const int64_t *ms, int count, int groups) {
+  static const int kinds[][3] = {{1, 3, 1}, {1, 4, 1}, {1, 3, 2}, {3, 3, 2}};
+  for (int i = 0; i < 4; i++) {
+    if (kinds[i][2] != groups) continue;
+    CHECK(check_direct(s, ms, count, "stream tokens", to_stream_tokens, kinds[i], 0) == count);
+    CHECK(check_direct(s, ms, count, "stream tokens (pdl)", to_stream_tokens, kinds[i], 1) == count);
+  }
+}
+
 /* The stream kernel with two blocks per tile (one K slice, 16-row splits: N = 2048): every M
  * given must run with stages of 1 and 3 sub-chunks. */
 static void check_stream_groups(set *s, const int64_t *ms, int count) {
@@ -233,6 +248,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_set(ctx, &s, ms, count);
   check_stream(&s, ms, 16); /* M = 1 .. 16 */
   check_tile_subs(&s, ms + 64, 4); /* M = 65, 100, 128, 200 */
+  check_stream_tokens(&s, ms + 64, 4, 1);
   free_set(&s);
 
   const int64_t few[] = {1, 7, 16, 33};
@@ -262,6 +278,8 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_set(ctx, &s, wg, 6);
   check_wgmma(&s, wg, 6, 64, 64, 32); /* WK = 8 */
   check_tile_subs(&s, wg + 3, 3); /* tiles shared by two blocks up to M = 128 */
+  check_stream_tokens(&s, wg + 3, 3, 1);
+  check_stream_tokens(&s, wg + 3, 3, 2);
   check_stream_groups(&s, wg, 3); /* padded leading dimensions */
   free_set(&s);
   make_set(&s, 100, 384, 7168, 8, 24, 8, 15, 0); /* padded leading dimensions */
@@ -277,6 +295,7 @@ static void test_shapes(bf16fp32_context *ctx) {
     CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
     if (s.mmax <= 16) check_stream(&s, &s.mmax, 1);
     if (s.mmax > 64 && s.n % 32 == 0) check_tile_subs(&s, &s.mmax, 1); /* the wide kernel */
+    if (s.mmax > 64) check_stream_tokens(&s, &s.mmax, 1, 1);
     free_set(&s);
   }
   /* NaN and Inf propagate */

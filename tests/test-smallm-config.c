@@ -192,6 +192,37 @@ static void test_tile_subs(void) {
         bf16fp32__smallm_use_tile_subs(&c, 5, H200_SMEM) != 0); /* not a tile kernel */
 }
 
+/* The stream kernel in blocks of 64 tokens above M = 64: the M = 64 configuration of the same
+ * split, with the token blocks along z. */
+static void test_stream_tokens(void) {
+  bf16fp32__smallm_config c, c64;
+  CHECK(bf16fp32__smallm_choose(64, 256, 4096, H200_SMS, H200_SMEM, &c64) == 0);
+  CHECK(bf16fp32__smallm_use_stream(&c64, 64, 1, 3, 1, H200_SMEM) == 0);
+  CHECK(bf16fp32__smallm_choose(130, 256, 4096, H200_SMS, H200_SMEM, &c) == 0 && c.wide);
+  CHECK(bf16fp32__smallm_use_stream_tokens(&c, 130, 256, 4096, 1, 3, 1, H200_SMEM) == 0 &&
+        c.stream && !c.wide && c.stream_tblocks == 3 && c.mt == 8 && c.mpad == 64 &&
+        c.grid_x == c64.grid_x && c.grid_y == c64.grid_y && c.stream_smem == c64.stream_smem);
+  CHECK(bf16fp32__smallm_choose(256, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_stream_tokens(&c, 256, 2048, 7168, 3, 3, 2, H200_SMEM) == 0 &&
+        c.stream_groups == 2 && c.stream_tblocks == 4);
+  CHECK(bf16fp32__smallm_choose(64, 256, 4096, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_stream_tokens(&c, 64, 256, 4096, 1, 3, 1, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_use_stream_tokens(&c, 257, 256, 4096, 1, 3, 1, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_use_stream_tokens(&c, 128, 256, 4096, 9, 3, 1, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_choose(128, 256, 4096, H200_SMS, H200_SMEM, &c) == 0 &&
+        c.stream_tblocks == 1); /* the choice itself */
+  /* the measured table: 2048 x 4096 up to M = 160 with two blocks per tile, not above */
+  CHECK(bf16fp32__smallm_choose(160, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 160, 2048, 4096, H200_SMS, 1, H200_SMEM);
+  CHECK(c.stream && c.stream_tblocks == 3 && c.stream_groups == 2 && c.stream_subs == 1);
+  CHECK(bf16fp32__smallm_choose(161, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 161, 2048, 4096, H200_SMS, 0, H200_SMEM);
+  CHECK(c.wide && !c.stream);
+  CHECK(bf16fp32__smallm_choose(100, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  bf16fp32__smallm_prefer_stream(&c, 100, 1024, 7168, 100, 0, H200_SMEM); /* another GPU */
+  CHECK(c.wide && !c.stream);
+}
+
 /* The wide kernel's measured blocks at N = 2048 and 1024 x 7168 (elsewhere the rule),
  * no shape on the wgmma kernel, and the limits of bf16fp32__smallm_use_wgmma. */
 static void test_wgmma_blocks(void) {
@@ -325,7 +356,9 @@ static void test_stream(void) {
   expect_stream(58, 512, 4096, H200_SMS, 1, 3, 2);
   expect_stream(60, 512, 4096, H200_SMS, 1, 1, 3);
   expect_stream(64, 512, 7168, H200_SMS, 0, 1, 3);
-  expect_stream(65, 2048, 7168, H200_SMS, 0, 0, 0);
+  expect_stream(65, 2048, 7168, H200_SMS, 0, 1, 3); /* token blocks */
+  expect_stream(193, 2048, 7168, H200_SMS, 0, 0, 0);
+  expect_stream(65, 512, 7168, H200_SMS, 1, 0, 0);
   expect_stream(1, 1024, 7168, H200_SMS, 0, 7, 2); /* 1024 x 7168 plain: M = 1-16 */
   expect_stream(8, 1024, 7168, H200_SMS, 0, 7, 2);
   expect_stream(12, 1024, 7168, H200_SMS, 0, 5, 2);
@@ -553,6 +586,7 @@ int main(void) {
   test_wide_blocks();
   test_wgmma_blocks();
   test_tile_subs();
+  test_stream_tokens();
   test_stream();
   test_groups();
   test_chains();

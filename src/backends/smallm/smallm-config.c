@@ -230,6 +230,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->stream_smem = 0;
   c->stream_wl2 = 0;
   c->stream_over = 0;
+  c->stream_tblocks = 1;
   return 0;
 }
 
@@ -322,9 +323,30 @@ static int m_class(int64_t m) {
   return m == 1 ? 0 : m <= 4 ? 1 : m <= 8 ? 2 : m <= 16 ? 3 : m <= 32 ? 4 : m <= 48 ? 5 : 6;
 }
 
+/* Above M = 64, where the stream kernel in blocks of 64 tokens (bf16fp32__smallm_use_stream_tokens)
+ * beat the wide kernel on an H200 in plain launches and under PDL alike, by 5 % or more
+ * (smallm-probe --stream-tokens, docs/smallm-notes.md, session 21; e.g. 2048x4096 M = 96, stages
+ * of 1 sub-chunk x 3 with two blocks per tile, 13.09 / 12.30 us against 18.07 / 16.69; 1024x7168
+ * M = 65, 1 x 3, 16.97 / 16.93 against 19.66 / 19.49), for M in [m_from, m_upto]. */
+static const struct {
+  int n, k, m_from, m_upto, subs, stages, groups;
+} tokens_132[] = {
+    {2048, 4096, 65, 160, 1, 3, 2}, {2048, 7168, 65, 128, 1, 3, 2}, {2048, 7168, 129, 192, 3, 3, 2},
+    {1024, 7168, 65, 128, 1, 3, 1}, {1024, 4096, 65, 96, 1, 3, 1},
+};
+
 void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                     int sm_count, int use_pdl, size_t smem_limit) {
-  if (sm_count != 132 || m < 1 || m > BF16FP32__SMALLM_DECODE_MAX_M) return;
+  if (sm_count != 132 || m < 1) return;
+  if (m > BF16FP32__SMALLM_DECODE_MAX_M) {
+    for (size_t i = 0; i < sizeof tokens_132 / sizeof tokens_132[0]; i++)
+      if (tokens_132[i].n == n && tokens_132[i].k == k && m >= tokens_132[i].m_from &&
+          m <= tokens_132[i].m_upto &&
+          bf16fp32__smallm_use_stream_tokens(c, m, n, k, tokens_132[i].subs, tokens_132[i].stages,
+                                             tokens_132[i].groups, smem_limit) == 0)
+        return;
+    return;
+  }
   /* what a block may take for two to fit an SM: each also holds 1 KB the system reserves */
   const size_t half = (smem_limit + 1024) / 2 - 1024;
   for (size_t i = 0; i < sizeof stream_132 / sizeof stream_132[0]; i++) {
@@ -346,6 +368,19 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                                 int groups, size_t smem_limit) {
   return stream_fit(c, m, subs, stages, 2, groups, smem_limit);
+}
+
+int bf16fp32__smallm_use_stream_tokens(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                                       int subs, int stages, int groups, size_t smem_limit) {
+  const int64_t full = BF16FP32__SMALLM_DECODE_MAX_M;
+  bf16fp32__smallm_config t;
+  if (m <= full || m > BF16FP32__SMALLM_MAX_M ||
+      bf16fp32__smallm_choose_with(full, n, k, &c->split, smem_limit, &t) != 0 ||
+      stream_fit(&t, full, subs, stages, 2, groups, smem_limit) != 0)
+    return -1;
+  t.stream_tblocks = (int)((m + full - 1) / full);
+  *c = t;
+  return 0;
 }
 
 /* bf16fp32__smallm_use_stream with at least min_stages stages */

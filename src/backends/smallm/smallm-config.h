@@ -120,6 +120,8 @@ typedef struct bf16fp32__smallm_config {
   int stream_wl2;      /* 1: under programmatic dependent launch, the weight boxes past the first
                           ring fill are also requested into L2 before griddepcontrol.wait (set by
                           bf16fp32__smallm_prefer_stream from its table) */
+  int stream_tblocks;  /* blocks along the tokens, 64 tokens each but the last: 1 up to M = 64,
+                          more above (bf16fp32__smallm_use_stream_tokens) */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
@@ -167,8 +169,17 @@ int bf16fp32__smallm_use_groups(bf16fp32__smallm_config *c, int groups, size_t s
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                                 int groups, size_t smem_limit);
 
+/* Switches c, chosen for m > 64 tokens, to the stream kernel in blocks of 64 tokens (the last
+ * block the rest) along a third grid dimension: each block runs as for M = 64 (the same split,
+ * stages of `subs`, up to `stages`, `groups`), so every row is summed as in any other kernel.
+ * Returns 0, or -1 when m is not 65-256 or the stages do not fit (bf16fp32__smallm_use_stream
+ * at M = 64). */
+int bf16fp32__smallm_use_stream_tokens(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                                       int subs, int stages, int groups, size_t smem_limit);
+
 /* Switches c, chosen by bf16fp32__smallm_choose for (m, n, k), to the stream kernel where that
- * measured faster on the H200: with use_pdl (programmatic dependent launch) and without it. */
+ * measured faster on the H200: with use_pdl (programmatic dependent launch) and without it;
+ * above M = 64 in blocks of 64 tokens. */
 void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                     int sm_count, int use_pdl, size_t smem_limit);
 

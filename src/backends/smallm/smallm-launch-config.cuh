@@ -1,6 +1,6 @@
 /* What the smallm kernels share at load and launch: the shared-memory limit raised at module
- * load; grid and block from the config, the K-split cluster along x, and the
- * programmatic-dependent-launch attribute when asked for. */
+ * load; grid and block from the config (the stream kernel's token blocks along z), the K-split
+ * cluster along x, and the programmatic-dependent-launch attribute when asked for. */
 #ifndef BF16FP32_SMALLM_LAUNCH_CONFIG_CUH
 #define BF16FP32_SMALLM_LAUNCH_CONFIG_CUH
 
@@ -19,7 +19,9 @@ static inline cudaLaunchConfig_t bf16fp32__smallm_launch_config(const bf16fp32__
       c->split.ksplit * (c->wide ? c->wide_groups : c->stream ? c->stream_groups : 1);
   cudaLaunchConfig_t cfg = {};
   unsigned na = 0;
-  cfg.gridDim = dim3(static_cast<unsigned>(c->grid_x), static_cast<unsigned>(c->grid_y), 1);
+  const int tblocks = c->stream && c->stream_tblocks > 1 ? c->stream_tblocks : 1;
+  cfg.gridDim = dim3(static_cast<unsigned>(c->grid_x), static_cast<unsigned>(c->grid_y),
+                     static_cast<unsigned>(tblocks));
   cfg.blockDim = dim3(static_cast<unsigned>(c->threads), 1, 1);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;

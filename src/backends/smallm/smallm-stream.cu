@@ -60,6 +60,10 @@ struct SArgs {
   int tx_bytes;    /* what the two boxes bring: (16 GR + M) * pitch */
   int w_to_l2;     /* the config's stream_wl2 (read under PDL only) */
   int part_over;   /* the config's stream_over */
+  /* With token blocks (above M = 64): tx's boxes have 64 rows, those of the last block's x
+   * come from tx_tail (m_tail rows). */
+  CUtensorMap tx_tail;
+  int m_tail;
 };
 
 /* The main loop of smallm_stream_kernel below, once for both of its forms: the stages of the
@@ -96,16 +100,23 @@ struct SArgs {
 
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
  * group wk's range of the rank's K slice, summed in increasing order, two MMAs per sub-chunk;
- * then the partial sums go to the cluster sum (with groups: the chains' sums, in chain order). */
-template <int MT, int GR, int XM>
+ * then the partial sums go to the cluster sum (with groups: the chains' sums, in chain order).
+ * TB: token block blockIdx.z of 64 tokens (the last one the rest), each as a call of its own. */
+template <int MT, int GR, int XM, bool TB = false>
 __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     smallm_stream_kernel(const __grid_constant__ SArgs a) {
   constexpr bool XIL = XM == X_BESIDE_WEIGHTS;
   extern __shared__ __align__(128) unsigned char smem[];
   BF16FP32__SMALLM_STAMP(0);
+  /* this block's tokens, the first of them, its x boxes and what a stage's two boxes bring */
+  const bool tail = TB && blockIdx.z + 1 == gridDim.z;
+  const int mb = !TB ? a.m : tail ? a.m_tail : BF16FP32__SMALLM_DECODE_MAX_M;
+  const int tok0 = TB ? BF16FP32__SMALLM_DECODE_MAX_M * static_cast<int>(blockIdx.z) : 0;
+  const CUtensorMap *const txm = tail ? &a.tx_tail : &a.tx;
+  const int tx_bytes = TB ? (16 * GR + mb) * a.pitch : a.tx_bytes;
   /* The copies' descriptors start on their way before the arithmetic below. */
   if (threadIdx.x == 0)
-    asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];" ::"l"(&a.tw), "l"(&a.tx)
+    asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];" ::"l"(&a.tw), "l"(txm)
                  : "memory");
   const bf16fp32__smallm_place pl =
       GR == 1 ? bf16fp32__smallm_place_warp(a.slices, a.ksplit, a.kwarps)
@@ -144,11 +155,11 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * the slot's barrier expects; x follows on the same barrier. */
   auto load_w = [&](int q, int slot) {
     const uint32_t bar = bars + 8 * slot;
-    bf16fp32__bar_expect(bar, a.tx_bytes);
+    bf16fp32__bar_expect(bar, tx_bytes);
     bf16fp32__tma_box(base + ring_off + slot * a.stage_bytes, &a.tw, col0 + 32 * G * q, n0, bar);
   };
   auto load_x = [&](int q, int slot) {
-    bf16fp32__tma_box(base + ring_off + slot * a.stage_bytes + wbytes, &a.tx, col0 + 32 * G * q, 0,
+    bf16fp32__tma_box(base + ring_off + slot * a.stage_bytes + wbytes, txm, col0 + 32 * G * q, tok0,
                       bars + 8 * slot);
   };
   /* The weights do not depend on the previous kernel: under programmatic dependent launch the
@@ -166,7 +177,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * table says so, the weights past the first ring fill too. */
   if (XM == X_L2_BEFORE_WAIT && issuer) {
     for (int q = static_cast<int>(blockIdx.y); q < nst; q += static_cast<int>(gridDim.y))
-      bf16fp32__tma_box_to_l2(&a.tx, col0 + 32 * G * q, 0);
+      bf16fp32__tma_box_to_l2(txm, col0 + 32 * G * q, tok0);
     if (a.w_to_l2)
       for (int q = a.stages; q < nst; q++) bf16fp32__tma_box_to_l2(&a.tw, col0 + 32 * G * q, n0);
   }
@@ -187,7 +198,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   const int arow = (row0 + g) * a.pitch + 16 * t, arow8 = arow + 8 * a.pitch;
   int brow[MT];
 #pragma unroll
-  for (int j = 0; j < MT; j++) brow[j] = wbytes + min(8 * j + g, a.m - 1) * a.pitch + 16 * t;
+  for (int j = 0; j < MT; j++) brow[j] = wbytes + min(8 * j + g, mb - 1) * a.pitch + 16 * t;
   /* The stages. Under programmatic dependent launch, and at 33-64 tokens, the stage size is a
    * compile-time constant where the table uses it (1, 3, 4 or 5 sub-chunks), so that a stage's
    * sub-chunks are unrolled under the range's end alone. On the H200 the loop below, unrolled
@@ -229,24 +240,26 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   const int rings_end = BF16FP32__SMALLM_WARPS * a.stages * a.stage_bytes; /* GR = 1 */
   const int part_bytes = (a.kwarps * a.mpad * (a.rows + 4) * 4 + 127) / 128 * 128;
   const int part_off = GR > 1 ? 0 : over ? max(rings_end - part_bytes, 0) : rings_end;
-  float *out = a.out + static_cast<long long>(blockIdx.y) * a.rows;
+  float *out = a.out + static_cast<long long>(blockIdx.y) * a.rows + tok0 * a.ldo;
   float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS + part_off);
   if (GR == 1)
-    bf16fp32__smallm_finish_warps<MT>(acc, part, wk, wn, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
+    bf16fp32__smallm_finish_warps<MT>(acc, part, wk, wn, mb, a.mpad, a.rows, a.kwarps, a.ksplit,
                                       out, a.ldo);
   else
-    bf16fp32__smallm_finish_groups<MT>(acc, part, pl.warp % (a.kwarps / GR), wn, a.m, a.mpad,
+    bf16fp32__smallm_finish_groups<MT>(acc, part, pl.warp % (a.kwarps / GR), wn, mb, a.mpad,
                                        a.rows, a.kwarps / GR, GR, out, a.ldo);
 }
 
 #undef STREAM_STAGES
 
-/* The instance a launch runs, for mt token tiles (1, 2, 4 or 8) and GR blocks per tile: the x
- * mode of its launch kind, why at bf16fp32__smallm_stream_launch. Only these are instantiated. */
+/* The instance a launch runs, for mt token tiles (1, 2, 4 or 8), GR blocks per tile and token
+ * blocks (tb, with mt = 8): the x mode of its launch kind, why at
+ * bf16fp32__smallm_stream_launch. Only these are instantiated. */
 using StreamKernel = void (*)(SArgs);
 template <int GR>
-StreamKernel stream_kernel_gr(int mt, bool pdl, bool two_stages) {
+StreamKernel stream_kernel_gr(int mt, bool pdl, bool two_stages, bool tb) {
   constexpr int L2 = X_L2_BEFORE_WAIT, BW = X_BESIDE_WEIGHTS, AW = X_AFTER_WAIT;
+  if (tb) return pdl ? smallm_stream_kernel<8, GR, L2, true> : smallm_stream_kernel<8, GR, BW, true>;
   if (pdl)
     return mt == 1   ? smallm_stream_kernel<1, GR, L2>
            : mt == 2 ? smallm_stream_kernel<2, GR, L2>
@@ -257,9 +270,9 @@ StreamKernel stream_kernel_gr(int mt, bool pdl, bool two_stages) {
     return mt == 1 ? smallm_stream_kernel<1, 1, BW> : smallm_stream_kernel<2, 1, BW>;
   return mt == 1 ? smallm_stream_kernel<1, GR, AW> : smallm_stream_kernel<2, GR, AW>;
 }
-StreamKernel stream_kernel(int mt, int gr, bool pdl, bool two_stages) {
-  return gr == 2 ? stream_kernel_gr<2>(mt, pdl, two_stages)
-                 : stream_kernel_gr<1>(mt, pdl, two_stages);
+StreamKernel stream_kernel(int mt, int gr, bool pdl, bool two_stages, bool tb) {
+  return gr == 2 ? stream_kernel_gr<2>(mt, pdl, two_stages, tb)
+                 : stream_kernel_gr<1>(mt, pdl, two_stages, tb);
 }
 
 }  // namespace
@@ -268,9 +281,11 @@ extern "C" int bf16fp32__smallm_stream_load(size_t smem_limit) {
   cudaError_t e = cudaSuccess;
   for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2)
     for (int gr = 1; gr <= 2 && e == cudaSuccess; gr++)
-      e = bf16fp32__smallm_allow_smem(smem_limit, stream_kernel(mt, gr, true, false),
-                                      stream_kernel(mt, gr, false, false),
-                                      stream_kernel(mt, gr, false, true));
+      e = bf16fp32__smallm_allow_smem(smem_limit, stream_kernel(mt, gr, true, false, false),
+                                      stream_kernel(mt, gr, false, false, false),
+                                      stream_kernel(mt, gr, false, true, false),
+                                      stream_kernel(mt, gr, true, false, true),
+                                      stream_kernel(mt, gr, false, false, true));
   return static_cast<int>(e);
 }
 
@@ -282,9 +297,14 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   const int box = 32 * bf16fp32__smallm_stream_box_subs(c->stream_subs);
   const int gr = c->stream_groups;
   const int wrows = 16 * gr; /* weight rows of a stage: 16 per warp sharing the ring */
+  const int tblocks = c->stream_tblocks > 1 ? c->stream_tblocks : 1;
+  const int mfull = tblocks > 1 ? BF16FP32__SMALLM_DECODE_MAX_M : static_cast<int>(m);
+  a.m_tail = static_cast<int>(m) - (tblocks - 1) * mfull;
   if (!bf16fp32__smallm_encode_map(&a.tw, w, n, k, ldw, box, wrows) ||
-      !bf16fp32__smallm_encode_map(&a.tx, x, m, k, ldx, box, static_cast<int>(m)))
+      !bf16fp32__smallm_encode_map(&a.tx, x, m, k, ldx, box, mfull) ||
+      (tblocks > 1 && !bf16fp32__smallm_encode_map(&a.tx_tail, x, m, k, ldx, box, a.m_tail)))
     return static_cast<int>(cudaErrorInvalidValue);
+  if (tblocks == 1) a.tx_tail = a.tx; /* never read */
   a.out = out, a.ldo = ldo;
   a.m = static_cast<int>(m), a.k = static_cast<int>(k);
   a.rows = c->split.rows * gr, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
@@ -293,8 +313,8 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   a.subs = c->stream_subs;
   a.stages = c->stream_stages;
   a.pitch = 2 * box;
-  a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(m, c->stream_subs, wrows);
-  a.tx_bytes = (wrows + static_cast<int>(m)) * a.pitch;
+  a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(mfull, c->stream_subs, wrows);
+  a.tx_bytes = (wrows + mfull) * a.pitch;
   a.w_to_l2 = c->stream_wl2;
   a.part_over = c->stream_over;
   cudaLaunchAttribute attr[2];
@@ -309,6 +329,7 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
    * sub-chunks, two or three of them, with or without two blocks per tile) the same order took
    * 3-9 % off (session 16: 2048x7168 M = 32 / 64 12.73 / 15.02 -> 11.99 / 14.34, 1024x4096 M = 32
    * 6.72 -> 6.30). */
-  const StreamKernel kern = stream_kernel(c->mt, gr, use_pdl != 0, c->stream_stages == 2);
+  const StreamKernel kern =
+      stream_kernel(c->mt, gr, use_pdl != 0, c->stream_stages == 2, tblocks > 1);
   return static_cast<int>(cudaLaunchKernelEx(&cfg, kern, a));
 }
