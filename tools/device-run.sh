@@ -73,7 +73,7 @@ fi
 if want sanitize; then
   step sanitize
   for tool in memcheck racecheck; do
-    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $build/gpu-smallm >"$out/sanitize-$tool.txt" 2>&1
+    timeout 420 compute-sanitizer --tool $tool --error-exitcode 9 $build/gpu-smallm >"$out/sanitize-$tool.txt" 2>&1
     echo "compute-sanitizer $tool exit $?"; tail -2 "$out/sanitize-$tool.txt"
   done
 fi
