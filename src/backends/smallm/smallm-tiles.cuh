@@ -9,6 +9,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "smallm-cluster-sum.cuh"
 #include "smallm-fragments.cuh"
 
@@ -65,6 +67,23 @@ static __device__ __forceinline__ void bf16fp32__smallm_close_chain(float *cur, 
     cur[e] = 0.0f;
   }
   closed++;
+}
+
+/* The stage sizes the tile kernels are built for (bf16fp32__smallm_use_tile_subs): f called
+ * with `subs` (4, 5 or 7; anything else as 5) as a compile-time constant, to pick an instance. */
+template <class F>
+static inline cudaError_t bf16fp32__smallm_tile_subs_call(int subs, F &&f) {
+  if (subs == 4) return f(std::integral_constant<int, 4>{});
+  if (subs == 7) return f(std::integral_constant<int, 7>{});
+  return f(std::integral_constant<int, 5>{});
+}
+/* f for every stage size in turn, up to the first error (the opt-ins at module load). */
+template <class F>
+static inline cudaError_t bf16fp32__smallm_tile_subs_each(F &&f) {
+  cudaError_t e = f(std::integral_constant<int, 4>{});
+  if (e == cudaSuccess) e = f(std::integral_constant<int, 5>{});
+  if (e == cudaSuccess) e = f(std::integral_constant<int, 7>{});
+  return e;
 }
 
 /* The launch arguments of both tile kernels. */

@@ -144,24 +144,19 @@ __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_const
 
 template <int WK, int TW>
 cudaError_t launch_t(const GArgs &a, const cudaLaunchConfig_t &cfg, int subs) {
-  if (subs == 4) return cudaLaunchKernelEx(&cfg, smallm_wgmma_kernel<WK, TW, 4>, a);
-  if (subs == 7) return cudaLaunchKernelEx(&cfg, smallm_wgmma_kernel<WK, TW, 7>, a);
-  return cudaLaunchKernelEx(&cfg, smallm_wgmma_kernel<WK, TW, 5>, a);
-}
-/* Every instance of one stage size with its shared-memory opt-in. */
-template <int G>
-cudaError_t allow_g(size_t smem_limit) {
-  return bf16fp32__smallm_allow_smem(smem_limit, smallm_wgmma_kernel<4, 32, G>,
-                                     smallm_wgmma_kernel<4, 64, G>, smallm_wgmma_kernel<8, 32, G>);
+  return bf16fp32__smallm_tile_subs_call(subs, [&](auto g) {
+    return cudaLaunchKernelEx(&cfg, smallm_wgmma_kernel<WK, TW, decltype(g)::value>, a);
+  });
 }
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_wgmma_load(size_t smem_limit) {
-  cudaError_t e = allow_g<4>(smem_limit);
-  if (e == cudaSuccess) e = allow_g<5>(smem_limit);
-  if (e == cudaSuccess) e = allow_g<7>(smem_limit);
-  return static_cast<int>(e);
+  return static_cast<int>(bf16fp32__smallm_tile_subs_each([&](auto g) {
+    constexpr int G = decltype(g)::value;
+    return bf16fp32__smallm_allow_smem(smem_limit, smallm_wgmma_kernel<4, 32, G>,
+                                       smallm_wgmma_kernel<4, 64, G>, smallm_wgmma_kernel<8, 32, G>);
+  }));
 }
 
 extern "C" int bf16fp32__smallm_wgmma_launch(const bf16fp32__smallm_config *c, int64_t m,

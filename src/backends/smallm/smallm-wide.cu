@@ -202,35 +202,28 @@ bool bf16fp32__smallm_tile_setup(bf16fp32__smallm_tile_args *a, bf16fp32__smallm
 
 namespace {
 
-template <int WK, int G>
-cudaError_t launch_g(const WArgs &a, const cudaLaunchConfig_t &cfg) {
-  if constexpr (WK > 1) /* groups need WK to be a multiple of them */
-    if (a.groups > 1) return cudaLaunchKernelEx(&cfg, smallm_wide_kernel<WK, true, G>, a);
-  return cudaLaunchKernelEx(&cfg, smallm_wide_kernel<WK, false, G>, a);
-}
 template <int WK>
 cudaError_t launch_t(const WArgs &a, const cudaLaunchConfig_t &cfg, int subs) {
-  if (subs == 4) return launch_g<WK, 4>(a, cfg);
-  if (subs == 7) return launch_g<WK, 7>(a, cfg);
-  return launch_g<WK, 5>(a, cfg);
-}
-/* Every instance of one stage size with its shared-memory opt-in. */
-template <int G>
-cudaError_t allow_g(size_t smem_limit) {
-  return bf16fp32__smallm_allow_smem(smem_limit, smallm_wide_kernel<1, false, G>,
-                                     smallm_wide_kernel<2, false, G>, smallm_wide_kernel<4, false, G>,
-                                     smallm_wide_kernel<8, false, G>, smallm_wide_kernel<2, true, G>,
-                                     smallm_wide_kernel<4, true, G>, smallm_wide_kernel<8, true, G>);
+  return bf16fp32__smallm_tile_subs_call(subs, [&](auto g) {
+    constexpr int G = decltype(g)::value;
+    if constexpr (WK > 1) /* groups need WK to be a multiple of them */
+      if (a.groups > 1) return cudaLaunchKernelEx(&cfg, smallm_wide_kernel<WK, true, G>, a);
+    return cudaLaunchKernelEx(&cfg, smallm_wide_kernel<WK, false, G>, a);
+  });
 }
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_wide_load(size_t smem_limit) {
   if (!tensor_map_encoder()) return static_cast<int>(cudaErrorSymbolNotFound);
-  cudaError_t e = allow_g<4>(smem_limit);
-  if (e == cudaSuccess) e = allow_g<5>(smem_limit);
-  if (e == cudaSuccess) e = allow_g<7>(smem_limit);
-  return static_cast<int>(e);
+  return static_cast<int>(bf16fp32__smallm_tile_subs_each([&](auto g) {
+    constexpr int G = decltype(g)::value;
+    return bf16fp32__smallm_allow_smem(
+        smem_limit, smallm_wide_kernel<1, false, G>, smallm_wide_kernel<2, false, G>,
+        smallm_wide_kernel<4, false, G>, smallm_wide_kernel<8, false, G>,
+        smallm_wide_kernel<2, true, G>, smallm_wide_kernel<4, true, G>,
+        smallm_wide_kernel<8, true, G>);
+  }));
 }
 
 extern "C" int bf16fp32__smallm_wide_launch(const bf16fp32__smallm_config *c, int64_t m,
