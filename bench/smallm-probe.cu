@@ -467,16 +467,33 @@ static void ncu_wide_calls() {
   }
 }
 
-// One poisoned call of cfg (rows 0..m-1 of copy 0), its first `rows` rows checked against the fp64
-// oracle (another split sums in another order, so only the oracle can judge it); counts failures.
-static bool oracle_rows(const Rot &r, int64_t rows, const bf16fp32__smallm_config &cfg,
-                        const std::vector<uint16_t> &hx, const std::vector<uint16_t> &hw) {
+// One poisoned call of cfg (nullptr: the library's choice) on copy 0: its first `rows` rows.
+static std::vector<float> output_of(const Rot &r, const bf16fp32__smallm_config *cfg, int64_t rows) {
   const int64_t m = r.m, n = r.n, k = r.k;
   fill_u32<<<256, 256, 0, g_s>>>((uint32_t *)r.out(0), (size_t)m * n, POISON);
-  launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &cfg));
+  launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, cfg));
   CK(cudaStreamSynchronize(g_s));
-  std::vector<float> o(rows * n);
-  CK(cudaMemcpy(o.data(), r.out(0), rows * n * 4, cudaMemcpyDeviceToHost));
+  std::vector<float> o((size_t)(rows * n));
+  CK(cudaMemcpy(o.data(), r.out(0), o.size() * 4, cudaMemcpyDeviceToHost));
+  return o;
+}
+
+// cfg's whole output bit for bit equal to ref, another kernel's of the same split (every kernel
+// sums alike); counts failures.
+static bool same_output(const Rot &r, const bf16fp32__smallm_config &cfg,
+                        const std::vector<float> &ref) {
+  const std::vector<float> o = output_of(r, &cfg, r.m);
+  const bool same = memcmp(o.data(), ref.data(), o.size() * 4) == 0;
+  if (!same) g_fail++;
+  return same;
+}
+
+// One poisoned call of cfg, its first `rows` rows checked against the fp64 oracle (another split
+// sums in another order, so only the oracle can judge it); counts failures.
+static bool oracle_rows(const Rot &r, int64_t rows, const bf16fp32__smallm_config &cfg,
+                        const std::vector<uint16_t> &hx, const std::vector<uint16_t> &hw) {
+  const int64_t n = r.n, k = r.k;
+  const std::vector<float> o = output_of(r, &cfg, rows);
   const Check c = oracle_check(rows, n, k, hx, k, hw, k, o, n);
   const bool ok = c.viol == 0 && c.unwritten == 0;
   if (!ok) g_fail++;
@@ -592,21 +609,12 @@ static void timing_wide() {
           bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &base) != 0)
         continue;
       base = variant(base, 2);
-      launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &base));
-      CK(cudaStreamSynchronize(g_s));
-      std::vector<float> ref((size_t)m * n), o((size_t)m * n);
-      CK(cudaMemcpy(ref.data(), r.out(0), ref.size() * 4, cudaMemcpyDeviceToHost));
+      const std::vector<float> ref = output_of(r, &base, m);
       printf("%5d %5d %3d | %6.2f %6.2f |", sh[0], sh[1], m, time_smallm(r, 0, &base), time_cublas(r));
       /* times c and compares its output bit for bit with the tiled kernel's */
       auto timed = [&](const bf16fp32__smallm_config &c) {
         double t = time_smallm(r, 0, &c);
-        fill_u32<<<256, 256, 0, g_s>>>((uint32_t *)r.out(0), (size_t)m * n, POISON);
-        launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &c));
-        CK(cudaStreamSynchronize(g_s));
-        CK(cudaMemcpy(o.data(), r.out(0), o.size() * 4, cudaMemcpyDeviceToHost));
-        bool same = memcmp(o.data(), ref.data(), o.size() * 4) == 0;
-        if (!same) g_fail++;
-        printf(":%.2f%s", t, same ? "" : "!");
+        printf(":%.2f%s", t, same_output(r, c, ref) ? "" : "!");
       };
       for (auto &b : blocks) {
         bf16fp32__smallm_config c = base;
@@ -648,10 +656,7 @@ static void timing_stream_tokens(const std::vector<int> &mlist) {
       if (g_only_n && sh[0] != g_only_n) continue;
       Rot r(m, sh[0], sh[1]);
       const int64_t n = r.n, k = r.k;
-      launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0));
-      CK(cudaStreamSynchronize(g_s));
-      std::vector<float> ref((size_t)m * n), o((size_t)m * n);
-      CK(cudaMemcpy(ref.data(), r.out(0), ref.size() * 4, cudaMemcpyDeviceToHost));
+      const std::vector<float> ref = output_of(r, nullptr, m);
       const double cp = time_smallm(r, 0), cq = time_smallm(r, 1);
       printf("%5lld %5lld %3d | %6.2f %6.2f |", (long long)n, (long long)k, m, cp, cq);
       double bp = 1e9, bq = 1e9;
@@ -660,12 +665,7 @@ static void timing_stream_tokens(const std::vector<int> &mlist) {
         if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0 ||
             bf16fp32__smallm_use_stream_tokens(&c, m, n, k, kd[0], kd[1], kd[2], g_smem) != 0)
           continue;
-        fill_u32<<<256, 256, 0, g_s>>>((uint32_t *)r.out(0), (size_t)m * n, POISON);
-        launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, &c));
-        CK(cudaStreamSynchronize(g_s));
-        CK(cudaMemcpy(o.data(), r.out(0), o.size() * 4, cudaMemcpyDeviceToHost));
-        const bool same = memcmp(o.data(), ref.data(), o.size() * 4) == 0;
-        if (!same) g_fail++;
+        const bool same = same_output(r, c, ref);
         const double tp = time_smallm(r, 0, &c), tq = time_smallm(r, 1, &c);
         bp = std::min(bp, tp), bq = std::min(bq, tq);
         printf(" %dx%d/%d:%.2f %.2f%s", kd[0], c.stream_stages, kd[2], tp, tq, same ? "" : "!");
