@@ -1,0 +1,271 @@
+// pdl-floor: the least time per call that any kernel computing out[M,N] = x[M,K] . w[N,K]^T can
+// take at the DeepSeek-V4 shapes, measured as the library's bench measures (a graph of 200 calls,
+// cold L2, median of 7 replays; bench-cuda.cuh), launched plainly and under programmatic
+// dependent launch (PDL), beside cuBLAS in the same run.
+//
+// The floor kernel does only what every such kernel must do and nothing else: it brings all of
+// the call's weights from DRAM into shared memory (1-D bulk copies, each block a contiguous
+// share; under PDL before griddepcontrol.wait, since the weights do not depend on the previous
+// kernel), requests its share of x into L2 before the wait, reads that share after the wait, and
+// writes its share of the outputs once both have arrived. No arithmetic, no sum across blocks,
+// every share the same size; the fastest of four grid sizes counts. A real kernel does all of
+// this and more, so where the floor is above a target, no kernel can meet that target under this
+// protocol. "chain" is the same kernel without the weights: what the hand-over from one call to
+// the next and x and the stores cost alone.
+//
+// Then a ladder at M = 1 under PDL, from the floor towards the shape of a smallm call, one step
+// at a time: the smallm split's grid (N / R x S blocks of 256 threads, each the weight bytes of
+// one block) with the trigger at entry; the trigger after the wait, as smallm has it; then a
+// cluster of the split's S blocks whose end is smallm's cluster sum in miniature (the restricted
+// fences around a cluster barrier, one 16-byte read from the next rank's shared memory, the exit
+// barrier), and that cluster with the trigger at entry again.
+//
+// Rotation: ceil(400 MB / (w + x + out bytes)) copies of each operand, call i on copy i % copies.
+// --ladder: the ladder alone.
+// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a bench/pdl-floor.cu -lcublas
+#include <cooperative_groups.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench-cuda.cuh"
+
+namespace {
+
+constexpr int THREADS = 128;
+constexpr int PIECE = 16384; /* bytes per bulk copy */
+
+struct FArgs {
+  const unsigned char *w;
+  long long wbytes;
+  int wshare; /* bytes per block, a multiple of 16 */
+  const unsigned char *x;
+  long long xbytes;
+  int xshare; /* bytes per block, a multiple of 16 */
+  float *out;
+  long long outs;
+  int oshare; /* floats per block, a multiple of 4 */
+  int trigger_after; /* 1: launch_dependents after the wait, else at entry */
+  int cluster_end;   /* 1: the blocks end with a cluster sum's barriers and one DSMEM read */
+};
+
+template <bool PDL>
+__global__ void __launch_bounds__(256) floor_kernel(const FArgs a) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  /* the next call's blocks may start at once, as early as anything can let them */
+  if (PDL && !a.trigger_after) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  const uint32_t bar = static_cast<uint32_t>(__cvta_generic_to_shared(smem)), buf = bar + 128;
+  const long long w0 = static_cast<long long>(blockIdx.x) * a.wshare;
+  const int wlen = static_cast<int>(max(0LL, min(static_cast<long long>(a.wshare), a.wbytes - w0)));
+  const long long x0 = static_cast<long long>(blockIdx.x) * a.xshare;
+  const int xlen = static_cast<int>(max(0LL, min(static_cast<long long>(a.xshare), a.xbytes - x0)));
+  const long long o0 = static_cast<long long>(blockIdx.x) * a.oshare;
+  const int olen = static_cast<int>(max(0LL, min(static_cast<long long>(a.oshare), a.outs - o0)));
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tfence.mbarrier_init.release.cluster;" ::"r"(bar)
+                 : "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(wlen) : "memory");
+    for (int off = 0; off < wlen; off += PIECE)
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(buf + off),
+          "l"(a.w + w0 + off), "r"(min(PIECE, wlen - off)), "r"(bar)
+          : "memory");
+    if (xlen > 0)
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.x + x0), "r"(xlen) : "memory");
+  }
+  __syncthreads(); /* the barrier is set up before anyone waits on it */
+  if (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (PDL && a.trigger_after) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  unsigned v = 0;
+  for (int i = 16 * threadIdx.x; i < xlen; i += 16 * blockDim.x) {
+    const uint4 q = *reinterpret_cast<const uint4 *>(a.x + x0 + i);
+    v ^= q.x ^ q.y ^ q.z ^ q.w;
+  }
+  asm volatile(
+      "{\n\t.reg .pred p;\n\tW_%=:\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n\t@!p bra W_%=;\n\t}" ::"r"(
+          bar)
+      : "memory");
+  if (wlen > 0) v ^= *reinterpret_cast<const unsigned *>(smem + 128 + (4 * threadIdx.x) % wlen);
+  if (a.cluster_end) {
+    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
+    reinterpret_cast<unsigned *>(smem + 64)[threadIdx.x & 7] = v;
+    __syncthreads();
+    asm volatile(
+        "fence.release.sync_restrict::shared::cta.cluster;\n\t"
+        "barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;\n\t"
+        "fence.acquire.sync_restrict::shared::cluster.cluster;" ::: "memory");
+    const unsigned *peer = cl.map_shared_rank(reinterpret_cast<unsigned *>(smem + 64),
+                                              (cl.block_rank() + 1) % cl.num_blocks());
+    v ^= peer[threadIdx.x & 7];
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+  }
+  const float f = __uint_as_float(v); /* the stores wait for both */
+  for (int i = 4 * threadIdx.x; i < olen; i += 4 * blockDim.x)
+    *reinterpret_cast<float4 *>(a.out + o0 + i) = make_float4(f, f, f, f);
+}
+
+long long round_up(long long v, long long to) { return (v + to - 1) / to * to; }
+
+struct Shape {
+  int n, k;
+};
+
+/* One timing of the floor kernel (with or without the weights) at grid `grid`; < 0 when a
+ * block's share does not fit shared memory. */
+struct Form {
+  int threads = THREADS, trigger_after = 0, cluster = 1;
+};
+
+double time_floor(cudaStream_t s, int pdl, int grid, bool weights, long long m, const Shape &sh,
+                  int copies, unsigned char *wpool, unsigned char *xpool, float *opool, int smem_max,
+                  const Form &fm = Form()) {
+  const long long wbytes = weights ? 2LL * sh.n * sh.k : 0, xbytes = 2LL * m * sh.k, outs = m * sh.n;
+  FArgs a;
+  a.wbytes = wbytes, a.xbytes = xbytes, a.outs = outs;
+  a.wshare = static_cast<int>(round_up((wbytes + grid - 1) / grid, 16));
+  a.xshare = static_cast<int>(round_up((xbytes + grid - 1) / grid, 16));
+  a.oshare = static_cast<int>(round_up((outs + grid - 1) / grid, 4));
+  a.trigger_after = fm.trigger_after, a.cluster_end = fm.cluster > 1;
+  const int smem = 128 + a.wshare;
+  if (smem > smem_max) return -1.0;
+  auto kern = pdl ? floor_kernel<true> : floor_kernel<false>;
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  cudaLaunchAttribute attr[2];
+  unsigned na = 0;
+  if (fm.cluster > 1) {
+    attr[na].id = cudaLaunchAttributeClusterDimension;
+    attr[na].val.clusterDim.x = fm.cluster, attr[na].val.clusterDim.y = 1, attr[na].val.clusterDim.z = 1;
+    na++;
+  }
+  if (pdl) {
+    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[na].val.programmaticStreamSerializationAllowed = 1;
+    na++;
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid), cfg.blockDim = dim3(fm.threads), cfg.dynamicSmemBytes = smem, cfg.stream = s;
+  cfg.attrs = attr, cfg.numAttrs = na;
+  auto rec = [&](int i) {
+    const int c = i % copies;
+    a.w = wpool + static_cast<size_t>(c) * 2 * sh.n * sh.k;
+    a.x = xpool + static_cast<size_t>(c) * xbytes;
+    a.out = opool + static_cast<size_t>(c) * outs;
+    CK(cudaLaunchKernelEx(&cfg, kern, a));
+  };
+  for (int i = 0; i < 8; i++) rec(i);
+  CK(cudaStreamSynchronize(s));
+  return bench_time_graph(s, 200, rec);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const bool ladder_only = argc > 1 && std::string(argv[1]) == "--ladder";
+  const Shape shapes[] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 4096}, {384, 7168},
+                          {2048, 7168}, {1024, 7168}, {512, 7168}, {256, 7168}};
+  const int ms[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  const long long rot = 400LL << 20;
+  int dev = 0, smem_max = 0, sms = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  /* pools big enough for every shape's rotation */
+  const size_t wpool_bytes = rot + (64LL << 20), xpool_bytes = 256LL << 20, opool_bytes = 512LL << 20;
+  unsigned char *wpool, *xpool;
+  float *opool;
+  CK(cudaMalloc(&wpool, wpool_bytes));
+  CK(cudaMalloc(&xpool, xpool_bytes));
+  CK(cudaMalloc(&opool, opool_bytes));
+  CK(cudaMemset(wpool, 0x3c, wpool_bytes));
+  CK(cudaMemset(xpool, 0x3c, xpool_bytes));
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 2;
+  void *ws;
+  CK(cudaMalloc(&ws, 32 << 20));
+  cublasSetStream(h, s);
+  cublasSetWorkspace(h, ws, 32 << 20);
+  const int grids[] = {sms, 2 * sms, 4 * sms, 8 * sms};
+  printf("pdl-floor: us per call (graph of 200, cold L2, median of 7); SMs %d, shared memory per block %d\n", sms,
+         smem_max);
+  printf("%5s %5s %4s | %6s %6s | %7s %7s %9s %9s | %7s | %s\n", "N", "K", "M", "F", "target", "plain", "pdl",
+         "chain", "chain-pdl", "cublas", "target below both floors");
+  for (const Shape &sh : shapes)
+    for (int m : ms) {
+      if (ladder_only) break;
+      const long long wbytes = 2LL * sh.n * sh.k, xbytes = 2LL * m * sh.k, obytes = 4LL * m * sh.n;
+      int copies = static_cast<int>((rot + wbytes + xbytes + obytes - 1) / (wbytes + xbytes + obytes));
+      if (copies < 1) copies = 1;
+      if ((size_t)copies * wbytes > wpool_bytes || (size_t)copies * xbytes > xpool_bytes ||
+          (size_t)copies * obytes > opool_bytes) {
+        printf("pools too small\n");
+        return 2;
+      }
+      const double bytes = 2.0 * (m * sh.k + (double)sh.n * sh.k) + 4.0 * m * sh.n;
+      const double fl = 2.0 * m * sh.n * sh.k;
+      const double F = (bytes / 4.3e12 > fl / 790e12 ? bytes / 4.3e12 : fl / 790e12) * 1e6 + 0.56;
+      double best[4] = {1e30, 1e30, 1e30, 1e30}; /* plain, pdl, chain plain, chain pdl */
+      int bg[4] = {0, 0, 0, 0};
+      for (int grid : grids)
+        for (int v = 0; v < 4; v++) {
+          const double t = time_floor(s, v & 1, grid, v < 2, m, sh, copies, wpool, xpool, opool, smem_max);
+          if (t > 0 && t < best[v]) best[v] = t, bg[v] = grid;
+        }
+      const float one = 1.0f, zero = 0.0f;
+      const double cub = bench_time_graph(s, 200, [&](int i) {
+        const int c = i % copies;
+        cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, sh.n, m, sh.k, &one, wpool + (size_t)c * wbytes, CUDA_R_16BF, sh.k,
+                     xpool + (size_t)c * xbytes, CUDA_R_16BF, sh.k, &zero, opool + (size_t)c * m * sh.n, CUDA_R_32F,
+                     sh.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      });
+      CK(cudaGetLastError());
+      const double target = m <= 16 ? 1.3 * F : m <= 64 ? 1.5 * F : cub / (sh.n <= 512 ? 1.5 : 1.2);
+      printf("%5d %5d %4d | %6.2f %6.2f | %7.2f %7.2f %9.2f %9.2f | %7.2f | %s   (grids %d %d %d %d)\n", sh.n, sh.k,
+             m, F, target, best[0], best[1], best[2], best[3], cub,
+             best[1] > target && best[0] > target ? "yes" : "no", bg[0], bg[1], bg[2], bg[3]);
+      fflush(stdout);
+    }
+
+  /* the ladder: each shape's smallm split (rows R, slices S) */
+  const struct {
+    Shape sh;
+    int rows, ksplit;
+  } splits[] = {{{256, 4096}, 32, 8},  {{2048, 4096}, 16, 1}, {{1024, 4096}, 16, 2},
+                {{512, 4096}, 32, 4},  {{384, 7168}, 32, 8},  {{2048, 7168}, 16, 1},
+                {{1024, 7168}, 16, 2}, {{512, 7168}, 32, 4},  {{256, 7168}, 32, 8}};
+  printf("\nladder at M = 1 under PDL (us per call): N K | floor | split grid, trigger at entry | "
+         "trigger after the wait | + cluster of S with the cluster sum's barriers | the same, trigger at entry | "
+         "grid, S\n");
+  for (const auto &sp : splits) {
+    const Shape &sh = sp.sh;
+    const long long wbytes = 2LL * sh.n * sh.k, xbytes = 2LL * sh.k, obytes = 4LL * sh.n;
+    const int copies = static_cast<int>((rot + wbytes + xbytes + obytes - 1) / (wbytes + xbytes + obytes));
+    const int grid = sh.n / sp.rows * sp.ksplit;
+    double best = 1e30;
+    for (int g : grids) {
+      const double t = time_floor(s, 1, g, true, 1, sh, copies, wpool, xpool, opool, smem_max);
+      if (t > 0 && t < best) best = t;
+    }
+    Form f;
+    f.threads = 256;
+    const double t_entry = time_floor(s, 1, grid, true, 1, sh, copies, wpool, xpool, opool, smem_max, f);
+    f.trigger_after = 1;
+    const double t_after = time_floor(s, 1, grid, true, 1, sh, copies, wpool, xpool, opool, smem_max, f);
+    f.cluster = sp.ksplit;
+    const double t_cluster =
+        sp.ksplit > 1 ? time_floor(s, 1, grid, true, 1, sh, copies, wpool, xpool, opool, smem_max, f) : t_after;
+    f.trigger_after = 0;
+    const double t_cluster_entry =
+        sp.ksplit > 1 ? time_floor(s, 1, grid, true, 1, sh, copies, wpool, xpool, opool, smem_max, f) : t_entry;
+    printf("%5d %5d | %6.2f | %6.2f | %6.2f | %6.2f | %6.2f | %d, %d\n", sh.n, sh.k, best, t_entry, t_after,
+           t_cluster, t_cluster_entry, grid, sp.ksplit);
+    fflush(stdout);
+  }
+  return 0;
+}
