@@ -15,6 +15,7 @@
 // --tile-subs 4|5|7: the library's choice with the wide kernel's stages set to this size.
 // --stream-tokens: the stream kernel in blocks of 64 tokens above M = 64, against the choice
 //        (plain and under PDL, several stagings, each checked bit for bit against the choice).
+// --early: under PDL the stream kernel lets the next call launch at block entry.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
@@ -50,6 +51,7 @@ static bool g_quick; // timing table at M = 1, 16, 64 only
 static bool g_wl2 = false; /* --wl2: the stream variants also request their later weight boxes into L2 under PDL */
 static bool g_stream; // --stream: the stream kernel wherever M <= 16 (5-sub-chunk stages, up to 3)
 static int g_tile_subs; // --tile-subs: the wide kernel's stage size where the library chooses it
+static bool g_early; // --early: the stream kernel lets the next call launch at block entry under PDL
 
 __global__ void fill_bf16(uint16_t *p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -102,6 +104,7 @@ static int run_smallm(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_
     return -1;
   else if (g_stream && m <= 16 && bf16fp32__smallm_use_stream(&c, m, 5, 3, 1, g_smem) != 0) return -1;
   else if (!g_stream) bf16fp32__smallm_prefer_stream(&c, m, n, k, g_sms, pdl, g_smem);
+  if (g_early) c.stream_early = 1;
   return bf16fp32__smallm_launch(&c, m, n, k, x, ldx, w, ldw, out, ldo, s, pdl);
 }
 
@@ -961,6 +964,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--n") && i + 1 < argc) g_only_n = atoi(argv[++i]); /* sweep one N */
     if (!strcmp(argv[i], "--wide")) do_wide = true;
     if (!strcmp(argv[i], "--stream-tokens")) do_stream_tokens = true;
+    if (!strcmp(argv[i], "--early")) g_early = true;
     if (!strcmp(argv[i], "--no-table")) do_table = false;
     if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */
       g_mlist.clear();

@@ -353,13 +353,14 @@ static bf16fp32_context *pdl_context(void) {
  * GEMM start at once, then waits 20 us before writing): the GEMM reads the new x, its rows the
  * bits of a call with x already in place. Under PDL the kernels fetch weights, and request x into
  * L2, before griddepcontrol.wait: 2048 x 4096 runs the stream kernel (two blocks per tile at
- * M = 5-8 and 49-64, else a ring per warp), 256 x 4096 at M = 24 the tiled one. */
+ * M = 5-8 and 49-64, else a ring per warp), 256 x 4096 at M = 24 the tiled one; 1024 x 4096 at
+ * M = 1 and 512 x 7168 at M = 1-8 let the next call launch at block entry. */
 static void test_pdl_after_producer(void) {
   bf16fp32_context *ctx = pdl_context();
   if (!ctx) return;
-  const int64_t shapes[][2] = {{2048, 4096}, {256, 4096}};
+  const int64_t shapes[][2] = {{2048, 4096}, {256, 4096}, {1024, 4096}, {512, 7168}};
   const int64_t ms[] = {1, 8, 16, 24, 33, 64};
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 4; i++) {
     set s;
     make_set(&s, 64, shapes[i][0], shapes[i][1], 8, 0, 0, 70 + (uint64_t)i, 0);
     const size_t xn = (size_t)(s.mmax * s.ldx);
@@ -391,6 +392,58 @@ static void test_pdl_after_producer(void) {
     sup_gpu_stream_destroy(st);
     sup_gpu_free(xnew);
     free(xold), free(out);
+    free_set(&s);
+  }
+  bf16fp32_destroy(ctx);
+}
+
+/* use_pdl = 1, calls that let the next one launch at block entry (1024 x 4096 M = 1, 512 x 7168
+ * M = 4, 256 x 7168 M = 8; bf16fp32__smallm_prefer_stream): a replayed graph of eight back to
+ * back, each into its own poisoned output, every one the bits of the M = 64 call. */
+static void test_pdl_chain(void) {
+  bf16fp32_context *ctx = pdl_context();
+  if (!ctx) return;
+  const int64_t cases[][3] = {{1024, 4096, 1}, {512, 7168, 4}, {256, 7168, 8}};
+  enum { CALLS = 8 };
+  for (int i = 0; i < 3; i++) {
+    set s;
+    make_set(&s, 64, cases[i][0], cases[i][1], 8, 0, 0, 90 + (uint64_t)i, 0);
+    const int64_t m = cases[i][2];
+    const size_t bytes = (size_t)(m * s.ldo) * 4;
+    float *out = malloc((size_t)(s.mmax * s.ldo) * sizeof(float));
+    void *o[CALLS] = {0};
+    cudaStream_t st = (cudaStream_t)sup_gpu_stream_create();
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    int made = out && st;
+    for (int c = 0; c < CALLS && made; c++) made = (o[c] = sup_gpu_alloc(bytes)) != NULL;
+    CHECK(made);
+    if (made) {
+      CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
+      CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_DEVICE, s.n, s.k, &m, 1, st));
+      CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+      for (int c = 0; c < CALLS; c++)
+        CHECK_OK(bf16fp32_linear(ctx, BF16FP32_DEVICE, m, s.n, s.k, s.dx, s.ldx, s.dw, s.ldw, o[c],
+                                 s.ldo, st));
+      CHECK(cudaStreamEndCapture(st, &graph) == cudaSuccess);
+      CHECK(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+      sup_poison_f32(out, (size_t)(m * s.ldo));
+      for (int c = 0; c < CALLS; c++) CHECK(!sup_gpu_upload(o[c], out, bytes));
+      for (int rep = 0; rep < 2 && exec; rep++) CHECK(cudaGraphLaunch(exec, st) == cudaSuccess);
+      CHECK(!sup_gpu_stream_sync(st));
+      for (int c = 0; c < CALLS; c++) {
+        const int ok = !sup_gpu_download(out, o[c], bytes) && same_rows(&s, out, m, 0);
+        if (!ok)
+          fprintf(stderr, "pdl chain: %lldx%lld M=%lld call %d differs\n", (long long)s.n,
+                  (long long)s.k, (long long)m, c);
+        CHECK(ok);
+      }
+    }
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    for (int c = 0; c < CALLS; c++) sup_gpu_free(o[c]);
+    sup_gpu_stream_destroy(st);
+    free(out);
     free_set(&s);
   }
   bf16fp32_destroy(ctx);
@@ -465,5 +518,6 @@ int main(void) {
   bf16fp32_destroy(ctx);
   test_pdl();
   test_pdl_after_producer();
+  test_pdl_chain();
   return testing_summary("gpu-smallm");
 }

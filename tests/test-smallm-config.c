@@ -304,6 +304,10 @@ static int stream_over(int64_t m, int64_t n, int64_t k, int pdl) {
   bf16fp32__smallm_config c;
   return table_config(m, n, k, pdl, &c) == 1 ? c.stream_over : -1;
 }
+static int stream_early(int64_t m, int64_t n, int64_t k, int pdl) {
+  bf16fp32__smallm_config c;
+  return table_config(m, n, k, pdl, &c) == 1 ? c.stream_early : -1;
+}
 static size_t stream_smem(int64_t m, int64_t n, int64_t k, int pdl) {
   bf16fp32__smallm_config c;
   return table_config(m, n, k, pdl, &c) == 1 ? c.stream_smem : 0;
@@ -382,7 +386,8 @@ static void test_stream(void) {
   expect_stream(16, 2048, 4096, H200_SMS, 1, 3, 3);
   CHECK(stream_groups(9, 2048, 4096, 1) == 1 && stream_groups(16, 2048, 4096, 1) == 1);
   expect_stream(4, 1024, 4096, H200_SMS, 0, 0, 0);
-  expect_stream(1, 1024, 4096, H200_SMS, 1, 3, 2); /* 1024 x 4096 PDL: 3 x 2 */
+  expect_stream(1, 1024, 4096, H200_SMS, 1, 4, 2); /* 1024 x 4096 PDL: 4 x 2 at M = 1, then 3 x 2 */
+  expect_stream(2, 1024, 4096, H200_SMS, 1, 3, 2);
   expect_stream(16, 1024, 4096, H200_SMS, 1, 3, 2);
   expect_stream(1, 512, 7168, H200_SMS, 1, 7, 3); /* 512 x 7168 PDL: 7 x 3 while 3 fit */
   expect_stream(5, 512, 7168, H200_SMS, 1, 7, 3);
@@ -412,6 +417,15 @@ static void test_stream(void) {
   CHECK(stream_wl2(6, 1024, 7168, 1) == 0 && stream_wl2(8, 1024, 7168, 1) == 1);
   CHECK(stream_wl2(8, 1024, 7168, 0) == 0);
   CHECK(stream_wl2(8, 1024, 4096, 0) == -1); /* plain: the decode kernel */
+  /* the next call launched at block entry, under PDL only: 1024 x 4096 at M = 1 (with 4 x 2,
+   * two blocks per SM), 512 x 7168 and 256 x 7168 at M = 1-8 */
+  CHECK(stream_early(1, 1024, 4096, 1) == 1 && stream_early(2, 1024, 4096, 1) == 0);
+  CHECK(stream_smem(1, 1024, 4096, 1) <= (H200_SMEM + 1024) / 2 - 1024);
+  CHECK(stream_early(1, 512, 7168, 1) == 1 && stream_early(8, 512, 7168, 1) == 1);
+  CHECK(stream_early(9, 512, 7168, 1) == 0 && stream_early(8, 512, 7168, 0) == 0);
+  CHECK(stream_early(1, 256, 7168, 1) == 1 && stream_early(8, 256, 7168, 1) == 1);
+  CHECK(stream_early(9, 256, 7168, 1) == 0 && stream_early(1, 256, 7168, 0) == 0);
+  CHECK(stream_early(1, 2048, 7168, 1) == 0 && stream_early(1, 256, 4096, 1) == 0);
   /* entries taken only where two blocks fit an SM (each also holding the 1 KB the system
    * reserves), with the partial sums over the rings where that makes them fit: 1024 x 7168 under
    * PDL, 5 x 2 at M = 5-6, 3 x 3 at 7-8, then 5 x 2 again; 1024 x 4096 under PDL at M = 17-21 */

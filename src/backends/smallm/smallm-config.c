@@ -231,6 +231,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->stream_wl2 = 0;
   c->stream_over = 0;
   c->stream_tblocks = 1;
+  c->stream_early = 0;
   return 0;
 }
 
@@ -278,42 +279,52 @@ static const struct {
    * to 1.19x: only a second request for the same lines; session 19, with the faster stages,
    * 1.01-1.06x at 1024x4096 M = 1-16, so only 1024x7168 M = 7-8 keeps it) */
   int wl2;
+  /* c->stream_early (PDL entries): the next call may launch once this one's blocks have all
+   * entered, not once they have all passed griddepcontrol.wait, so that its blocks fetch their
+   * weights while this call still waits for its predecessor. Session 22 (smallm-probe --chosen,
+   * three interleaved runs against these entries without it): 1024x4096 M = 1 on 4 x 2 3.55 ->
+   * 3.28 us (at M = 2-4 1.01-1.05x the time, so not there), 512x7168 M = 1-8 0.90-0.95x,
+   * 256x7168 M = 1-8 0.96-0.97x; everywhere else it was slower (up to 1.34x at the same M, as in
+   * session 17): more calls in flight, whose blocks take the room on the SMs and the DRAM
+   * bandwidth the current call's refills need. A floor kernel that only copies the weights
+   * (bench/pdl-floor.cu) gains 0.15-0.6 us from it at every shape. */
+  int early;
 } stream_132[] = {
-    {2048, 7168, PLAIN, 0x1, 7, 3, 1, 0, 0}, {2048, 7168, PLAIN, 0xe, 7, 2, 1, 0, 0},
-    {2048, 7168, PLAIN, 0x8, 5, 3, 1, 0, 0},
-    {1024, 7168, PLAIN, 0x7, 7, 2, 1, 0, 0}, {1024, 7168, PLAIN, 0x8, 5, 2, 1, 0, 0},
-    {2048, 4096, PLAIN, 0x7, 4, 2, 1, 0, 0}, {2048, 4096, PLAIN, 0x8, 5, 2, 1, 0, 0},
-    {256, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0},  {256, 7168, PLAIN, 0x10, 3, 3, 1, 0, 0},
-    {384, 7168, PLAIN, 0x10, 3, 2, 1, 0, 0},  {2048, 7168, PLAIN, 0x10, 7, 2, 2, 0, 0},
-    {2048, 7168, PDL, 0xf, 7, 3, 1, 0, 0},   {2048, 7168, PDL, 0xf, 5, 3, 1, 0, 0},
-    {1024, 7168, PDL, 0x4, 5, 2, 1, 1, 0},   {1024, 7168, PDL, 0x4, 3, 3, 1, 1, 1},
-    {1024, 7168, PDL, 0xf, 5, 2, 1, 0, 0},   {2048, 4096, PDL, 0x3, 4, 2, 1, 0, 0},
-    {2048, 4096, PDL, 0x4, 3, 3, 2, 0, 0},   {2048, 4096, PDL, 0x8, 3, 3, 1, 0, 0},
-    {1024, 4096, PDL, 0xf, 3, 2, 1, 0, 0},   {1024, 4096, PDL, 0x10, 3, 2, 1, 1, 0},
-    {512, 4096, PLAIN, 0x8, 4, 2, 1, 0, 0},  {512, 4096, PDL, 0x3, 4, 2, 1, 0, 0},
-    {512, 4096, PDL, 0xc, 3, 3, 1, 0, 0},    {512, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0},
-    {512, 7168, PDL, 0xf, 7, 3, 1, 0, 0},    {512, 7168, PLAIN, 0x10, 5, 2, 1, 0, 0},
-    {512, 4096, EITHER, 0x10, 3, 3, 1, 0, 0}, {512, 7168, EITHER, 0x10, 3, 3, 1, 0, 0},
-    {512, 4096, EITHER, 0x60, 3, 2, 1, 0, 0}, {512, 7168, EITHER, 0x60, 3, 2, 1, 0, 0},
-    {512, 4096, EITHER, 0x60, 1, 3, 1, 0, 0}, {512, 7168, EITHER, 0x60, 1, 3, 1, 0, 0},
-    {384, 7168, PDL, 0xf, 3, 2, 1, 0, 0},
-    {256, 7168, PDL, 0x7, 7, 2, 1, 0, 0},    {256, 7168, PDL, 0x8, 3, 2, 1, 0, 0},
-    {256, 4096, PDL, 0x7, 4, 2, 1, 0, 0},    {256, 4096, PDL, 0x8, 3, 2, 1, 0, 0},
-    {256, 4096, PDL, 0x60, 1, 3, 1, 0, 0},   {2048, 4096, PDL, 0x20, 3, 2, 1, 0, 0},
-    {2048, 4096, PDL, 0x60, 3, 2, 2, 0, 0},
+    {2048, 7168, PLAIN, 0x1, 7, 3, 1, 0, 0, 0}, {2048, 7168, PLAIN, 0xe, 7, 2, 1, 0, 0, 0},
+    {2048, 7168, PLAIN, 0x8, 5, 3, 1, 0, 0, 0},
+    {1024, 7168, PLAIN, 0x7, 7, 2, 1, 0, 0, 0}, {1024, 7168, PLAIN, 0x8, 5, 2, 1, 0, 0, 0},
+    {2048, 4096, PLAIN, 0x7, 4, 2, 1, 0, 0, 0}, {2048, 4096, PLAIN, 0x8, 5, 2, 1, 0, 0, 0},
+    {256, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0, 0},  {256, 7168, PLAIN, 0x10, 3, 3, 1, 0, 0, 0},
+    {384, 7168, PLAIN, 0x10, 3, 2, 1, 0, 0, 0},  {2048, 7168, PLAIN, 0x10, 7, 2, 2, 0, 0, 0},
+    {2048, 7168, PDL, 0xf, 7, 3, 1, 0, 0, 0},   {2048, 7168, PDL, 0xf, 5, 3, 1, 0, 0, 0},
+    {1024, 7168, PDL, 0x4, 5, 2, 1, 1, 0, 0},   {1024, 7168, PDL, 0x4, 3, 3, 1, 1, 1, 0},
+    {1024, 7168, PDL, 0xf, 5, 2, 1, 0, 0, 0},   {2048, 4096, PDL, 0x3, 4, 2, 1, 0, 0, 0},
+    {2048, 4096, PDL, 0x4, 3, 3, 2, 0, 0, 0},   {2048, 4096, PDL, 0x8, 3, 3, 1, 0, 0, 0},
+    {1024, 4096, PDL, 0x1, 4, 2, 1, 1, 0, 1},   {1024, 4096, PDL, 0xf, 3, 2, 1, 0, 0, 0},   {1024, 4096, PDL, 0x10, 3, 2, 1, 1, 0, 0},
+    {512, 4096, PLAIN, 0x8, 4, 2, 1, 0, 0, 0},  {512, 4096, PDL, 0x3, 4, 2, 1, 0, 0, 0},
+    {512, 4096, PDL, 0xc, 3, 3, 1, 0, 0, 0},    {512, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0, 0},
+    {512, 7168, PDL, 0x7, 7, 3, 1, 0, 0, 1},    {512, 7168, PDL, 0xf, 7, 3, 1, 0, 0, 0},    {512, 7168, PLAIN, 0x10, 5, 2, 1, 0, 0, 0},
+    {512, 4096, EITHER, 0x10, 3, 3, 1, 0, 0, 0}, {512, 7168, EITHER, 0x10, 3, 3, 1, 0, 0, 0},
+    {512, 4096, EITHER, 0x60, 3, 2, 1, 0, 0, 0}, {512, 7168, EITHER, 0x60, 3, 2, 1, 0, 0, 0},
+    {512, 4096, EITHER, 0x60, 1, 3, 1, 0, 0, 0}, {512, 7168, EITHER, 0x60, 1, 3, 1, 0, 0, 0},
+    {384, 7168, PDL, 0xf, 3, 2, 1, 0, 0, 0},
+    {256, 7168, PDL, 0x7, 7, 2, 1, 0, 0, 1},    {256, 7168, PDL, 0x8, 3, 2, 1, 0, 0, 0},
+    {256, 4096, PDL, 0x7, 4, 2, 1, 0, 0, 0},    {256, 4096, PDL, 0x8, 3, 2, 1, 0, 0, 0},
+    {256, 4096, PDL, 0x60, 1, 3, 1, 0, 0, 0},   {2048, 4096, PDL, 0x20, 3, 2, 1, 0, 0, 0},
+    {2048, 4096, PDL, 0x60, 3, 2, 2, 0, 0, 0},
     /* M = 17-64; at N = 2048 first two blocks per tile (session 13: 2048x7168 M = 32 / 48 / 64
      * 13.5 / 16.5 / 16.9 us -> 12.9 / 14.3 / 15.1, 2048x4096 M = 48-64 2-3 % faster); stages of
      * 3 sub-chunks at M = 33-48 where the partial sums over the rings let two of them fit (session
      * 18: 1024x7168 M = 33 / 40 / 48 10.11 / 10.19 / 10.24 -> 9.25 / 9.53 / 10.06 plain, 256x7168
      * M = 33 / 48 / 56 6.67 / 6.81 / 6.88 -> 6.28 / 6.51 / 6.67, and 2048x4096 M = 33 / 40 under
      * PDL, a ring per warp, 9.71 / 9.83 -> 8.43 / 8.57: the PDL entry above) */
-    {2048, 7168, EITHER, 0x70, 3, 3, 2, 0, 0}, {2048, 4096, EITHER, 0x60, 3, 3, 2, 0, 0},
-    {2048, 7168, EITHER, 0x10, 3, 3, 1, 0, 0}, {2048, 4096, EITHER, 0x10, 3, 3, 1, 0, 0},
-    {1024, 7168, EITHER, 0x10, 3, 2, 1, 0, 0}, {1024, 4096, EITHER, 0x10, 3, 2, 1, 0, 0},
-    {1024, 7168, EITHER, 0x20, 3, 2, 1, 0, 0}, {256, 7168, EITHER, 0x60, 3, 2, 1, 0, 0},
-    {2048, 7168, EITHER, 0x60, 1, 3, 1, 0, 0}, {2048, 4096, EITHER, 0x60, 1, 3, 1, 0, 0},
-    {1024, 7168, EITHER, 0x60, 1, 3, 1, 0, 0}, {1024, 4096, EITHER, 0x60, 1, 3, 1, 0, 0},
-    {384, 7168, EITHER, 0x60, 1, 3, 1, 0, 0},  {256, 7168, EITHER, 0x60, 1, 3, 1, 0, 0},
+    {2048, 7168, EITHER, 0x70, 3, 3, 2, 0, 0, 0}, {2048, 4096, EITHER, 0x60, 3, 3, 2, 0, 0, 0},
+    {2048, 7168, EITHER, 0x10, 3, 3, 1, 0, 0, 0}, {2048, 4096, EITHER, 0x10, 3, 3, 1, 0, 0, 0},
+    {1024, 7168, EITHER, 0x10, 3, 2, 1, 0, 0, 0}, {1024, 4096, EITHER, 0x10, 3, 2, 1, 0, 0, 0},
+    {1024, 7168, EITHER, 0x20, 3, 2, 1, 0, 0, 0}, {256, 7168, EITHER, 0x60, 3, 2, 1, 0, 0, 0},
+    {2048, 7168, EITHER, 0x60, 1, 3, 1, 0, 0, 0}, {2048, 4096, EITHER, 0x60, 1, 3, 1, 0, 0, 0},
+    {1024, 7168, EITHER, 0x60, 1, 3, 1, 0, 0, 0}, {1024, 4096, EITHER, 0x60, 1, 3, 1, 0, 0, 0},
+    {384, 7168, EITHER, 0x60, 1, 3, 1, 0, 0, 0},  {256, 7168, EITHER, 0x60, 1, 3, 1, 0, 0, 0},
 };
 
 static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
@@ -360,6 +371,7 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
                    stream_132[i].two ? half : smem_limit) == 0) {
       *c = t;
       c->stream_wl2 = stream_132[i].wl2;
+      c->stream_early = stream_132[i].early;
       return;
     }
   }

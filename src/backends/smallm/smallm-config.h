@@ -122,6 +122,8 @@ typedef struct bf16fp32__smallm_config {
                           bf16fp32__smallm_prefer_stream from its table) */
   int stream_tblocks;  /* blocks along the tokens, 64 tokens each but the last: 1 up to M = 64,
                           more above (bf16fp32__smallm_use_stream_tokens) */
+  int stream_early;    /* 1: under programmatic dependent launch, the next call may launch once
+                          every block has entered, not once every block has passed its wait */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */

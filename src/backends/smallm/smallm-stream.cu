@@ -59,6 +59,7 @@ struct SArgs {
   int stage_bytes; /* the weight box, the x box (M rows), to 128 bytes */
   int tx_bytes;    /* what the two boxes bring: (16 GR + M) * pitch */
   int w_to_l2;     /* the config's stream_wl2 (read under PDL only) */
+  int early;       /* the config's stream_early (read under PDL only) */
   int part_over;   /* the config's stream_over */
   /* With token blocks (above M = 64): tx's boxes have 64 rows, those of the last block's x
    * come from tx_tail (m_tail rows). */
@@ -118,6 +119,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   if (threadIdx.x == 0)
     asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];" ::"l"(&a.tw), "l"(txm)
                  : "memory");
+  if (XM == X_L2_BEFORE_WAIT && a.early) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const bf16fp32__smallm_place pl =
       GR == 1 ? bf16fp32__smallm_place_warp(a.slices, a.ksplit, a.kwarps)
               : bf16fp32__smallm_place_group(a.k, a.kwarps, GR);
@@ -182,7 +184,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
       for (int q = a.stages; q < nst; q++) bf16fp32__tma_box_to_l2(&a.tw, col0 + 32 * G * q, n0);
   }
   asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (XM != X_L2_BEFORE_WAIT || !a.early) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   BF16FP32__SMALLM_STAMP(1);
   if (issuer && !XIL)
     for (int s = 0; s < a.stages && s < nst; s++) load_x(s, s);
@@ -316,6 +318,7 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
   a.stage_bytes = bf16fp32__smallm_stream_stage_bytes(mfull, c->stream_subs, wrows);
   a.tx_bytes = (wrows + mfull) * a.pitch;
   a.w_to_l2 = c->stream_wl2;
+  a.early = c->stream_early;
   a.part_over = c->stream_over;
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
