@@ -119,7 +119,11 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   if (threadIdx.x == 0)
     asm volatile("prefetch.tensormap [%0];\n\tprefetch.tensormap [%1];" ::"l"(&a.tw), "l"(txm)
                  : "memory");
-  if (XM == X_L2_BEFORE_WAIT && a.early) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  /* Under PDL the next call may launch now where the table says so (stream_early), its blocks
+   * then fetching their weights while this call still waits; elsewhere only after the wait: the
+   * extra calls in flight crowd the SMs (smallm-config.c, session 22). */
+  constexpr bool PDL_LAUNCH = XM == X_L2_BEFORE_WAIT;
+  if (PDL_LAUNCH && a.early) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const bf16fp32__smallm_place pl =
       GR == 1 ? bf16fp32__smallm_place_warp(a.slices, a.ksplit, a.kwarps)
               : bf16fp32__smallm_place_group(a.k, a.kwarps, GR);
@@ -184,7 +188,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
       for (int q = a.stages; q < nst; q++) bf16fp32__tma_box_to_l2(&a.tw, col0 + 32 * G * q, n0);
   }
   asm volatile("griddepcontrol.wait;" ::: "memory");
-  if (XM != X_L2_BEFORE_WAIT || !a.early) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (!PDL_LAUNCH || !a.early) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   BF16FP32__SMALLM_STAMP(1);
   if (issuer && !XIL)
     for (int s = 0; s < a.stages && s < nst; s++) load_x(s, s);
