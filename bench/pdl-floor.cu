@@ -18,7 +18,9 @@
 // one block) with the trigger at entry; the trigger after the wait, as smallm has it; then a
 // cluster of the split's S blocks whose end is smallm's cluster sum in miniature (the restricted
 // fences around a cluster barrier, one 16-byte read from the next rank's shared memory, the exit
-// barrier), and that cluster with the trigger at entry again.
+// barrier), and that cluster with the trigger at entry again; then the same for other splits of
+// the small shapes (fewer slices: each another summation order, which smallm would have to take
+// at every M of that shape).
 //
 // Rotation: ceil(400 MB / (w + x + out bytes)) copies of each operand, call i on copy i % copies.
 // --ladder: the ladder alone.
@@ -238,7 +240,12 @@ int main(int argc, char **argv) {
     int rows, ksplit;
   } splits[] = {{{256, 4096}, 32, 8},  {{2048, 4096}, 16, 1}, {{1024, 4096}, 16, 2},
                 {{512, 4096}, 32, 4},  {{384, 7168}, 32, 8},  {{2048, 7168}, 16, 1},
-                {{1024, 7168}, 16, 2}, {{512, 7168}, 32, 4},  {{256, 7168}, 32, 8}};
+                {{1024, 7168}, 16, 2}, {{512, 7168}, 32, 4},  {{256, 7168}, 32, 8},
+                /* other splits of the small shapes (another summation order each) */
+                {{256, 4096}, 32, 4},  {{256, 4096}, 32, 2},  {{256, 4096}, 16, 4},
+                {{256, 4096}, 16, 2},  {{256, 4096}, 16, 1},  {{512, 4096}, 32, 2},
+                {{512, 4096}, 16, 2},  {{384, 7168}, 32, 4},  {{384, 7168}, 32, 2},
+                {{512, 7168}, 32, 2},  {{256, 7168}, 32, 4},  {{256, 7168}, 32, 2}};
   printf("\nladder at M = 1 under PDL (us per call): N K | floor | split grid, trigger at entry | "
          "trigger after the wait | + cluster of S with the cluster sum's barriers | the same, trigger at entry | "
          "grid, S\n");
@@ -263,8 +270,8 @@ int main(int argc, char **argv) {
     f.trigger_after = 0;
     const double t_cluster_entry =
         sp.ksplit > 1 ? time_floor(s, 1, grid, true, 1, sh, copies, wpool, xpool, opool, smem_max, f) : t_entry;
-    printf("%5d %5d | %6.2f | %6.2f | %6.2f | %6.2f | %6.2f | %d, %d\n", sh.n, sh.k, best, t_entry, t_after,
-           t_cluster, t_cluster_entry, grid, sp.ksplit);
+    printf("%5d %5d | %6.2f | %6.2f | %6.2f | %6.2f | %6.2f | %d, %d (R %d)\n", sh.n, sh.k, best, t_entry,
+           t_after, t_cluster, t_cluster_entry, grid, sp.ksplit, sp.rows);
     fflush(stdout);
   }
   return 0;
