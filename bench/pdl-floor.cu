@@ -24,7 +24,7 @@
 //
 // Rotation: ceil(400 MB / (w + x + out bytes)) copies of each operand, call i on copy i % copies.
 // --ladder: the ladder alone.
-// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a bench/pdl-floor.cu -lcublas
+// Build: nvcc -O3 -std=c++17 -Isrc -gencode=arch=compute_90a,code=sm_90a bench/pdl-floor.cu -lcublas
 #include <cooperative_groups.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "bench-cuda.cuh"
+#include "measure-floor.h"
 
 namespace {
 
@@ -209,9 +210,7 @@ int main(int argc, char **argv) {
         printf("pools too small\n");
         return 2;
       }
-      const double bytes = 2.0 * (m * sh.k + (double)sh.n * sh.k) + 4.0 * m * sh.n;
-      const double fl = 2.0 * m * sh.n * sh.k;
-      const double F = (bytes / 4.3e12 > fl / 790e12 ? bytes / 4.3e12 : fl / 790e12) * 1e6 + 0.56;
+      const double F = bf16fp32__floor_us(m, sh.n, sh.k);
       double best[4] = {1e30, 1e30, 1e30, 1e30}; /* plain, pdl, chain plain, chain pdl */
       int bg[4] = {0, 0, 0, 0};
       for (int grid : grids)

@@ -39,6 +39,7 @@
 
 #include "backends/smallm/smallm-config.h"
 #include "backends/smallm/smallm-launch.h"
+#include "measure-floor.h"
 #include "backends/smallm/smallm-trace.cuh"
 #include "bench-cuda.cuh"
 
@@ -269,11 +270,6 @@ static Pool g_pool;
 static cudaStream_t g_s;
 static cublasHandle_t g_h;
 
-static double floor_us(double m, double n, double k) {
-  double bytes = 2 * (m * k + n * k) + 4 * m * n;
-  return std::max(bytes / 4.3e12, 2 * m * n * k / 790e12) * 1e6 + 0.56;
-}
-
 // Operand copy c of shape (m, n, k): w, x, out rotate over enough copies for >= 420 MB.
 struct Rot {
   int64_t m, n, k;
@@ -376,7 +372,7 @@ static void timing_table(const std::vector<int> &mlist) {
       double t1p = c1.decode ? time_smallm(r, 1, &c1) : 0;
       bf16fp32__smallm_config c4 = variant(cfg, 4, m);
       double t4 = c4.stream ? time_smallm(r, 0, &c4) : 0, t4p = c4.stream ? time_smallm(r, 1, &c4) : 0;
-      double F = floor_us(m, r.n, r.k);
+      double F = bf16fp32__floor_us(m, r.n, r.k);
       printf("%5lld %5lld %4d | %6.2f | %7.2f %5.2f | %7.2f | %7.2f | %7.2f | %7.2f %7.2f | %7.2f %5.2f | %d/%d/%d %d %d %zu | %7.2f %7.2f\n",
              (long long)r.n, (long long)r.k, m, F, a, a / F, b, t3, t2, t1, t1p, c, c / a, cfg.split.rows,
              cfg.split.ksplit, cfg.split.kwarps, cfg.mt, cfg.decode + 2 * cfg.deep,

@@ -29,14 +29,6 @@ void bf16fp32__measure_defaults(bf16fp32__measure_opts *o) {
   o->seed = 0x5eedf00dULL;
 }
 
-double bf16fp32__floor_us(int64_t m, int64_t n, int64_t k) {
-  double bytes = 2.0 * ((double)m * (double)k + (double)n * (double)k) + 4.0 * (double)m * (double)n;
-  double flops = 2.0 * (double)m * (double)n * (double)k;
-  double mem_us = bytes / 4.3e6;   /* 4.3 TB/s = 4.3e6 bytes per microsecond */
-  double math_us = flops / 790e6;  /* 790 TFLOP/s */
-  return (mem_us > math_us ? mem_us : math_us) + 0.56;
-}
-
 static uint64_t splitmix64(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -6,6 +6,7 @@
 #define BF16FP32_MEASURE_H
 
 #include "internal.h"
+#include "measure-floor.h"
 
 typedef struct bf16fp32__measure_opts {
   int calls_per_graph;   /* GPU: calls captured in one graph (>= 200) */
@@ -66,8 +67,7 @@ size_t bf16fp32__host_copies(size_t bytes_per_copy);
 /* The median of n values (sorts v in place). */
 double bf16fp32__median(double *v, int n);
 
-/* The floor F of MEASURING.md in microseconds. */
-double bf16fp32__floor_us(int64_t m, int64_t n, int64_t k);
+/* The floor F of MEASURING.md in microseconds: bf16fp32__floor_us, in measure-floor.h. */
 
 /* --- added: the pieces the measure is made of, for the decode-step benchmark and the tuner --- */
 
