@@ -242,19 +242,23 @@ static void exp_trace_stream() {
          "weight copies issued), p3 main loop done, p4 block sum ready, p5 end)\n");
   /* shape, M, and a staging (sub-chunks x stages) in place of the table's, or 0 */
   const struct { int si, m, subs, stages; } runs[] = {{2, 1, 0, 0}, {2, 1, 4, 2}, {2, 1, 3, 3}, {2, 8, 0, 0},
-                                                      {1, 1, 0, 0}, {6, 1, 0, 0}, {8, 1, 0, 0}, {3, 1, 0, 0}};
+                                                      {1, 1, 0, 0}, {6, 1, 0, 0}, {8, 1, 0, 0}, {3, 1, 0, 0},
+                                                      {2, 16, 0, 0}, {5, 1, 0, 0}, {4, 1, 0, 0}, {0, 1, 0, 0}};
   for (auto ru : runs)
     for (int pdl = 0; pdl < 2; pdl++) {
       Rot r(ru.m, g_shapes[ru.si][0], g_shapes[ru.si][1]);
       bf16fp32__smallm_config c;
       if (bf16fp32__smallm_choose(r.m, r.n, r.k, g_sms, g_smem, &c) != 0) continue;
-      if (ru.subs == 0) bf16fp32__smallm_prefer_stream(&c, r.m, r.n, r.k, g_sms, pdl, g_smem);
+      if (ru.subs == 0) {
+        bf16fp32__smallm_prefer_stream(&c, r.m, r.n, r.k, g_sms, pdl, g_smem);
+        bf16fp32__smallm_prefer_share(&c, r.m, r.n, r.k, g_sms, pdl, g_smem);
+      }
       else if (bf16fp32__smallm_use_stream(&c, r.m, ru.subs, ru.stages, 1, g_smem) != 0) continue;
       char name[96];
       trace_clear();
       double t = time_smallm(r, pdl, &c);
       snprintf(name, sizeof name, "%lldx%lld M=%d %s %dx%d g%d%s", (long long)r.n, (long long)r.k, ru.m,
-               c.stream ? "stream" : "other", c.stream_subs, c.stream_stages, c.stream_groups, pdl ? " pdl" : "");
+               c.stream ? "stream" : c.share ? "share" : "other", c.stream_subs, c.stream_stages, c.stream_groups, pdl ? " pdl" : "");
       trace_report(name, t, c.grid_x * c.grid_y);
     }
 }

@@ -16,6 +16,8 @@
 // --stream-tokens: the stream kernel in blocks of 64 tokens above M = 64, against the choice
 //        (plain and under PDL, several stagings, each checked bit for bit against the choice).
 // --early: under PDL the stream kernel lets the next call launch at block entry.
+// --share / --share-xreg: the share kernel wherever it fits up to M = 16 (--share-xreg: x's
+//   fragments read into registers); --no-share: the stream kernel's table alone.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
@@ -53,6 +55,8 @@ static bool g_wl2 = false; /* --wl2: the stream variants also request their late
 static bool g_stream; // --stream: the stream kernel wherever M <= 16 (5-sub-chunk stages, up to 3)
 static int g_tile_subs; // --tile-subs: the wide kernel's stage size where the library chooses it
 static bool g_early; // --early: the stream kernel lets the next call launch at block entry under PDL
+static int g_share;  // --share (1), --share-xreg (2): the share kernel where it fits
+static bool g_no_share; // --no-share: not where the table picks it
 
 __global__ void fill_bf16(uint16_t *p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -104,8 +108,12 @@ static int run_smallm(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_
   else if (g_tile_subs && c.wide && bf16fp32__smallm_use_tile_subs(&c, g_tile_subs, g_smem) != 0)
     return -1;
   else if (g_stream && m <= 16 && bf16fp32__smallm_use_stream(&c, m, 5, 3, 1, g_smem) != 0) return -1;
-  else if (!g_stream) bf16fp32__smallm_prefer_stream(&c, m, n, k, g_sms, pdl, g_smem);
+  else if (!g_stream) {
+    bf16fp32__smallm_prefer_stream(&c, m, n, k, g_sms, pdl, g_smem);
+    if (!g_no_share) bf16fp32__smallm_prefer_share(&c, m, n, k, g_sms, pdl, g_smem);
+  }
   if (g_early) c.stream_early = 1;
+  if (g_share) bf16fp32__smallm_use_share(&c, m, k, g_share == 2, g_smem);
   return bf16fp32__smallm_launch(&c, m, n, k, x, ldx, w, ldw, out, ldo, s, pdl);
 }
 
@@ -961,6 +969,9 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--wide")) do_wide = true;
     if (!strcmp(argv[i], "--stream-tokens")) do_stream_tokens = true;
     if (!strcmp(argv[i], "--early")) g_early = true;
+    if (!strcmp(argv[i], "--share")) g_share = 1;
+    if (!strcmp(argv[i], "--no-share")) g_no_share = true;
+    if (!strcmp(argv[i], "--share-xreg")) g_share = 2;
     if (!strcmp(argv[i], "--no-table")) do_table = false;
     if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */
       g_mlist.clear();

@@ -211,6 +211,26 @@ static void check_stream(set *s, const int64_t *ms, int count) {
     CHECK(check_direct(s, ms, count, "stream (pdl)", to_stream, kinds[i], 1) > 0 || !must);
   }
 }
+/* The share kernel (M <= 16, where a block's rows fit its shared memory), with x's fragments
+ * read into registers when args[0] says so; returns the cases run. */
+static int to_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k, size_t smem,
+                    const int *args) {
+  (void)n;
+  if (m > 16) return 1;
+  /* skipped where the rows do not fit, or a warp's range is too long for x in registers */
+  return bf16fp32__smallm_use_share(c, m, k, args[0], smem) == 0 ? 0 : 1;
+}
+static int check_share(set *s, const int64_t *ms, int count) {
+  static const int xreg[2] = {0, 1};
+  int ran = 0;
+  for (int i = 0; i < 2; i++) {
+    ran += check_direct(s, ms, count, xreg[i] ? "share, x in registers" : "share", to_share,
+                        &xreg[i], 0);
+    ran += check_direct(s, ms, count, xreg[i] ? "share, x in registers (pdl)" : "share (pdl)",
+                        to_share, &xreg[i], 1);
+  }
+  return ran;
+}
 /* The stream kernel in blocks of 64 tokens above M = 64: stages of args[0] sub-chunks, up to
  * args[1], args[2] blocks per tile; each listed M must run. */
 static int to_stream_tokens(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
@@ -247,6 +267,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 256, 256, 4096, 0, 0, 0, 11, 0); /* flash.router */
   check_set(ctx, &s, ms, count);
   check_stream(&s, ms, 16); /* M = 1 .. 16 */
+  CHECK(check_share(&s, ms, 16) == 4 * 16);
   check_tile_subs(&s, ms + 64, 4); /* M = 65, 100, 128, 200 */
   check_stream_tokens(&s, ms + 64, 4, 1);
   free_set(&s);
@@ -259,15 +280,18 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_stream(&s, more_tiles, 5);
   const int64_t grouped[] = {1, 7, 8, 16, 17, 24, 32, 40, 63, 64};
   check_stream_groups(&s, grouped, 10);
+  CHECK(check_share(&s, few, 3) == 0); /* 16 rows of 14 KB do not fit a block */
   free_set(&s);
   make_set(&s, 256, 512, 7168, 0, 0, 0, 13, 0);
   check_set(ctx, &s, few, 4);
+  CHECK(check_share(&s, few, 3) == 2 * 3); /* ranges of 14 sub-chunks: x not in registers */
   check_wgmma(&s, few, 4, 128, 64, 64); /* WK = 4 */
   check_wgmma(&s, few, 4, 128, 32, 32);
   free_set(&s);
   make_set(&s, 128, 1024, 4096, 0, 0, 0, 14, 0);
   check_set(ctx, &s, few, 4);
   check_stream(&s, few, 3); /* a cluster of 2 */
+  CHECK(check_share(&s, few, 3) == 4 * 3);
   check_stream(&s, more_tiles, 5);
   check_wgmma(&s, few, 4, 64, 64, 32); /* WK = 8 */
   free_set(&s);
@@ -286,6 +310,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   const int64_t padded[] = {1, 13, 64};
   check_set(ctx, &s, padded, 3);
   check_stream(&s, padded, 3);
+  CHECK(check_share(&s, padded, 2) == 4 * 2); /* rows ldx and ldw apart */
   free_set(&s);
 
   /* K ends inside a 32-wide sub-chunk; tiny shapes (and the stream kernel where M <= 16) */
@@ -294,6 +319,7 @@ static void test_shapes(bf16fp32_context *ctx) {
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
     CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
     if (s.mmax <= 16) check_stream(&s, &s.mmax, 1);
+    if (s.mmax <= 16) CHECK(check_share(&s, &s.mmax, 1) == 4); /* the slice's zeros past K */
     if (s.mmax > 64 && s.n % 32 == 0) check_tile_subs(&s, &s.mmax, 1); /* the wide kernel */
     if (s.mmax > 64) check_stream_tokens(&s, &s.mmax, 1, 1);
     free_set(&s);
@@ -302,6 +328,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 9, 256, 4096, 0, 0, 0, 30, 1);
   CHECK(run_rows(ctx, &s, 9, 0, s.full));
   check_stream(&s, &s.mmax, 1);
+  CHECK(check_share(&s, &s.mmax, 1) == 4);
   free_set(&s);
 }
 
@@ -354,13 +381,15 @@ static bf16fp32_context *pdl_context(void) {
  * bits of a call with x already in place. Under PDL the kernels fetch weights, and request x into
  * L2, before griddepcontrol.wait: 2048 x 4096 runs the stream kernel (two blocks per tile at
  * M = 5-8 and 49-64, else a ring per warp), 256 x 4096 at M = 24 the tiled one; 1024 x 4096 at
- * M = 1 and 512 x 7168 at M = 1-8 let the next call launch at block entry. */
+ * M = 1 and 512 x 7168 at M = 1-8 let the next call launch at block entry; 256 x 4096, 1024 x 4096
+ * (x in registers from M = 2 and 5) and 384 x 7168 at M <= 16 run the share kernel (x read after
+ * the wait). */
 static void test_pdl_after_producer(void) {
   bf16fp32_context *ctx = pdl_context();
   if (!ctx) return;
-  const int64_t shapes[][2] = {{2048, 4096}, {256, 4096}, {1024, 4096}, {512, 7168}};
+  const int64_t shapes[][2] = {{2048, 4096}, {256, 4096}, {1024, 4096}, {512, 7168}, {384, 7168}};
   const int64_t ms[] = {1, 8, 16, 24, 33, 64};
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 5; i++) {
     set s;
     make_set(&s, 64, shapes[i][0], shapes[i][1], 8, 0, 0, 70 + (uint64_t)i, 0);
     const size_t xn = (size_t)(s.mmax * s.ldx);
@@ -398,14 +427,16 @@ static void test_pdl_after_producer(void) {
 }
 
 /* use_pdl = 1, calls that let the next one launch at block entry (1024 x 4096 M = 1, 512 x 7168
- * M = 4, 256 x 7168 M = 8; bf16fp32__smallm_prefer_stream): a replayed graph of eight back to
+ * M = 4; bf16fp32__smallm_prefer_stream) and of the share kernel (256 x 7168 M = 8, 384 x 7168
+ * M = 5; 1024 x 4096 M = 12 with x in registers; bf16fp32__smallm_prefer_share): a replayed graph of eight back to
  * back, each into its own poisoned output, every one the bits of the M = 64 call. */
 static void test_pdl_chain(void) {
   bf16fp32_context *ctx = pdl_context();
   if (!ctx) return;
-  const int64_t cases[][3] = {{1024, 4096, 1}, {512, 7168, 4}, {256, 7168, 8}};
+  const int64_t cases[][3] = {{1024, 4096, 1}, {512, 7168, 4}, {256, 7168, 8}, {384, 7168, 5},
+                              {1024, 4096, 12}};
   enum { CALLS = 8 };
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 5; i++) {
     set s;
     make_set(&s, 64, cases[i][0], cases[i][1], 8, 0, 0, 90 + (uint64_t)i, 0);
     const int64_t m = cases[i][2];

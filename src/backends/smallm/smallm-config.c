@@ -232,6 +232,10 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->stream_over = 0;
   c->stream_tblocks = 1;
   c->stream_early = 0;
+  c->share = 0;
+  c->share_pitch = 0;
+  c->share_smem = 0;
+  c->share_xreg = 0;
   return 0;
 }
 
@@ -379,6 +383,33 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
   }
 }
 
+/* Where the share kernel beat the stream kernel's table entries above under programmatic
+ * dependent launch on an H200 (smallm-probe --chosen with and without --share / --share-xreg,
+ * three interleaved runs per build; docs/smallm-notes.md, session 23), by M class as above, with
+ * x's token rows in shared memory or (xreg) x's fragments in registers: 384x7168 M = 1-16
+ * 0.85-0.93x the time (M = 1 3.19 -> 2.70 us), 512x4096 M = 1-16 0.90-0.96x, 256x7168 M = 1-16
+ * 0.94-0.99x, 256x4096 M = 1-4 0.97-0.99x; in registers, 256x4096 M = 5-16 0.93-0.95x and
+ * 1024x4096 M = 2-16 0.93-0.98x (its block then needs 65 KB at every M, not 133 KB at M = 16). A
+ * block of at most about 70 KB, so that two or three fit an SM; where a block needs more
+ * (512x7168, 1024x7168, 2048x4096) it was 4-26 % slower, and launched plainly 5-20 % slower
+ * everywhere (its loop starts once all of the block's weights are in). At 1024x4096 M = 1 the
+ * stream kernel's entry with the early trigger stays 5 % ahead. */
+static const struct {
+  int n, k, mclasses, xreg;
+} share_132[] = {{384, 7168, 0xf, 0}, {512, 4096, 0xf, 0}, {256, 7168, 0xf, 0},
+                 {256, 4096, 0x3, 0}, {256, 4096, 0xc, 1}, {1024, 4096, 0xe, 1}};
+
+void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                                   int sm_count, int use_pdl, size_t smem_limit) {
+  if (sm_count != 132 || !use_pdl || m < 1 || m > 16) return;
+  for (size_t i = 0; i < sizeof share_132 / sizeof share_132[0]; i++)
+    if (share_132[i].n == n && share_132[i].k == k && (share_132[i].mclasses >> m_class(m) & 1)) {
+      bf16fp32__smallm_config t = *c; /* c stays as it was where the rows do not fit */
+      if (bf16fp32__smallm_use_share(&t, m, k, share_132[i].xreg, smem_limit) == 0) *c = t;
+      return;
+    }
+}
+
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                                 int groups, size_t smem_limit) {
   return stream_fit(c, m, subs, stages, 2, groups, smem_limit);
@@ -394,6 +425,23 @@ int bf16fp32__smallm_use_stream_tokens(bf16fp32__smallm_config *c, int64_t m, in
     return -1;
   t.stream_tblocks = (int)((m + full - 1) / full);
   *c = t;
+  return 0;
+}
+
+int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t k, int xreg,
+                               size_t smem_limit) {
+  if (c->wide || m < 1 || m > 16 || c->mt > 2) return -1;
+  if (xreg && warp_subs(k, &c->split) > BF16FP32__SMALLM_XREG_SUBS) return -1;
+  const int64_t pitch = 64 * (slice_subs(k, &c->split) | 1);
+  const size_t rows = (size_t)pitch * (size_t)(c->split.rows + (xreg ? 0 : m));
+  const size_t smem = 64 + (rows > c->decode_smem ? rows : c->decode_smem);
+  if (smem > smem_limit) return -1;
+  c->share = 1;
+  c->decode = 0;
+  c->stream = 0;
+  c->share_pitch = (int)pitch;
+  c->share_smem = smem;
+  c->share_xreg = xreg != 0;
   return 0;
 }
 
@@ -421,6 +469,7 @@ static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stage
       if (smem <= smem_limit) {
         c->stream = 1;
         c->decode = 0;
+        c->share = 0;
         c->stream_subs = subs;
         c->stream_stages = s;
         c->stream_groups = groups;

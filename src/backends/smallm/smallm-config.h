@@ -124,6 +124,14 @@ typedef struct bf16fp32__smallm_config {
                           more above (bf16fp32__smallm_use_stream_tokens) */
   int stream_early;    /* 1: under programmatic dependent launch, the next call may launch once
                           every block has entered, not once every block has passed its wait */
+  /* The share kernel (set by bf16fp32__smallm_use_share; uses the split, mt, mpad and grid): */
+  int share;           /* 1: run it */
+  int share_pitch;     /* bytes per weight or token row in shared memory: the longest slice's
+                          sub-chunks, rounded up to odd, times 64 */
+  size_t share_smem;   /* its barriers, then the weight and token rows (the partial sums over
+                          them once the block is done with them) */
+  int share_xreg;      /* 1: each lane reads its x fragments from global memory into registers
+                          after griddepcontrol.wait (no token rows in shared memory) */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
@@ -171,6 +179,16 @@ int bf16fp32__smallm_use_groups(bf16fp32__smallm_config *c, int groups, size_t s
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                                 int groups, size_t smem_limit);
 
+/* Switches c (chosen for m <= 16 tokens, not a tile kernel) to the share kernel: each block
+ * copies its whole share of the weights (its rows' K slice, one bulk copy per row) into shared
+ * memory at entry, which under programmatic dependent launch is before griddepcontrol.wait, and
+ * x's slice after it: one copy per token row, or with xreg each lane's fragments into registers
+ * (where no warp's range is longer than BF16FP32__SMALLM_XREG_SUBS sub-chunks); then the decode
+ * kernel's sums. Returns 0, or -1 when c is a tile kernel, m > 16, a warp's range is too long for
+ * xreg, or the rows do not fit smem_limit. */
+int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t k, int xreg,
+                               size_t smem_limit);
+
 /* Switches c, chosen for m > 64 tokens, to the stream kernel in blocks of 64 tokens (the last
  * block the rest) along a third grid dimension: each block runs as for M = 64 (the same split,
  * stages of `subs`, up to `stages`, `groups`), so every row is summed as in any other kernel.
@@ -184,6 +202,12 @@ int bf16fp32__smallm_use_stream_tokens(bf16fp32__smallm_config *c, int64_t m, in
  * above M = 64 in blocks of 64 tokens. */
 void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                     int sm_count, int use_pdl, size_t smem_limit);
+
+/* Switches c, chosen by bf16fp32__smallm_choose (and bf16fp32__smallm_prefer_stream) for
+ * (m, n, k), to the share kernel where that measured faster on the H200: under programmatic
+ * dependent launch, at some shapes up to M = 16. */
+void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                                   int sm_count, int use_pdl, size_t smem_limit);
 
 /* Switches c (the wide or wgmma kernel) to ring buffers of `subs` sub-chunks: 4, 5 or 7. The
  * stages only group the sub-chunks, so every stage size sums alike. Returns 0, or -1 when c is
@@ -237,6 +261,10 @@ static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_stage_bytes(int64_
                                                                           int wrows) {
   return (int)(((wrows + m) * 64 * bf16fp32__smallm_stream_box_subs(subs) + 127) / 128 * 128);
 }
+
+/* Sub-chunks of x a lane of the share kernel holds in registers with share_xreg: a warp's whole
+ * range, up to 8 sub-chunks of up to 16 tokens (2 x 8 uint4). */
+#define BF16FP32__SMALLM_XREG_SUBS 8
 
 /* log2 of a split's warp groups, which are 1, 2, 4 or 8 (128 / rows): 0, 1, 2, 3. The kernels'
  * place arithmetic shifts by it instead of dividing: a division by a runtime value is some 150

@@ -78,6 +78,7 @@ static bf16fp32_status smallm_run(void *state, const bf16fp32__call *call) {
       bf16fp32__smallm_choose(sh->m, sh->n, sh->k, s->sm_count, s->smem_limit, &c) != 0)
     return BF16FP32_DECLINED;
   bf16fp32__smallm_prefer_stream(&c, sh->m, sh->n, sh->k, s->sm_count, s->use_pdl, s->smem_limit);
+  bf16fp32__smallm_prefer_share(&c, sh->m, sh->n, sh->k, s->sm_count, s->use_pdl, s->smem_limit);
   e = bf16fp32__smallm_launch(&c, sh->m, sh->n, sh->k, call->x, sh->ldx, call->w, sh->ldw,
                               call->out, sh->ldo, call->stream, s->use_pdl);
   if (e != 0)

@@ -1,0 +1,193 @@
+/* smallm share kernel (sm_90, M <= 16): the decode kernel's work and sums (same split, warp
+ * groups, k permutation, MMA order, reduction tree) with each block's whole share of the weights
+ * (its rows' K slice) brought into shared memory at entry by one 1-D bulk copy per row, on one
+ * mbarrier; then, after griddepcontrol.wait, x's slice by one copy per token row on another, or
+ * (share_xreg) each lane's x fragments straight into registers.
+ *
+ * Why: under programmatic dependent launch all of a block's weights are then requested before
+ * the wait, in 16-32 copies as long as the slice's rows, where the stream kernel's rings hold a
+ * few sub-chunks per warp in 2-D boxes of 16 rows. On the H200 (docs/smallm-notes.md, session 23,
+ * trace of the last call of a PDL chain) at 384x7168 M = 1 the main loop after the wait took
+ * 1.1 us here against 2.3 in the stream kernel, and a call 2.70 us against 3.19; where a block
+ * needs more than about 70 KB (one block per SM, no room for the next call's) it is slower, and
+ * so is a plain launch, whose loop waits for all of the block's weights.
+ *
+ * The rows: a row per slice of (sub-chunks | 1) x 64 bytes (64 mod 128, so that the 16-byte
+ * fragment reads of rows g and g + 1 fall in different banks), within the shared memory of one
+ * block (bf16fp32__smallm_use_share); the partial sums go over them at the end. */
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "smallm-cluster-sum.cuh"
+#include "smallm-launch-config.cuh"
+#include "smallm-launch.h"
+#include "smallm-tiles.cuh"
+#include "smallm-trace.cuh"
+#include "smallm-warp-place.cuh"
+
+namespace {
+
+constexpr int XR = BF16FP32__SMALLM_XREG_SUBS; /* share_xreg: sub-chunks of x a lane holds */
+
+struct HArgs {
+  const uint16_t *x, *w;
+  float *out;
+  long long ldx, ldw, ldo;
+  int m;
+  int rows, ksplit, kwarps;
+  bf16fp32__smallm_slices slices;
+  int mpad;
+  int pitch; /* bytes per row in shared memory */
+  int pdl;   /* launched with programmatic dependent launch */
+};
+
+/* `bytes` from global src into shared dst, counted on mbarrier bar. */
+__device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, int bytes, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+      "l"(src), "r"(bytes), "r"(bar)
+      : "memory");
+}
+
+/* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel. */
+template <int MT, bool XREG>
+__global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
+    smallm_share_kernel(const __grid_constant__ HArgs a) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  BF16FP32__SMALLM_STAMP(0);
+  const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.slices, a.ksplit, a.kwarps);
+  const int lane = pl.lane, warp = pl.warp, g = pl.g, t = pl.t;
+  const int n0 = static_cast<int>(blockIdx.y) * a.rows;
+  const int len = static_cast<int>(pl.ke - pl.kb); /* the slice's columns, a multiple of 8 */
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const uint32_t wbar = base, xbar = base + 8;
+  const int wrows = 64, xrows = wrows + a.rows * a.pitch; /* byte offsets of the two row sets */
+
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tmbarrier.init.shared::cta.b64 [%1], 1;"
+                 ::"r"(wbar), "r"(xbar));
+    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+  }
+  /* A slice that ends inside a sub-chunk (K's end): the rest of that sub-chunk reads as zeros, as
+   * a tensor map's copies fill it. The copies write other bytes of the rows. */
+  const int tail = (32 - (len & 31)) & 31;
+  if (tail)
+    for (int r = threadIdx.x; r < a.rows + (XREG ? 0 : a.m); r += blockDim.x) {
+      unsigned char *row = smem + (r < a.rows ? wrows + r * a.pitch : xrows + (r - a.rows) * a.pitch);
+      for (int b = 2 * len; b < 2 * (len + tail); b += 16)
+        *reinterpret_cast<uint4 *>(row + b) = make_uint4(0u, 0u, 0u, 0u);
+    }
+  __syncthreads();
+  /* The weights do not depend on the previous kernel: warp 0's lanes copy a row each, before the
+   * wait; warp 1's request x's rows into L2 (where a previous kernel's writes land), each once
+   * per call (by the slice's block blockIdx.y mod M). */
+  if (warp == 0) {
+    if (lane == 0) bf16fp32__bar_expect(wbar, a.rows * 2 * len);
+    __syncwarp();
+    for (int r = lane; r < a.rows; r += 32)
+      bulk_copy(base + wrows + r * a.pitch, a.w + (n0 + r) * a.ldw + pl.kb, 2 * len, wbar);
+  } else if (warp == 1 && a.pdl) {
+    for (int r = lane; r < a.m; r += 32)
+      if (r % gridDim.y == blockIdx.y)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.x + r * a.ldx + pl.kb),
+                     "r"(2 * len)
+                     : "memory");
+  }
+  BF16FP32__SMALLM_STAMP(2);
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  BF16FP32__SMALLM_STAMP(1);
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (!XREG && warp == 0) {
+    if (lane == 0) bf16fp32__bar_expect(xbar, a.m * 2 * len);
+    __syncwarp();
+    for (int r = lane; r < a.m; r += 32)
+      bulk_copy(base + xrows + r * a.pitch, a.x + r * a.ldx + pl.kb, 2 * len, xbar);
+  }
+
+  float acc[MT][4];
+#pragma unroll
+  for (int j = 0; j < MT; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  /* lane (g, t): 16 bytes at k = 8t of rows g and g + 8 of the warp's 16 and of token g in each
+   * sub-chunk, the decode kernel's fragments; tokens past M read token M - 1, whose products go
+   * only to outputs that are never stored. */
+  const unsigned char *wr = smem + wrows + (16 * pl.wn + g) * a.pitch + 16 * t;
+  const unsigned char *xr[MT];
+#pragma unroll
+  for (int j = 0; j < MT; j++) xr[j] = smem + xrows + min(8 * j + g, a.m - 1) * a.pitch + 16 * t;
+  if constexpr (XREG) {
+    /* x's fragments of the warp's whole range (at most XR sub-chunks) from global memory, where
+     * the requests above put them in L2; columns past K read as zeros */
+    uint4 xv[XR][MT];
+#pragma unroll
+    for (int j = 0; j < MT; j++) {
+      const uint16_t *xg = a.x + min(8 * j + g, a.m - 1) * a.ldx + pl.kb + 32 * pl.j0 + 8 * t;
+#pragma unroll
+      for (int q = 0; q < XR; q++)
+        xv[q][j] = pl.j0 + q < pl.j1 && 32 * (pl.j0 + q) + 8 * t < len
+                       ? *reinterpret_cast<const uint4 *>(xg + 32 * q)
+                       : make_uint4(0u, 0u, 0u, 0u);
+    }
+    bf16fp32__bar_wait(wbar, 0);
+#pragma unroll
+    for (int q = 0; q < XR; q++)
+      if (pl.j0 + q < pl.j1) {
+        const uint4 r0 = bf16fp32__lds16(wr + 64 * (pl.j0 + q));
+        const uint4 r8 = bf16fp32__lds16(wr + 8 * a.pitch + 64 * (pl.j0 + q));
+#pragma unroll
+        for (int j = 0; j < MT; j++) {
+          mma16816(acc[j], r0.x, r8.x, r0.y, r8.y, xv[q][j].x, xv[q][j].y);
+          mma16816(acc[j], r0.z, r8.z, r0.w, r8.w, xv[q][j].z, xv[q][j].w);
+        }
+      }
+  } else {
+    bf16fp32__bar_wait(wbar, 0);
+    bf16fp32__bar_wait(xbar, 0);
+    for (int s = pl.j0; s < pl.j1; s++) {
+      const uint4 r0 = bf16fp32__lds16(wr + 64 * s);
+      const uint4 r8 = bf16fp32__lds16(wr + 8 * a.pitch + 64 * s);
+#pragma unroll
+      for (int j = 0; j < MT; j++) {
+        const uint4 b = bf16fp32__lds16(xr[j] + 64 * s);
+        mma16816(acc[j], r0.x, r8.x, r0.y, r8.y, b.x, b.y);
+        mma16816(acc[j], r0.z, r8.z, r0.w, r8.w, b.z, b.w);
+      }
+    }
+  }
+  BF16FP32__SMALLM_STAMP(3);
+  /* The partial sums go over the rows, once every warp is done with them. */
+  __syncthreads();
+  bf16fp32__smallm_finish_warps<MT>(acc, reinterpret_cast<float *>(smem + 64), pl.wk, pl.wn, a.m,
+                                    a.mpad, a.rows, a.kwarps, a.ksplit, a.out + n0, a.ldo);
+}
+
+}  // namespace
+
+extern "C" int bf16fp32__smallm_share_load(size_t smem_limit) {
+  return static_cast<int>(bf16fp32__smallm_allow_smem(
+      smem_limit, smallm_share_kernel<1, false>, smallm_share_kernel<2, false>,
+      smallm_share_kernel<1, true>, smallm_share_kernel<2, true>));
+}
+
+extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, int64_t m,
+                                             int64_t k, const uint16_t *x, int64_t ldx,
+                                             const uint16_t *w, int64_t ldw, float *out,
+                                             int64_t ldo, void *stream, int use_pdl) {
+  HArgs a;
+  a.x = x, a.w = w, a.out = out;
+  a.ldx = ldx, a.ldw = ldw, a.ldo = ldo;
+  a.m = static_cast<int>(m);
+  a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
+  bf16fp32__smallm_fill_slices(k, a.ksplit, &a.slices);
+  a.mpad = c->mpad;
+  a.pitch = c->share_pitch;
+  a.pdl = use_pdl != 0;
+  cudaLaunchAttribute attr[2];
+  const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
+      c, c->share_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
+  const auto kern = c->share_xreg ? (c->mt == 1 ? smallm_share_kernel<1, true>
+                                                : smallm_share_kernel<2, true>)
+                                   : (c->mt == 1 ? smallm_share_kernel<1, false>
+                                                 : smallm_share_kernel<2, false>);
+  return static_cast<int>(cudaLaunchKernelEx(&cfg, kern, a));
+}
