@@ -389,11 +389,11 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
  * x's token rows in shared memory or (xreg) x's fragments in registers: 384x7168 M = 1-16
  * 0.85-0.93x the time (M = 1 3.19 -> 2.70 us), 512x4096 M = 1-16 0.90-0.96x, 256x7168 M = 1-16
  * 0.94-0.99x, 256x4096 M = 1-4 0.97-0.99x; in registers, 256x4096 M = 5-16 0.93-0.95x and
- * 1024x4096 M = 2-16 0.93-0.98x (its block then needs 65 KB at every M, not 133 KB at M = 16). A
- * block of at most about 70 KB, so that two or three fit an SM; where a block needs more
- * (512x7168, 1024x7168, 2048x4096) it was 4-26 % slower, and launched plainly 5-20 % slower
- * everywhere (its loop starts once all of the block's weights are in). At 1024x4096 M = 1 the
- * stream kernel's entry with the early trigger stays 5 % ahead. */
+ * 1024x4096 M = 2-16 0.93-0.98x (its block then needs 65 KB at every M, not 133 KB at M = 16).
+ * Every entry's block needs 34-99 KB, so that two or more fit an SM; where a block needs more
+ * than half an SM (512x7168, 1024x7168, 2048x4096) it was up to 26 % slower, and launched plainly
+ * up to 20 % slower at most cells (its loop starts once all of the block's weights are in). At
+ * 1024x4096 M = 1 the stream kernel's entry with the early trigger stays 5 % ahead. */
 static const struct {
   int n, k, mclasses, xreg;
 } share_132[] = {{384, 7168, 0xf, 0}, {512, 4096, 0xf, 0}, {256, 7168, 0xf, 0},

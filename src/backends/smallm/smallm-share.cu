@@ -9,8 +9,8 @@
  * few sub-chunks per warp in 2-D boxes of 16 rows. On the H200 (docs/smallm-notes.md, session 23,
  * trace of the last call of a PDL chain) at 384x7168 M = 1 the main loop after the wait took
  * 1.1 us here against 2.3 in the stream kernel, and a call 2.70 us against 3.19; where a block
- * needs more than about 70 KB (one block per SM, no room for the next call's) it is slower, and
- * so is a plain launch, whose loop waits for all of the block's weights.
+ * needs more than half an SM (no room for the next call's block) it is slower, and so is a plain
+ * launch at most shapes, whose loop waits for all of the block's weights.
  *
  * The rows: a row per slice of (sub-chunks | 1) x 64 bytes (64 mod 128, so that the 16-byte
  * fragment reads of rows g and g + 1 fall in different banks), within the shared memory of one
