@@ -434,7 +434,8 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t k,
   if (xreg && warp_subs(k, &c->split) > BF16FP32__SMALLM_XREG_SUBS) return -1;
   const int64_t pitch = 64 * (slice_subs(k, &c->split) | 1);
   const size_t rows = (size_t)pitch * (size_t)(c->split.rows + (xreg ? 0 : m));
-  const size_t smem = 64 + (rows > c->decode_smem ? rows : c->decode_smem);
+  const size_t smem =
+      BF16FP32__SMALLM_SHARE_BARS + (rows > c->decode_smem ? rows : c->decode_smem);
   if (smem > smem_limit) return -1;
   c->share = 1;
   c->decode = 0;

@@ -1,5 +1,5 @@
 /* The device pieces the smallm kernels build their sums from: the 16-byte weight load, the bulk
- * request into L2 and the bf16 MMA (the sums over warp groups and cluster ranks:
+ * request into L2, the bf16 MMA and a sub-chunk's two of them (the sums over warp groups and cluster ranks:
  * smallm-cluster-sum.cuh). One definition, so that the kernels multiply exactly alike (the batch
  * invariance across kernels rests on it). */
 #ifndef BF16FP32_SMALLM_FRAGMENTS_CUH
@@ -34,6 +34,15 @@ static __device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint
       "{%8,%9}, {%0,%1,%2,%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+/* d += one 32-wide sub-chunk: r0 and r8 are 16 bytes (k = 8t .. 8t + 7 of the permuted
+ * sub-chunk) of weight rows g and g + 8, b those of token g; words 0-1 make one MMA, words 2-3
+ * the next, in that order. */
+static __device__ __forceinline__ void bf16fp32__smallm_mma_sub(float (&d)[4], const uint4 &r0,
+                                                                const uint4 &r8, const uint4 &b) {
+  mma16816(d, r0.x, r8.x, r0.y, r8.y, b.x, b.y);
+  mma16816(d, r0.z, r8.z, r0.w, r8.w, b.z, b.w);
 }
 
 #endif

@@ -62,7 +62,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   const int len = static_cast<int>(pl.ke - pl.kb); /* the slice's columns, a multiple of 8 */
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const uint32_t wbar = base, xbar = base + 8;
-  const int wrows = 64, xrows = wrows + a.rows * a.pitch; /* byte offsets of the two row sets */
+  /* byte offsets of the two row sets, after the barriers */
+  const int wrows = BF16FP32__SMALLM_SHARE_BARS, xrows = wrows + a.rows * a.pitch;
 
   if (threadIdx.x == 0) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tmbarrier.init.shared::cta.b64 [%1], 1;"
@@ -90,9 +91,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   } else if (warp == 1 && a.pdl) {
     for (int r = lane; r < a.m; r += 32)
       if (r % gridDim.y == blockIdx.y)
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.x + r * a.ldx + pl.kb),
-                     "r"(2 * len)
-                     : "memory");
+        bf16fp32__bulk_to_l2(a.x + r * a.ldx + pl.kb, 2 * len);
   }
   BF16FP32__SMALLM_STAMP(2);
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -112,9 +111,6 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * sub-chunk, the decode kernel's fragments; tokens past M read token M - 1, whose products go
    * only to outputs that are never stored. */
   const unsigned char *wr = smem + wrows + (16 * pl.wn + g) * a.pitch + 16 * t;
-  const unsigned char *xr[MT];
-#pragma unroll
-  for (int j = 0; j < MT; j++) xr[j] = smem + xrows + min(8 * j + g, a.m - 1) * a.pitch + 16 * t;
   if constexpr (XREG) {
     /* x's fragments of the warp's whole range (at most XR sub-chunks) from global memory, where
      * the requests above put them in L2; columns past K read as zeros */
@@ -135,29 +131,25 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
         const uint4 r0 = bf16fp32__lds16(wr + 64 * (pl.j0 + q));
         const uint4 r8 = bf16fp32__lds16(wr + 8 * a.pitch + 64 * (pl.j0 + q));
 #pragma unroll
-        for (int j = 0; j < MT; j++) {
-          mma16816(acc[j], r0.x, r8.x, r0.y, r8.y, xv[q][j].x, xv[q][j].y);
-          mma16816(acc[j], r0.z, r8.z, r0.w, r8.w, xv[q][j].z, xv[q][j].w);
-        }
+        for (int j = 0; j < MT; j++) bf16fp32__smallm_mma_sub(acc[j], r0, r8, xv[q][j]);
       }
   } else {
+    const unsigned char *xr[MT];
+#pragma unroll
+    for (int j = 0; j < MT; j++) xr[j] = smem + xrows + min(8 * j + g, a.m - 1) * a.pitch + 16 * t;
     bf16fp32__bar_wait(wbar, 0);
     bf16fp32__bar_wait(xbar, 0);
     for (int s = pl.j0; s < pl.j1; s++) {
       const uint4 r0 = bf16fp32__lds16(wr + 64 * s);
       const uint4 r8 = bf16fp32__lds16(wr + 8 * a.pitch + 64 * s);
 #pragma unroll
-      for (int j = 0; j < MT; j++) {
-        const uint4 b = bf16fp32__lds16(xr[j] + 64 * s);
-        mma16816(acc[j], r0.x, r8.x, r0.y, r8.y, b.x, b.y);
-        mma16816(acc[j], r0.z, r8.z, r0.w, r8.w, b.z, b.w);
-      }
+      for (int j = 0; j < MT; j++) bf16fp32__smallm_mma_sub(acc[j], r0, r8, bf16fp32__lds16(xr[j] + 64 * s));
     }
   }
   BF16FP32__SMALLM_STAMP(3);
   /* The partial sums go over the rows, once every warp is done with them. */
   __syncthreads();
-  bf16fp32__smallm_finish_warps<MT>(acc, reinterpret_cast<float *>(smem + 64), pl.wk, pl.wn, a.m,
+  bf16fp32__smallm_finish_warps<MT>(acc, reinterpret_cast<float *>(smem + wrows), pl.wk, pl.wn, a.m,
                                     a.mpad, a.rows, a.kwarps, a.ksplit, a.out + n0, a.ldo);
 }
 

@@ -81,11 +81,8 @@ struct SArgs {
       _Pragma("unroll") for (int p = 0; p < (UNROLL); p++) if ((TAKE) && G * q + p < nq) {       \
         const uint4 r0 = bf16fp32__lds16(st + arow + 64 * p);                                    \
         const uint4 r8 = bf16fp32__lds16(st + arow8 + 64 * p);                                   \
-        _Pragma("unroll") for (int j = 0; j < MT; j++) {                                         \
-          const uint4 b = bf16fp32__lds16(st + brow[j] + 64 * p);                                \
-          mma16816(acc[j], r0.x, r8.x, r0.y, r8.y, b.x, b.y);                                    \
-          mma16816(acc[j], r0.z, r8.z, r0.w, r8.w, b.z, b.w);                                    \
-        }                                                                                        \
+        _Pragma("unroll") for (int j = 0; j < MT; j++)                                           \
+            bf16fp32__smallm_mma_sub(acc[j], r0, r8, bf16fp32__lds16(st + brow[j] + 64 * p));    \
       }                                                                                          \
       __syncwarp(); /* the warp is done with the slot: it takes stage q + stages */              \
       if (GR > 1 && !leader && lane == 0) /* ... once the ring's other warp is too */            \

@@ -105,10 +105,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
 #pragma unroll
     for (int i = 0; i < 2; i++)
 #pragma unroll
-      for (int j = 0; j < TT; j++) {
-        mma16816(d[i][j], av[i][0].x, av[i][1].x, av[i][0].y, av[i][1].y, bv[j].x, bv[j].y);
-        mma16816(d[i][j], av[i][0].z, av[i][1].z, av[i][0].w, av[i][1].w, bv[j].z, bv[j].w);
-      }
+      for (int j = 0; j < TT; j++) bf16fp32__smallm_mma_sub(d[i][j], av[i][0], av[i][1], bv[j]);
   };
   /* where the chain in progress ends (ranges of bf16fp32__smallm_chain) */
   const int per = bf16fp32__smallm_chain_len(blk.slice_subs, WK);
