@@ -16,8 +16,8 @@
 // --stream-tokens: the stream kernel in blocks of 64 tokens above M = 64, against the choice
 //        (plain and under PDL, several stagings, each checked bit for bit against the choice).
 // --early: under PDL the stream kernel lets the next call launch at block entry.
-// --share / --share-xreg: the share kernel wherever it fits up to M = 16 (--share-xreg: x's
-//   fragments read into registers); --no-share: the stream kernel's table alone.
+// --share / --share-xreg: the share kernel wherever it fits, up to M = 64 (--share-xreg: x's
+//   fragments read into registers, up to M = 16); --no-share: the stream kernel's table alone.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
@@ -113,7 +113,7 @@ static int run_smallm(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_
     if (!g_no_share) bf16fp32__smallm_prefer_share(&c, m, n, k, g_sms, pdl, g_smem);
   }
   if (g_early) c.stream_early = 1;
-  if (g_share) bf16fp32__smallm_use_share(&c, m, k, g_share == 2, g_smem);
+  if (g_share) bf16fp32__smallm_use_share(&c, m, n, k, g_share == 2, g_smem);
   return bf16fp32__smallm_launch(&c, m, n, k, x, ldx, w, ldw, out, ldo, s, pdl);
 }
 

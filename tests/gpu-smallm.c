@@ -211,14 +211,13 @@ static void check_stream(set *s, const int64_t *ms, int count) {
     CHECK(check_direct(s, ms, count, "stream (pdl)", to_stream, kinds[i], 1) > 0 || !must);
   }
 }
-/* The share kernel (M <= 16, where a block's rows fit its shared memory), with x's fragments
- * read into registers when args[0] says so; returns the cases run. */
+/* The share kernel (M <= 64, where a block's rows fit its shared memory), with x's fragments
+ * read into registers when args[0] says so (M <= 16); returns the cases run. */
 static int to_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k, size_t smem,
                     const int *args) {
-  (void)n;
-  if (m > 16) return 1;
+  if (args[0] && m > 16) return 1;
   /* skipped where the rows do not fit, or a warp's range is too long for x in registers */
-  return bf16fp32__smallm_use_share(c, m, k, args[0], smem) == 0 ? 0 : 1;
+  return bf16fp32__smallm_use_share(c, m, n, k, args[0], smem) == 0 ? 0 : 1;
 }
 static int check_share(set *s, const int64_t *ms, int count) {
   static const int xreg[2] = {0, 1};
@@ -267,7 +266,8 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 256, 256, 4096, 0, 0, 0, 11, 0); /* flash.router */
   check_set(ctx, &s, ms, count);
   check_stream(&s, ms, 16); /* M = 1 .. 16 */
-  CHECK(check_share(&s, ms, 16) == 4 * 16);
+  CHECK(check_share(&s, ms, 64) == 2 * 64 + 2 * 16); /* x in registers up to M = 16 */
+  CHECK(check_share(&s, ms + 64, 4) == 0);            /* above M = 64: declined */
   check_tile_subs(&s, ms + 64, 4); /* M = 65, 100, 128, 200 */
   check_stream_tokens(&s, ms + 64, 4, 1);
   free_set(&s);
@@ -291,7 +291,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 128, 1024, 4096, 0, 0, 0, 14, 0);
   check_set(ctx, &s, few, 4);
   check_stream(&s, few, 3); /* a cluster of 2 */
-  CHECK(check_share(&s, few, 3) == 4 * 3);
+  CHECK(check_share(&s, few, 4) == 4 * 3 + 2); /* M = 33: x's rows */
   check_stream(&s, more_tiles, 5);
   check_wgmma(&s, few, 4, 64, 64, 32); /* WK = 8 */
   free_set(&s);
@@ -310,7 +310,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   const int64_t padded[] = {1, 13, 64};
   check_set(ctx, &s, padded, 3);
   check_stream(&s, padded, 3);
-  CHECK(check_share(&s, padded, 2) == 4 * 2); /* rows ldx and ldw apart */
+  CHECK(check_share(&s, padded, 3) == 4 * 2 + 2); /* rows ldx and ldw apart */
   free_set(&s);
 
   /* K ends inside a 32-wide sub-chunk; tiny shapes (and the stream kernel where M <= 16) */
@@ -319,7 +319,8 @@ static void test_shapes(bf16fp32_context *ctx) {
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
     CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
     if (s.mmax <= 16) check_stream(&s, &s.mmax, 1);
-    if (s.mmax <= 16) CHECK(check_share(&s, &s.mmax, 1) == 4); /* the slice's zeros past K */
+    if (s.mmax <= 64) /* the slice's zeros past K */
+      CHECK(check_share(&s, &s.mmax, 1) == (s.mmax <= 16 ? 4 : 2));
     if (s.mmax > 64 && s.n % 32 == 0) check_tile_subs(&s, &s.mmax, 1); /* the wide kernel */
     if (s.mmax > 64) check_stream_tokens(&s, &s.mmax, 1, 1);
     free_set(&s);

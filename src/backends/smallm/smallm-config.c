@@ -383,29 +383,32 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
   }
 }
 
-/* Where the share kernel beat the stream kernel's table entries above under programmatic
- * dependent launch on an H200 (smallm-probe --chosen with and without --share / --share-xreg,
- * three interleaved runs per build; docs/smallm-notes.md, session 23), by M class as above, with
- * x's token rows in shared memory or (xreg) x's fragments in registers: 384x7168 M = 1-16
- * 0.85-0.93x the time (M = 1 3.19 -> 2.70 us), 512x4096 M = 1-16 0.90-0.96x, 256x7168 M = 1-16
- * 0.94-0.99x, 256x4096 M = 1-4 0.97-0.99x; in registers, 256x4096 M = 5-16 0.93-0.95x and
- * 1024x4096 M = 2-16 0.93-0.98x (its block then needs 65 KB at every M, not 133 KB at M = 16).
- * Every entry's block needs 34-99 KB, so that two or more fit an SM; where a block needs more
- * than half an SM (512x7168, 1024x7168, 2048x4096) it was up to 26 % slower, and launched plainly
- * up to 20 % slower at most cells (its loop starts once all of the block's weights are in). At
- * 1024x4096 M = 1 the stream kernel's entry with the early trigger stays 5 % ahead. */
+/* Where the share kernel beat the choice above on an H200, by M class as above, with x's token
+ * rows in shared memory or (xreg) x's fragments in registers (smallm-probe --chosen against
+ * --share, three interleaved runs; docs/smallm-notes.md, sessions 23 and 24). Under programmatic
+ * dependent launch its blocks request all their weights before griddepcontrol.wait; launched
+ * plainly its loop starts once all of them are in, which pays only at some shapes above M = 8.
+ * Session 24's build, whose eight warps share the copies' issue: under PDL 256x4096 M = 12-64
+ * 0.91-0.95x the time, 256x7168 M = 1-32 0.80-0.97x, 384x7168 M = 1-24 0.77-0.99x, 512x4096
+ * M = 1-32 0.94-0.98x, 512x7168 M = 24 0.94x; plainly 256x4096 M = 48-64 0.93-0.95x, 256x7168
+ * M = 24-32 0.96-0.97x, 384x7168 M = 12-32 0.96-0.97x, 512x4096 M = 12-32 0.96-0.99x. Where a
+ * block needs more than half an SM (512x7168 M <= 16, 1024x7168, 2048x4096) it was slower. */
 static const struct {
-  int n, k, mclasses, xreg;
-} share_132[] = {{384, 7168, 0xf, 0}, {512, 4096, 0xf, 0}, {256, 7168, 0xf, 0},
-                 {256, 4096, 0x3, 0}, {256, 4096, 0xc, 1}, {1024, 4096, 0xe, 1}};
+  int n, k, launch, mclasses, xreg;
+} share_132[] = {
+    {256, 4096, PDL, 0x7f, 0},   {256, 7168, PDL, 0x7f, 0},   {384, 7168, PDL, 0x1f, 0},
+    {512, 4096, PDL, 0x1f, 0},   {512, 7168, PDL, 0x10, 0},   {1024, 4096, PDL, 0xe, 1},
+    {256, 4096, PLAIN, 0x60, 0}, {256, 7168, PLAIN, 0x10, 0}, {384, 7168, PLAIN, 0x18, 0},
+    {512, 4096, PLAIN, 0x18, 0}};
 
 void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                    int sm_count, int use_pdl, size_t smem_limit) {
-  if (sm_count != 132 || !use_pdl || m < 1 || m > 16) return;
+  if (sm_count != 132 || m < 1 || m > BF16FP32__SMALLM_DECODE_MAX_M) return;
   for (size_t i = 0; i < sizeof share_132 / sizeof share_132[0]; i++)
-    if (share_132[i].n == n && share_132[i].k == k && (share_132[i].mclasses >> m_class(m) & 1)) {
+    if (share_132[i].n == n && share_132[i].k == k && share_132[i].launch == !!use_pdl &&
+        (share_132[i].mclasses >> m_class(m) & 1)) {
       bf16fp32__smallm_config t = *c; /* c stays as it was where the rows do not fit */
-      if (bf16fp32__smallm_use_share(&t, m, k, share_132[i].xreg, smem_limit) == 0) *c = t;
+      if (bf16fp32__smallm_use_share(&t, m, n, k, share_132[i].xreg, smem_limit) == 0) *c = t;
       return;
     }
 }
@@ -428,21 +431,23 @@ int bf16fp32__smallm_use_stream_tokens(bf16fp32__smallm_config *c, int64_t m, in
   return 0;
 }
 
-int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t k, int xreg,
-                               size_t smem_limit) {
-  if (c->wide || m < 1 || m > 16 || c->mt > 2) return -1;
-  if (xreg && warp_subs(k, &c->split) > BF16FP32__SMALLM_XREG_SUBS) return -1;
-  const int64_t pitch = 64 * (slice_subs(k, &c->split) | 1);
-  const size_t rows = (size_t)pitch * (size_t)(c->split.rows + (xreg ? 0 : m));
-  const size_t smem =
-      BF16FP32__SMALLM_SHARE_BARS + (rows > c->decode_smem ? rows : c->decode_smem);
+int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                               int xreg, size_t smem_limit) {
+  bf16fp32__smallm_config t;
+  if (m < 1 || m > BF16FP32__SMALLM_DECODE_MAX_M || (xreg && m > 16)) return -1;
+  /* the token tiles and the partial sums' room as for any kernel at m <= 64 */
+  if (bf16fp32__smallm_choose_with(m, n, k, &c->split, smem_limit, &t) != 0) return -1;
+  if (xreg && warp_subs(k, &t.split) > BF16FP32__SMALLM_XREG_SUBS) return -1;
+  const int64_t pitch = 64 * (slice_subs(k, &t.split) | 1);
+  const size_t rows = (size_t)pitch * (size_t)(t.split.rows + (xreg ? 0 : m));
+  const size_t smem = BF16FP32__SMALLM_SHARE_BARS + (rows > t.decode_smem ? rows : t.decode_smem);
   if (smem > smem_limit) return -1;
-  c->share = 1;
-  c->decode = 0;
-  c->stream = 0;
-  c->share_pitch = (int)pitch;
-  c->share_smem = smem;
-  c->share_xreg = xreg != 0;
+  t.share = 1;
+  t.decode = 0;
+  t.share_pitch = (int)pitch;
+  t.share_smem = smem;
+  t.share_xreg = xreg != 0;
+  *c = t;
   return 0;
 }
 

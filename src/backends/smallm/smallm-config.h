@@ -181,16 +181,15 @@ int bf16fp32__smallm_use_groups(bf16fp32__smallm_config *c, int groups, size_t s
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                                 int groups, size_t smem_limit);
 
-/* Switches c (chosen for m <= 16 tokens, not a tile kernel) to the share kernel: each block
- * copies its whole share of the weights (its rows' K slice, one bulk copy per row) into shared
- * memory at entry, which under programmatic dependent launch is before griddepcontrol.wait, and
- * x's slice after it: one copy per token row, or with xreg each lane's fragments into registers
- * (where no warp's range is longer than BF16FP32__SMALLM_XREG_SUBS sub-chunks); then the decode
- * kernel's sums. Returns 0, or -1 when c is a tile kernel, m > 16, a warp's range is too long for
- * xreg, or the rows do not fit smem_limit. */
-int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t k, int xreg,
-                               size_t smem_limit);
-
+/* Switches c (chosen for (m, n, k), m <= 64: only its split is kept) to the share kernel: each
+ * block copies its whole share of the weights (its rows' K slice, one bulk copy per row) into
+ * shared memory at entry, which under programmatic dependent launch is before
+ * griddepcontrol.wait, and x's slice after it: one copy per token row, or with xreg (m <= 16)
+ * each lane's fragments into registers (where no warp's range is longer than
+ * BF16FP32__SMALLM_XREG_SUBS sub-chunks); then the decode kernel's sums. Returns 0, or -1 (c
+ * unchanged) when m is not 1-64, xreg does not apply, or the rows do not fit smem_limit. */
+int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                               int xreg, size_t smem_limit);
 /* Switches c, chosen for m > 64 tokens, to the stream kernel in blocks of 64 tokens (the last
  * block the rest) along a third grid dimension: each block runs as for M = 64 (the same split,
  * stages of `subs`, up to `stages`, `groups`), so every row is summed as in any other kernel.
@@ -206,8 +205,8 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
                                     int sm_count, int use_pdl, size_t smem_limit);
 
 /* Switches c, chosen by bf16fp32__smallm_choose (and bf16fp32__smallm_prefer_stream) for
- * (m, n, k), to the share kernel where that measured faster on the H200: under programmatic
- * dependent launch, at some shapes up to M = 16. */
+ * (m, n, k), to the share kernel where that measured faster on the H200: at some shapes up to
+ * M = 64, mostly under programmatic dependent launch (use_pdl). */
 void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                    int sm_count, int use_pdl, size_t smem_limit);
 

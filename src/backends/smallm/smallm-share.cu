@@ -1,8 +1,8 @@
-/* smallm share kernel (sm_90, M <= 16): the decode kernel's work and sums (same split, warp
+/* smallm share kernel (sm_90, M <= 64): the decode kernel's work and sums (same split, warp
  * groups, k permutation, MMA order, reduction tree) with each block's whole share of the weights
  * (its rows' K slice) brought into shared memory at entry by one 1-D bulk copy per row, on one
  * mbarrier; then, after griddepcontrol.wait, x's slice by one copy per token row on another, or
- * (share_xreg) each lane's x fragments straight into registers.
+ * (share_xreg, M <= 16) each lane's x fragments straight into registers.
  *
  * Why: under programmatic dependent launch all of a block's weights are then requested before
  * the wait, in 16-32 copies as long as the slice's rows, where the stream kernel's rings hold a
@@ -69,6 +69,9 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tmbarrier.init.shared::cta.b64 [%1], 1;"
                  ::"r"(wbar), "r"(xbar));
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+    /* each barrier's one arrival, with the bytes its copies bring */
+    bf16fp32__bar_expect(wbar, a.rows * 2 * len);
+    if (!XREG) bf16fp32__bar_expect(xbar, a.m * 2 * len);
   }
   /* A slice that ends inside a sub-chunk (K's end): the rest of that sub-chunk reads as zeros, as
    * a tensor map's copies fill it. The copies write other bytes of the rows. */
@@ -80,29 +83,24 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
         *reinterpret_cast<uint4 *>(row + b) = make_uint4(0u, 0u, 0u, 0u);
     }
   __syncthreads();
-  /* The weights do not depend on the previous kernel: warp 0's lanes copy a row each, before the
-   * wait; warp 1's request x's rows into L2 (where a previous kernel's writes land), each once
-   * per call (by the slice's block blockIdx.y mod M). */
-  if (warp == 0) {
-    if (lane == 0) bf16fp32__bar_expect(wbar, a.rows * 2 * len);
-    __syncwarp();
-    for (int r = lane; r < a.rows; r += 32)
-      bulk_copy(base + wrows + r * a.pitch, a.w + (n0 + r) * a.ldw + pl.kb, 2 * len, wbar);
-  } else if (warp == 1 && a.pdl) {
+  /* The rows' copies, row r by lane r / 8 of warp r % 8: a warp issues its lanes' copies one
+   * after another (some 20 ns each on the H200), so eight warps issue them sooner than one. The
+   * weights do not depend on the previous kernel: they go before the wait; warp 1 also requests
+   * x's rows into L2 (where a previous kernel's writes land), each once per call (by the slice's
+   * block blockIdx.y mod M). */
+  constexpr int CW = BF16FP32__SMALLM_WARPS;
+  for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
+    bulk_copy(base + wrows + r * a.pitch, a.w + (n0 + r) * a.ldw + pl.kb, 2 * len, wbar);
+  if (warp == 1 && a.pdl)
     for (int r = lane; r < a.m; r += 32)
       if (r % gridDim.y == blockIdx.y)
         bf16fp32__bulk_to_l2(a.x + r * a.ldx + pl.kb, 2 * len);
-  }
-  BF16FP32__SMALLM_STAMP(2);
   asm volatile("griddepcontrol.wait;" ::: "memory");
   BF16FP32__SMALLM_STAMP(1);
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  if (!XREG && warp == 0) {
-    if (lane == 0) bf16fp32__bar_expect(xbar, a.m * 2 * len);
-    __syncwarp();
-    for (int r = lane; r < a.m; r += 32)
+  if (!XREG)
+    for (int r = warp + CW * lane; r < a.m; r += 32 * CW)
       bulk_copy(base + xrows + r * a.pitch, a.x + r * a.ldx + pl.kb, 2 * len, xbar);
-  }
 
   float acc[MT][4];
 #pragma unroll
@@ -139,11 +137,26 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     for (int j = 0; j < MT; j++) xr[j] = smem + xrows + min(8 * j + g, a.m - 1) * a.pitch + 16 * t;
     bf16fp32__bar_wait(wbar, 0);
     bf16fp32__bar_wait(xbar, 0);
-    for (int s = pl.j0; s < pl.j1; s++) {
-      const uint4 r0 = bf16fp32__lds16(wr + 64 * s);
-      const uint4 r8 = bf16fp32__lds16(wr + 8 * a.pitch + 64 * s);
+    BF16FP32__SMALLM_STAMP(2);
+    /* PF sub-chunks' fragments are read before their MMAs, so that the reads' latency is paid
+     * once per PF sub-chunks and not between the chain's MMAs (on the H200 0.97-0.98x the time
+     * under PDL at 256x7168, 384x7168 and 512x4096 M <= 8; docs/smallm-notes.md, session 24) */
+    constexpr int PF = MT >= 8 ? 1 : 8 / MT;
+    for (int s0 = pl.j0; s0 < pl.j1; s0 += PF) {
+      uint4 r0[PF], r8[PF], xf[PF][MT];
 #pragma unroll
-      for (int j = 0; j < MT; j++) bf16fp32__smallm_mma_sub(acc[j], r0, r8, bf16fp32__lds16(xr[j] + 64 * s));
+      for (int q = 0; q < PF; q++)
+        if (s0 + q < pl.j1) {
+          r0[q] = bf16fp32__lds16(wr + 64 * (s0 + q));
+          r8[q] = bf16fp32__lds16(wr + 8 * a.pitch + 64 * (s0 + q));
+#pragma unroll
+          for (int j = 0; j < MT; j++) xf[q][j] = bf16fp32__lds16(xr[j] + 64 * (s0 + q));
+        }
+#pragma unroll
+      for (int q = 0; q < PF; q++)
+        if (s0 + q < pl.j1)
+#pragma unroll
+          for (int j = 0; j < MT; j++) bf16fp32__smallm_mma_sub(acc[j], r0[q], r8[q], xf[q][j]);
     }
   }
   BF16FP32__SMALLM_STAMP(3);
@@ -158,7 +171,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
 extern "C" int bf16fp32__smallm_share_load(size_t smem_limit) {
   return static_cast<int>(bf16fp32__smallm_allow_smem(
       smem_limit, smallm_share_kernel<1, false>, smallm_share_kernel<2, false>,
-      smallm_share_kernel<1, true>, smallm_share_kernel<2, true>));
+      smallm_share_kernel<4, false>, smallm_share_kernel<8, false>, smallm_share_kernel<1, true>,
+      smallm_share_kernel<2, true>));
 }
 
 extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, int64_t m,
@@ -179,7 +193,9 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
       c, c->share_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
   const auto kern = c->share_xreg ? (c->mt == 1 ? smallm_share_kernel<1, true>
                                                 : smallm_share_kernel<2, true>)
-                                   : (c->mt == 1 ? smallm_share_kernel<1, false>
-                                                 : smallm_share_kernel<2, false>);
+                    : c->mt == 1   ? smallm_share_kernel<1, false>
+                    : c->mt == 2   ? smallm_share_kernel<2, false>
+                    : c->mt == 4   ? smallm_share_kernel<4, false>
+                                   : smallm_share_kernel<8, false>;
   return static_cast<int>(cudaLaunchKernelEx(&cfg, kern, a));
 }
