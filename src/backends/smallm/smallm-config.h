@@ -190,6 +190,7 @@ int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs,
  * unchanged) when m is not 1-64, xreg does not apply, or the rows do not fit smem_limit. */
 int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                int xreg, size_t smem_limit);
+
 /* Switches c, chosen for m > 64 tokens, to the stream kernel in blocks of 64 tokens (the last
  * block the rest) along a third grid dimension: each block runs as for M = 64 (the same split,
  * stages of `subs`, up to `stages`, `groups`), so every row is summed as in any other kernel.
