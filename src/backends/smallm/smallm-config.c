@@ -405,7 +405,8 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
                                    int sm_count, int use_pdl, size_t smem_limit) {
   if (sm_count != 132 || m < 1 || m > BF16FP32__SMALLM_DECODE_MAX_M) return;
   for (size_t i = 0; i < sizeof share_132 / sizeof share_132[0]; i++)
-    if (share_132[i].n == n && share_132[i].k == k && share_132[i].launch == !!use_pdl &&
+    if (share_132[i].n == n && share_132[i].k == k &&
+        (share_132[i].launch == EITHER || share_132[i].launch == !!use_pdl) &&
         (share_132[i].mclasses >> m_class(m) & 1)) {
       bf16fp32__smallm_config t = *c; /* c stays as it was where the rows do not fit */
       if (bf16fp32__smallm_use_share(&t, m, n, k, share_132[i].xreg, smem_limit) == 0) *c = t;
