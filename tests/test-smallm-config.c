@@ -502,10 +502,11 @@ static void test_share(void) {
   CHECK(bf16fp32__smallm_use_share(&c, 1, 1024, 4096, 1, H200_SMEM) == 0 && c.share_xreg &&
         c.share_smem == (size_t)(64 + 16 * 65 * 64)); /* no token rows */
   CHECK(bf16fp32__smallm_choose(16, 256, 4096, H200_SMS, H200_SMEM, &c) == 0); /* 32 / 8 */
-  CHECK(bf16fp32__smallm_use_share(&c, 16, 256, 4096, 0, H200_SMEM) == 0 && c.share_pitch == 17 * 64 &&
-        c.share_smem == 64 + 48 * 17 * 64);
+  CHECK(bf16fp32__smallm_use_share(&c, 16, 256, 4096, 0, H200_SMEM) == 0 &&
+        c.share_pitch == 17 * 64 && c.share_smem == 64 + 48 * 17 * 64);
   CHECK(bf16fp32__smallm_choose(5, 256, 4104, H200_SMS, H200_SMEM, &c) == 0); /* K's end */
-  CHECK(bf16fp32__smallm_use_share(&c, 5, 256, 4104, 0, H200_SMEM) == 0 && c.share_pitch % 128 == 64 &&
+  CHECK(bf16fp32__smallm_use_share(&c, 5, 256, 4104, 0, H200_SMEM) == 0 &&
+        c.share_pitch % 128 == 64 &&
         c.share_pitch >= 64 * (((4104 + 31) / 32 + c.split.ksplit - 1) / c.split.ksplit));
   CHECK(bf16fp32__smallm_choose(3, 48, 8, H200_SMS, H200_SMEM, &c) == 0); /* the sums are larger */
   CHECK(bf16fp32__smallm_use_share(&c, 3, 48, 8, 0, H200_SMEM) == 0 && c.share_pitch == 64 &&
@@ -514,7 +515,8 @@ static void test_share(void) {
   CHECK(bf16fp32__smallm_use_share(&c, 1, 2048, 7168, 0, H200_SMEM) != 0 && !c.share);
   CHECK(bf16fp32__smallm_choose(1, 512, 7168, H200_SMS, H200_SMEM, &c) == 0); /* ranges of 14 */
   CHECK(bf16fp32__smallm_use_share(&c, 1, 512, 7168, 1, H200_SMEM) != 0 && !c.share);
-  CHECK(bf16fp32__smallm_use_share(&c, 1, 512, 7168, 0, H200_SMEM) == 0 && c.share && !c.share_xreg);
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 512, 7168, 0, H200_SMEM) == 0 && c.share &&
+        !c.share_xreg);
   CHECK(bf16fp32__smallm_choose(17, 256, 4096, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_share(&c, 17, 256, 4096, 1, H200_SMEM) != 0 && !c.share); /* xreg */
   CHECK(bf16fp32__smallm_use_share(&c, 17, 256, 4096, 0, H200_SMEM) == 0 && c.share &&
