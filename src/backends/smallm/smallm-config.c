@@ -268,6 +268,11 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * while this one runs (1024x7168 M = 5 against 8, 5 x 2: 4.93 against 5.89 us, where the
  * stages of M = 8 no longer leave that room). */
 enum { PLAIN = 0, PDL = 1, EITHER = 2 };
+/* Whether a table entry for launch kind `launch` applies to a call with (use_pdl) or without
+ * programmatic dependent launch. */
+static int launch_applies(int launch, int use_pdl) {
+  return launch == EITHER || launch == !!use_pdl;
+}
 static const struct {
   int n, k, launch, mclasses, subs, stages, groups;
   /* 1: only with its stage count and where two blocks of it fit an SM: under PDL the next call's
@@ -368,7 +373,7 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
   const size_t half = (smem_limit + 1024) / 2 - 1024;
   for (size_t i = 0; i < sizeof stream_132 / sizeof stream_132[0]; i++) {
     if (stream_132[i].n != n || stream_132[i].k != k ||
-        (stream_132[i].launch != EITHER && stream_132[i].launch != !!use_pdl) ||
+        !launch_applies(stream_132[i].launch, use_pdl) ||
         !(stream_132[i].mclasses >> m_class(m) & 1))
       continue;
     bf16fp32__smallm_config t = *c; /* c stays as chosen where no entry fits */
@@ -406,8 +411,7 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
   if (sm_count != 132 || m < 1 || m > BF16FP32__SMALLM_DECODE_MAX_M) return;
   for (size_t i = 0; i < sizeof share_132 / sizeof share_132[0]; i++)
     if (share_132[i].n == n && share_132[i].k == k &&
-        (share_132[i].launch == EITHER || share_132[i].launch == !!use_pdl) &&
-        (share_132[i].mclasses >> m_class(m) & 1)) {
+        launch_applies(share_132[i].launch, use_pdl) && (share_132[i].mclasses >> m_class(m) & 1)) {
       bf16fp32__smallm_config t = *c; /* c stays as it was where the rows do not fit */
       if (bf16fp32__smallm_use_share(&t, m, n, k, share_132[i].xreg, smem_limit) == 0) *c = t;
       return;
