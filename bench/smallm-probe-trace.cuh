@@ -237,21 +237,21 @@ static void exp_trace() {
 // --trace-stream: the library's choice (the stream kernel where its table picks it; with --share
 // the share kernel wherever it fits) at a few cells, plain and under PDL, and at 1024x4096 M = 1
 // two other stagings: where the start and the end of a stream call go. With --ms (and --n), those
-// cells instead, the choice only.
+// cells instead, the choice only, or with --stream-kind the stream kernel in that staging.
 static void exp_trace_stream() {
   printf("trace of the chosen kernel (us; p0 entry, p2 barriers set up (share kernel: weights and x landed), p1 "
          "after griddepcontrol.wait (first weight copies issued), p3 main loop done, p4 block sum ready, p6 "
          "cluster barrier passed, p5 end)\n");
   /* shape, M, and a staging (sub-chunks x stages) in place of the table's, or 0 */
-  struct Run { int si, m, subs, stages; };
-  std::vector<Run> runs = {{2, 1, 0, 0}, {2, 1, 4, 2}, {2, 1, 3, 3}, {2, 8, 0, 0},
-                           {1, 1, 0, 0}, {6, 1, 0, 0}, {8, 1, 0, 0}, {3, 1, 0, 0},
-                           {2, 16, 0, 0}, {5, 1, 0, 0}, {4, 1, 0, 0}, {0, 1, 0, 0}};
+  struct Run { int si, m, subs, stages, groups; };
+  std::vector<Run> runs = {{2, 1, 0, 0, 1}, {2, 1, 4, 2, 1}, {2, 1, 3, 3, 1}, {2, 8, 0, 0, 1},
+                           {1, 1, 0, 0, 1}, {6, 1, 0, 0, 1}, {8, 1, 0, 0, 1}, {3, 1, 0, 0, 1},
+                           {2, 16, 0, 0, 1}, {5, 1, 0, 0, 1}, {4, 1, 0, 0, 1}, {0, 1, 0, 0, 1}};
   if (!g_mlist.empty()) {
     runs.clear();
     for (int si = 0; si < 9; si++)
       if (!g_only_n || g_shapes[si][0] == g_only_n)
-        for (int m : g_mlist) runs.push_back({si, m, 0, 0});
+        for (int m : g_mlist) runs.push_back({si, m, g_kind[0], g_kind[1], g_kind[2]});
   }
   for (auto ru : runs)
     for (int pdl = 0; pdl < 2; pdl++) {
@@ -261,9 +261,10 @@ static void exp_trace_stream() {
       if (ru.subs == 0) {
         bf16fp32__smallm_prefer_stream(&c, r.m, r.n, r.k, g_sms, pdl, g_smem);
         bf16fp32__smallm_prefer_share(&c, r.m, r.n, r.k, g_sms, pdl, g_smem);
-        if (g_share) bf16fp32__smallm_use_share(&c, r.m, r.n, r.k, g_share == 2, g_smem);
+        if (g_share) bf16fp32__smallm_use_share(&c, r.m, r.n, r.k, g_share == 2, 0, g_smem);
       }
-      else if (bf16fp32__smallm_use_stream(&c, r.m, ru.subs, ru.stages, 1, g_smem) != 0) continue;
+      else if (bf16fp32__smallm_use_stream(&c, r.m, ru.subs, ru.stages, ru.groups, g_smem) != 0)
+        continue;
       char name[96];
       trace_clear();
       double t = time_smallm(r, pdl, &c);

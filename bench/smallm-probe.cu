@@ -12,6 +12,8 @@
 // --split-stream: other (N, K) splits with the stream kernel, plain and under PDL (M <= 64; above
 //        that the wide kernel).
 // --ms 1,2,4,8,16: the timing table (and --wide, --stream-sweep) at these M only.
+// --stream-kind 3,3,2: --trace-stream with --ms traces the stream kernel in that staging (sub-chunks,
+//   stages, blocks per tile).
 // --tile-subs 4|5|7: the library's choice with the wide kernel's stages set to this size.
 // --stream-tokens: the stream kernel in blocks of 64 tokens above M = 64, against the choice
 //        (plain and under PDL, several stagings, each checked bit for bit against the choice).
@@ -113,7 +115,7 @@ static int run_smallm(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_
     if (!g_no_share) bf16fp32__smallm_prefer_share(&c, m, n, k, g_sms, pdl, g_smem);
   }
   if (g_early) c.stream_early = 1;
-  if (g_share) bf16fp32__smallm_use_share(&c, m, n, k, g_share == 2, g_smem);
+  if (g_share) bf16fp32__smallm_use_share(&c, m, n, k, g_share == 2, 0, g_smem);
   return bf16fp32__smallm_launch(&c, m, n, k, x, ldx, w, ldw, out, ldo, s, pdl);
 }
 
@@ -331,6 +333,7 @@ __global__ void produce(uint16_t *x, const uint16_t *src, size_t n, int trigger)
 static const int g_shapes[][2] = {{256, 4096}, {512, 4096}, {1024, 4096}, {2048, 4096}, {256, 7168},
                                   {384, 7168}, {512, 7168}, {1024, 7168}, {2048, 7168}};
 static int g_only_n = 0; /* --n: the table and sweeps at this N only */
+static int g_kind[3] = {0, 0, 1}; /* --stream-kind subs,stages,groups: --trace-stream's staging */
 
 static void timing_setup() {
   g_pool.elems = (size_t)640 << 20;  // 1.25 GB of bf16
@@ -966,6 +969,9 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--wl2")) g_wl2 = true;
     if (!strcmp(argv[i], "--tile-subs") && i + 1 < argc) g_tile_subs = atoi(argv[++i]);
     if (!strcmp(argv[i], "--n") && i + 1 < argc) g_only_n = atoi(argv[++i]); /* sweep one N */
+    if (!strcmp(argv[i], "--stream-kind") && i + 1 < argc &&
+        sscanf(argv[++i], "%d,%d,%d", &g_kind[0], &g_kind[1], &g_kind[2]) != 3)
+      g_kind[0] = 0;
     if (!strcmp(argv[i], "--wide")) do_wide = true;
     if (!strcmp(argv[i], "--stream-tokens")) do_stream_tokens = true;
     if (!strcmp(argv[i], "--early")) g_early = true;

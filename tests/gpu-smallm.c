@@ -213,21 +213,23 @@ static void check_stream(set *s, const int64_t *ms, int count) {
 }
 /* The share kernel (M <= 64, where a block's rows fit its shared memory), with x's fragments
  * read into registers when args[0] says so (M <= 16); returns the cases run. */
+/* args: x in registers, the weight fragments in registers (share_wpre) */
 static int to_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k, size_t smem,
                     const int *args) {
   if (args[0] && m > 16) return 1;
-  /* skipped where the rows do not fit, or a warp's range is too long for x in registers */
-  return bf16fp32__smallm_use_share(c, m, n, k, args[0], smem) == 0 ? 0 : 1;
+  /* skipped where the rows do not fit, or a warp's range is too long for registers */
+  return bf16fp32__smallm_use_share(c, m, n, k, args[0], args[1], smem) == 0 ? 0 : 1;
 }
 static int check_share(set *s, const int64_t *ms, int count) {
-  static const int xreg[2] = {0, 1};
+  static const int kinds[4][2] = {{0, 0}, {1, 0}, {0, 1}, {0, 2}};
+  static const char *names[4][2] = {{"share", "share (pdl)"},
+                                    {"share, x in registers", "share, x in registers (pdl)"},
+                                    {"share, w read first", "share, w read first (pdl)"},
+                                    {"share, w read with x", "share, w read with x (pdl)"}};
   int ran = 0;
-  for (int i = 0; i < 2; i++) {
-    ran += check_direct(s, ms, count, xreg[i] ? "share, x in registers" : "share", to_share,
-                        &xreg[i], 0);
-    ran += check_direct(s, ms, count, xreg[i] ? "share, x in registers (pdl)" : "share (pdl)",
-                        to_share, &xreg[i], 1);
-  }
+  for (int i = 0; i < 4; i++)
+    for (int pdl = 0; pdl < 2; pdl++)
+      ran += check_direct(s, ms, count, names[i][pdl], to_share, kinds[i], pdl);
   return ran;
 }
 /* The stream kernel in blocks of 64 tokens above M = 64: stages of args[0] sub-chunks, up to
@@ -266,7 +268,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 256, 256, 4096, 0, 0, 0, 11, 0); /* flash.router */
   check_set(ctx, &s, ms, count);
   check_stream(&s, ms, 16); /* M = 1 .. 16 */
-  CHECK(check_share(&s, ms, 64) == 2 * 64 + 2 * 16); /* x in registers up to M = 16 */
+  CHECK(check_share(&s, ms, 64) == 3 * 2 * 64 + 2 * 16); /* x in registers up to M = 16 */
   CHECK(check_share(&s, ms + 64, 4) == 0);            /* above M = 64: declined */
   check_tile_subs(&s, ms + 64, 4); /* M = 65, 100, 128, 200 */
   check_stream_tokens(&s, ms + 64, 4, 1);
@@ -284,14 +286,14 @@ static void test_shapes(bf16fp32_context *ctx) {
   free_set(&s);
   make_set(&s, 256, 512, 7168, 0, 0, 0, 13, 0);
   check_set(ctx, &s, few, 4);
-  CHECK(check_share(&s, few, 3) == 2 * 3); /* ranges of 14 sub-chunks: x not in registers */
+  CHECK(check_share(&s, few, 3) == 2 * 3); /* ranges of 14 sub-chunks: neither in registers */
   check_wgmma(&s, few, 4, 128, 64, 64); /* WK = 4 */
   check_wgmma(&s, few, 4, 128, 32, 32);
   free_set(&s);
   make_set(&s, 128, 1024, 4096, 0, 0, 0, 14, 0);
   check_set(ctx, &s, few, 4);
   check_stream(&s, few, 3); /* a cluster of 2 */
-  CHECK(check_share(&s, few, 4) == 4 * 3 + 2); /* M = 33: x's rows */
+  CHECK(check_share(&s, few, 4) == 3 * 2 * 4 + 2 * 3); /* M = 33: x's rows */
   check_stream(&s, more_tiles, 5);
   check_wgmma(&s, few, 4, 64, 64, 32); /* WK = 8 */
   free_set(&s);
@@ -310,7 +312,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   const int64_t padded[] = {1, 13, 64};
   check_set(ctx, &s, padded, 3);
   check_stream(&s, padded, 3);
-  CHECK(check_share(&s, padded, 3) == 4 * 2 + 2); /* rows ldx and ldw apart */
+  CHECK(check_share(&s, padded, 3) == 3 * 2 * 3 + 2 * 2); /* rows ldx and ldw apart */
   free_set(&s);
 
   /* K ends inside a 32-wide sub-chunk; tiny shapes (and the stream kernel where M <= 16) */
@@ -320,7 +322,7 @@ static void test_shapes(bf16fp32_context *ctx) {
     CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
     if (s.mmax <= 16) check_stream(&s, &s.mmax, 1);
     if (s.mmax <= 64) /* the slice's zeros past K */
-      CHECK(check_share(&s, &s.mmax, 1) == (s.mmax <= 16 ? 4 : 2));
+      CHECK(check_share(&s, &s.mmax, 1) == (s.mmax <= 16 ? 8 : 6));
     if (s.mmax > 64 && s.n % 32 == 0) check_tile_subs(&s, &s.mmax, 1); /* the wide kernel */
     if (s.mmax > 64) check_stream_tokens(&s, &s.mmax, 1, 1);
     free_set(&s);
@@ -329,7 +331,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 9, 256, 4096, 0, 0, 0, 30, 1);
   CHECK(run_rows(ctx, &s, 9, 0, s.full));
   check_stream(&s, &s.mmax, 1);
-  CHECK(check_share(&s, &s.mmax, 1) == 4);
+  CHECK(check_share(&s, &s.mmax, 1) == 8);
   free_set(&s);
 }
 

@@ -496,50 +496,62 @@ static void test_stream(void) {
 static void test_share(void) {
   bf16fp32__smallm_config c;
   CHECK(bf16fp32__smallm_choose(1, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0); /* 16 / 2 */
-  CHECK(bf16fp32__smallm_use_share(&c, 1, 1024, 4096, 0, H200_SMEM) == 0 && c.share && !c.stream &&
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 1024, 4096, 0, 0, H200_SMEM) == 0 && c.share && !c.stream &&
         !c.decode && c.share_pitch == 65 * 64 && c.share_smem == (size_t)(64 + 17 * 65 * 64) &&
         !c.share_xreg);
-  CHECK(bf16fp32__smallm_use_share(&c, 1, 1024, 4096, 1, H200_SMEM) == 0 && c.share_xreg &&
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 1024, 4096, 1, 0, H200_SMEM) == 0 && c.share_xreg &&
         c.share_smem == (size_t)(64 + 16 * 65 * 64)); /* no token rows */
   CHECK(bf16fp32__smallm_choose(16, 256, 4096, H200_SMS, H200_SMEM, &c) == 0); /* 32 / 8 */
-  CHECK(bf16fp32__smallm_use_share(&c, 16, 256, 4096, 0, H200_SMEM) == 0 &&
+  CHECK(bf16fp32__smallm_use_share(&c, 16, 256, 4096, 0, 0, H200_SMEM) == 0 &&
         c.share_pitch == 17 * 64 && c.share_smem == 64 + 48 * 17 * 64);
   CHECK(bf16fp32__smallm_choose(5, 256, 4104, H200_SMS, H200_SMEM, &c) == 0); /* K's end */
-  CHECK(bf16fp32__smallm_use_share(&c, 5, 256, 4104, 0, H200_SMEM) == 0 &&
+  CHECK(bf16fp32__smallm_use_share(&c, 5, 256, 4104, 0, 0, H200_SMEM) == 0 &&
         c.share_pitch % 128 == 64 &&
         c.share_pitch >= 64 * (((4104 + 31) / 32 + c.split.ksplit - 1) / c.split.ksplit));
   CHECK(bf16fp32__smallm_choose(3, 48, 8, H200_SMS, H200_SMEM, &c) == 0); /* the sums are larger */
-  CHECK(bf16fp32__smallm_use_share(&c, 3, 48, 8, 0, H200_SMEM) == 0 && c.share_pitch == 64 &&
+  CHECK(bf16fp32__smallm_use_share(&c, 3, 48, 8, 0, 0, H200_SMEM) == 0 && c.share_pitch == 64 &&
         c.share_smem == 64 + c.decode_smem);
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0); /* 14 KB rows */
-  CHECK(bf16fp32__smallm_use_share(&c, 1, 2048, 7168, 0, H200_SMEM) != 0 && !c.share);
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 2048, 7168, 0, 0, H200_SMEM) != 0 && !c.share);
   CHECK(bf16fp32__smallm_choose(1, 512, 7168, H200_SMS, H200_SMEM, &c) == 0); /* ranges of 14 */
-  CHECK(bf16fp32__smallm_use_share(&c, 1, 512, 7168, 1, H200_SMEM) != 0 && !c.share);
-  CHECK(bf16fp32__smallm_use_share(&c, 1, 512, 7168, 0, H200_SMEM) == 0 && c.share &&
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 512, 7168, 1, 0, H200_SMEM) != 0 && !c.share);
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 512, 7168, 0, 0, H200_SMEM) == 0 && c.share &&
         !c.share_xreg);
   CHECK(bf16fp32__smallm_choose(17, 256, 4096, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_share(&c, 17, 256, 4096, 1, H200_SMEM) != 0 && !c.share); /* xreg */
-  CHECK(bf16fp32__smallm_use_share(&c, 17, 256, 4096, 0, H200_SMEM) == 0 && c.share &&
+  CHECK(bf16fp32__smallm_use_share(&c, 17, 256, 4096, 1, 0, H200_SMEM) != 0 && !c.share); /* xreg */
+  CHECK(bf16fp32__smallm_use_share(&c, 17, 256, 4096, 0, 0, H200_SMEM) == 0 && c.share &&
         c.mt == 4 && c.mpad == 32 && c.share_smem == 64 + 49 * 17 * 64);
   CHECK(bf16fp32__smallm_choose(64, 256, 4096, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_share(&c, 64, 256, 4096, 0, H200_SMEM) == 0 && c.share &&
+  CHECK(bf16fp32__smallm_use_share(&c, 64, 256, 4096, 0, 0, H200_SMEM) == 0 && c.share &&
         c.mt == 8 && c.mpad == 64 && c.share_smem == 64 + 96 * 17 * 64);
   CHECK(bf16fp32__smallm_choose(65, 256, 4096, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_share(&c, 65, 256, 4096, 0, H200_SMEM) != 0 && !c.share); /* M > 64 */
+  CHECK(bf16fp32__smallm_use_share(&c, 65, 256, 4096, 0, 0, H200_SMEM) != 0 && !c.share); /* M > 64 */
+  /* the weight fragments in registers: ranges of at most 8 sub-chunks, not with x in registers */
+  CHECK(bf16fp32__smallm_use_share(&c, 64, 256, 4096, 0, 2, H200_SMEM) == 0 && c.share_wpre == 2);
+  CHECK(bf16fp32__smallm_use_share(&c, 16, 1024, 4096, 0, 1, H200_SMEM) == 0 && c.share_wpre == 1);
+  CHECK(bf16fp32__smallm_choose(1, 512, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 512, 7168, 0, 1, H200_SMEM) != 0 && !c.share); /* 14 */
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 256, 4096, 1, 1, H200_SMEM) != 0 && !c.share);
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 256, 4096, 0, 3, H200_SMEM) != 0 && !c.share);
   CHECK(bf16fp32__smallm_choose(1, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_share(&c, 1, 1024, 4096, 0, 64 * 1024) != 0 && !c.share); /* no room */
-  CHECK(bf16fp32__smallm_use_share(&c, 1, 1024, 4096, 0, H200_SMEM) == 0 &&
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 1024, 4096, 0, 0, 64 * 1024) != 0 && !c.share); /* no room */
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 1024, 4096, 0, 0, H200_SMEM) == 0 &&
         bf16fp32__smallm_use_stream(&c, 1, 4, 2, 1, H200_SMEM) == 0 && c.stream && !c.share);
   /* the table: its shapes, launches and M classes, 132 SMs, up to M = 64 */
-  static const struct { int64_t m, n, k; int pdl, sms, share, xreg; } table[] = {
-      {1, 384, 7168, 1, 132, 1, 0},   {24, 384, 7168, 1, 132, 1, 0},  {33, 384, 7168, 1, 132, 0, 0},
-      {1, 384, 7168, 0, 132, 0, 0},   {12, 384, 7168, 0, 132, 1, 0},  {1, 384, 7168, 1, 114, 0, 0},
-      {8, 512, 4096, 1, 132, 1, 0},   {32, 512, 4096, 1, 132, 1, 0},  {48, 512, 4096, 1, 132, 0, 0},
-      {12, 256, 7168, 1, 132, 1, 0},  {64, 256, 7168, 1, 132, 1, 0},  {16, 256, 7168, 0, 132, 0, 0},
-      {4, 256, 4096, 1, 132, 1, 0},   {16, 256, 4096, 1, 132, 1, 0},  {64, 256, 4096, 0, 132, 1, 0},
-      {65, 256, 4096, 1, 132, 0, 0},  {1, 1024, 4096, 1, 132, 0, 0},  {2, 1024, 4096, 1, 132, 1, 1},
-      {16, 1024, 4096, 1, 132, 1, 1}, {1, 512, 7168, 1, 132, 0, 0},   {24, 512, 7168, 1, 132, 1, 0},
-      {1, 2048, 7168, 1, 132, 0, 0}};
+  static const struct { int64_t m, n, k; int pdl, sms, share, xreg, wpre; } table[] = {
+      {1, 384, 7168, 1, 132, 1, 0, 0}, {24, 384, 7168, 1, 132, 1, 0, 1},
+      {33, 384, 7168, 1, 132, 0, 0, 0}, {1, 384, 7168, 0, 132, 0, 0, 0},
+      {12, 384, 7168, 0, 132, 1, 0, 0}, {1, 384, 7168, 1, 114, 0, 0, 0},
+      {8, 512, 4096, 1, 132, 1, 0, 0}, {32, 512, 4096, 1, 132, 1, 0, 1},
+      {48, 512, 4096, 1, 132, 0, 0, 0}, {12, 256, 7168, 1, 132, 1, 0, 0},
+      {64, 256, 7168, 1, 132, 1, 0, 2}, {16, 256, 7168, 0, 132, 0, 0, 0},
+      {4, 256, 4096, 1, 132, 1, 0, 2}, {16, 256, 4096, 1, 132, 1, 0, 0},
+      {64, 256, 4096, 0, 132, 1, 0, 2}, {65, 256, 4096, 1, 132, 0, 0, 0},
+      {1, 1024, 4096, 1, 132, 0, 0, 0}, {2, 1024, 4096, 1, 132, 1, 1, 0},
+      {16, 1024, 4096, 1, 132, 1, 1, 0}, {1, 512, 7168, 1, 132, 0, 0, 0},
+      {24, 512, 7168, 1, 132, 1, 0, 0}, {1, 2048, 7168, 1, 132, 0, 0, 0},
+      {48, 256, 7168, 1, 132, 1, 0, 2}, {8, 256, 7168, 1, 132, 1, 0, 0},
+      {32, 256, 4096, 1, 132, 1, 0, 1}};
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
     CHECK(bf16fp32__smallm_choose(table[i].m, table[i].n, table[i].k, table[i].sms, H200_SMEM,
                                   &c) == 0);
@@ -547,7 +559,8 @@ static void test_share(void) {
                                    table[i].pdl, H200_SMEM);
     bf16fp32__smallm_prefer_share(&c, table[i].m, table[i].n, table[i].k, table[i].sms,
                                   table[i].pdl, H200_SMEM);
-    CHECK(c.share == table[i].share && c.share_xreg == table[i].xreg && (!c.share || !c.stream));
+    CHECK(c.share == table[i].share && c.share_xreg == table[i].xreg &&
+          c.share_wpre == table[i].wpre && (!c.share || !c.stream));
   }
 }
 

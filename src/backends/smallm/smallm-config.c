@@ -236,6 +236,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->share_pitch = 0;
   c->share_smem = 0;
   c->share_xreg = 0;
+  c->share_wpre = 0;
   return 0;
 }
 
@@ -400,11 +401,20 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
  * block needs more than half an SM (512x7168 M <= 16, 1024x7168, 2048x4096) it was slower. */
 static const struct {
   int n, k, launch, mclasses, xreg;
+  /* c->share_wpre: the weight fragments into registers before the wait (1) or while x's rows
+   * arrive (2); session 25 (smallm-probe --chosen, three interleaved runs against 0): under PDL
+   * 1 at M = 17-32 0.90-0.93x the time at 256x7168, 384x7168 and 256x4096, 0.95-0.97x at
+   * 512x4096; 2 at 256x4096 M = 1-8 0.96x and plainly at M = 48-64 0.96-0.97x, and at 256x7168
+   * M = 48-64 0.93-0.94x; the other share cells within 1 % or slower (up to 1.2x at 512x4096
+   * and 384x7168 M <= 8) */
+  int wpre;
 } share_132[] = {
-    {256, 4096, PDL, 0x7f, 0},   {256, 7168, PDL, 0x7f, 0},   {384, 7168, PDL, 0x1f, 0},
-    {512, 4096, PDL, 0x1f, 0},   {512, 7168, PDL, 0x10, 0},   {1024, 4096, PDL, 0xe, 1},
-    {256, 4096, PLAIN, 0x60, 0}, {256, 7168, PLAIN, 0x10, 0}, {384, 7168, PLAIN, 0x18, 0},
-    {512, 4096, PLAIN, 0x18, 0}};
+    {256, 4096, PDL, 0x7, 0, 2},    {256, 4096, PDL, 0x10, 0, 1},   {256, 4096, PDL, 0x68, 0, 0},
+    {256, 7168, PDL, 0x10, 0, 1},   {256, 7168, PDL, 0x60, 0, 2},   {256, 7168, PDL, 0xf, 0, 0},
+    {384, 7168, PDL, 0x10, 0, 1},   {384, 7168, PDL, 0xf, 0, 0},    {512, 4096, PDL, 0x10, 0, 1},
+    {512, 4096, PDL, 0xf, 0, 0},    {512, 7168, PDL, 0x10, 0, 0},   {1024, 4096, PDL, 0xe, 1, 0},
+    {256, 4096, PLAIN, 0x60, 0, 2}, {256, 7168, PLAIN, 0x10, 0, 0}, {384, 7168, PLAIN, 0x18, 0, 0},
+    {512, 4096, PLAIN, 0x18, 0, 0}};
 
 void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                    int sm_count, int use_pdl, size_t smem_limit) {
@@ -413,7 +423,9 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
     if (share_132[i].n == n && share_132[i].k == k &&
         launch_applies(share_132[i].launch, use_pdl) && (share_132[i].mclasses >> m_class(m) & 1)) {
       bf16fp32__smallm_config t = *c; /* c stays as it was where the rows do not fit */
-      if (bf16fp32__smallm_use_share(&t, m, n, k, share_132[i].xreg, smem_limit) == 0) *c = t;
+      if (bf16fp32__smallm_use_share(&t, m, n, k, share_132[i].xreg, share_132[i].wpre,
+                                     smem_limit) == 0)
+        *c = t;
       return;
     }
 }
@@ -437,12 +449,13 @@ int bf16fp32__smallm_use_stream_tokens(bf16fp32__smallm_config *c, int64_t m, in
 }
 
 int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
-                               int xreg, size_t smem_limit) {
+                               int xreg, int wpre, size_t smem_limit) {
   bf16fp32__smallm_config t;
   if (m < 1 || m > BF16FP32__SMALLM_DECODE_MAX_M || (xreg && m > 16)) return -1;
+  if (wpre < 0 || wpre > 2 || (wpre && xreg)) return -1;
   /* the token tiles and the partial sums' room as for any kernel at m <= 64 */
   if (bf16fp32__smallm_choose_with(m, n, k, &c->split, smem_limit, &t) != 0) return -1;
-  if (xreg && warp_subs(k, &t.split) > BF16FP32__SMALLM_XREG_SUBS) return -1;
+  if ((xreg || wpre) && warp_subs(k, &t.split) > BF16FP32__SMALLM_XREG_SUBS) return -1;
   const int64_t pitch = 64 * (slice_subs(k, &t.split) | 1);
   const size_t rows = (size_t)pitch * (size_t)(t.split.rows + (xreg ? 0 : m));
   const size_t smem = BF16FP32__SMALLM_SHARE_BARS + (rows > t.decode_smem ? rows : t.decode_smem);
@@ -452,6 +465,7 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
   t.share_pitch = (int)pitch;
   t.share_smem = smem;
   t.share_xreg = xreg != 0;
+  t.share_wpre = wpre;
   *c = t;
   return 0;
 }

@@ -134,6 +134,9 @@ typedef struct bf16fp32__smallm_config {
                           them once the block is done with them) */
   int share_xreg;      /* 1: each lane reads its x fragments from global memory into registers
                           after griddepcontrol.wait (no token rows in shared memory) */
+  int share_wpre;      /* 1, 2: each lane reads its weight fragments from shared memory into
+                          registers before griddepcontrol.wait (1) or once x's rows are on
+                          their way (2); 0: next to x's, sub-chunk by sub-chunk */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
@@ -186,10 +189,11 @@ int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs,
  * shared memory at entry, which under programmatic dependent launch is before
  * griddepcontrol.wait, and x's slice after it: one copy per token row, or with xreg (m <= 16)
  * each lane's fragments into registers (where no warp's range is longer than
- * BF16FP32__SMALLM_XREG_SUBS sub-chunks); then the decode kernel's sums. Returns 0, or -1 (c
- * unchanged) when m is not 1-64, xreg does not apply, or the rows do not fit smem_limit. */
+ * BF16FP32__SMALLM_XREG_SUBS sub-chunks); then the decode kernel's sums. wpre (not with xreg,
+ * the same range limit): c->share_wpre. Returns 0, or -1 (c unchanged) when m is not 1-64, xreg
+ * or wpre does not apply, or the rows do not fit smem_limit. */
 int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
-                               int xreg, size_t smem_limit);
+                               int xreg, int wpre, size_t smem_limit);
 
 /* Switches c, chosen for m > 64 tokens, to the stream kernel in blocks of 64 tokens (the last
  * block the rest) along a third grid dimension: each block runs as for M = 64 (the same split,

@@ -50,8 +50,11 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, int byt
       : "memory");
 }
 
-/* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel. */
-template <int MT, bool XREG>
+/* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel. WP (share_wpre, ranges of
+ * at most XR sub-chunks, x's rows in shared memory): the warp's weight fragments go from shared
+ * memory into registers once the weights have landed, before griddepcontrol.wait (1) or once x's
+ * copies are on their way (2); then each sub-chunk's MMAs read only x's fragments. */
+template <int MT, bool XREG, int WP>
 __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     smallm_share_kernel(const __grid_constant__ HArgs a) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -95,6 +98,23 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     for (int r = lane; r < a.m; r += 32)
       if (r % gridDim.y == blockIdx.y)
         bf16fp32__bulk_to_l2(a.x + r * a.ldx + pl.kb, 2 * len);
+  /* lane (g, t): 16 bytes at k = 8t of rows g and g + 8 of the warp's 16 and of token g in each
+   * sub-chunk, the decode kernel's fragments */
+  const unsigned char *wr = smem + wrows + (16 * pl.wn + g) * a.pitch + 16 * t;
+  const int nq = pl.j1 - pl.j0; /* the warp's sub-chunks */
+  /* On the H200 (docs/smallm-notes.md, session 25) under PDL: 1 took 0.90-0.93x the time at
+   * 256x7168, 384x7168 and 256x4096 M = 24-32, 2 0.96x at 256x4096 M = 1-8 and 0.93-0.94x at
+   * 256x7168 M = 48-64; elsewhere either was as fast or up to 1.2x slower. */
+  uint4 w0[WP ? XR : 1], w8[WP ? XR : 1];
+  auto read_w = [&]() {
+    bf16fp32__bar_wait(wbar, 0);
+#pragma unroll
+    for (int q = 0; q < XR; q++) {
+      w0[q] = q < nq ? bf16fp32__lds16(wr + 64 * (pl.j0 + q)) : make_uint4(0u, 0u, 0u, 0u);
+      w8[q] = q < nq ? bf16fp32__lds16(wr + 8 * a.pitch + 64 * (pl.j0 + q)) : make_uint4(0u, 0u, 0u, 0u);
+    }
+  };
+  if (WP == 1) read_w();
   asm volatile("griddepcontrol.wait;" ::: "memory");
   BF16FP32__SMALLM_STAMP(1);
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -105,10 +125,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   float acc[MT][4];
 #pragma unroll
   for (int j = 0; j < MT; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-  /* lane (g, t): 16 bytes at k = 8t of rows g and g + 8 of the warp's 16 and of token g in each
-   * sub-chunk, the decode kernel's fragments; tokens past M read token M - 1, whose products go
-   * only to outputs that are never stored. */
-  const unsigned char *wr = smem + wrows + (16 * pl.wn + g) * a.pitch + 16 * t;
+  /* tokens past M read token M - 1, whose products go only to outputs that are never stored */
   if constexpr (XREG) {
     /* x's fragments of the warp's whole range (at most XR sub-chunks) from global memory, where
      * the requests above put them in L2; columns past K read as zeros */
@@ -130,6 +147,22 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
         const uint4 r8 = bf16fp32__lds16(wr + 8 * a.pitch + 64 * (pl.j0 + q));
 #pragma unroll
         for (int j = 0; j < MT; j++) bf16fp32__smallm_mma_sub(acc[j], r0, r8, xv[q][j]);
+      }
+  } else if constexpr (WP != 0) {
+    if (WP == 2) read_w();
+    const unsigned char *xr[MT];
+#pragma unroll
+    for (int j = 0; j < MT; j++) xr[j] = smem + xrows + min(8 * j + g, a.m - 1) * a.pitch + 16 * t;
+    bf16fp32__bar_wait(xbar, 0);
+    BF16FP32__SMALLM_STAMP(2);
+#pragma unroll
+    for (int q = 0; q < XR; q++)
+      if (q < nq) {
+        uint4 xf[MT];
+#pragma unroll
+        for (int j = 0; j < MT; j++) xf[j] = bf16fp32__lds16(xr[j] + 64 * (pl.j0 + q));
+#pragma unroll
+        for (int j = 0; j < MT; j++) bf16fp32__smallm_mma_sub(acc[j], w0[q], w8[q], xf[j]);
       }
   } else {
     const unsigned char *xr[MT];
@@ -166,13 +199,29 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
                                     a.mpad, a.rows, a.kwarps, a.ksplit, a.out + n0, a.ldo);
 }
 
+/* The instance a launch runs: mt token tiles, x in registers (xreg, mt <= 2) or the weight
+ * fragments in registers (wpre 1 or 2; not with xreg). */
+using ShareKernel = void (*)(HArgs);
+template <int WP>
+ShareKernel share_kernel_w(int mt) {
+  return mt == 1   ? smallm_share_kernel<1, false, WP>
+         : mt == 2 ? smallm_share_kernel<2, false, WP>
+         : mt == 4 ? smallm_share_kernel<4, false, WP>
+                   : smallm_share_kernel<8, false, WP>;
+}
+ShareKernel share_kernel(int mt, bool xreg, int wpre) {
+  if (xreg) return mt == 1 ? smallm_share_kernel<1, true, 0> : smallm_share_kernel<2, true, 0>;
+  return wpre == 1 ? share_kernel_w<1>(mt) : wpre == 2 ? share_kernel_w<2>(mt) : share_kernel_w<0>(mt);
+}
+
 }  // namespace
 
 extern "C" int bf16fp32__smallm_share_load(size_t smem_limit) {
-  return static_cast<int>(bf16fp32__smallm_allow_smem(
-      smem_limit, smallm_share_kernel<1, false>, smallm_share_kernel<2, false>,
-      smallm_share_kernel<4, false>, smallm_share_kernel<8, false>, smallm_share_kernel<1, true>,
-      smallm_share_kernel<2, true>));
+  cudaError_t e = cudaSuccess;
+  for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2)
+    e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, false, 0), share_kernel(mt, false, 1),
+                                    share_kernel(mt, false, 2), share_kernel(mt <= 2 ? mt : 2, true, 0));
+  return static_cast<int>(e);
 }
 
 extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, int64_t m,
@@ -191,11 +240,6 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->share_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
-  const auto kern = c->share_xreg ? (c->mt == 1 ? smallm_share_kernel<1, true>
-                                                : smallm_share_kernel<2, true>)
-                    : c->mt == 1   ? smallm_share_kernel<1, false>
-                    : c->mt == 2   ? smallm_share_kernel<2, false>
-                    : c->mt == 4   ? smallm_share_kernel<4, false>
-                                   : smallm_share_kernel<8, false>;
+  const ShareKernel kern = share_kernel(c->mt, c->share_xreg != 0, c->share_wpre);
   return static_cast<int>(cudaLaunchKernelEx(&cfg, kern, a));
 }
