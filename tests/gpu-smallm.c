@@ -212,8 +212,8 @@ static void check_stream(set *s, const int64_t *ms, int count) {
   }
 }
 /* The share kernel (M <= 64, where a block's rows fit its shared memory), with x's fragments
- * read into registers when args[0] says so (M <= 16); returns the cases run. */
-/* args: x in registers, the weight fragments in registers (share_wpre) */
+ * read into registers when args[0] says so (M <= 16), the weight fragments when args[1] does
+ * (share_wpre 1 or 2); check_share returns the cases run. */
 static int to_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k, size_t smem,
                     const int *args) {
   if (args[0] && m > 16) return 1;

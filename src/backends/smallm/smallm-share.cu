@@ -102,16 +102,15 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * sub-chunk, the decode kernel's fragments */
   const unsigned char *wr = smem + wrows + (16 * pl.wn + g) * a.pitch + 16 * t;
   const int nq = pl.j1 - pl.j0; /* the warp's sub-chunks */
-  /* On the H200 (docs/smallm-notes.md, session 25) under PDL: 1 took 0.90-0.93x the time at
-   * 256x7168, 384x7168 and 256x4096 M = 24-32, 2 0.96x at 256x4096 M = 1-8 and 0.93-0.94x at
-   * 256x7168 M = 48-64; elsewhere either was as fast or up to 1.2x slower. */
+  /* WP: where each form measured faster, the table in smallm-config.c (share_132) says */
   uint4 w0[WP ? XR : 1], w8[WP ? XR : 1];
   auto read_w = [&]() {
+    const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
     bf16fp32__bar_wait(wbar, 0);
 #pragma unroll
     for (int q = 0; q < XR; q++) {
-      w0[q] = q < nq ? bf16fp32__lds16(wr + 64 * (pl.j0 + q)) : make_uint4(0u, 0u, 0u, 0u);
-      w8[q] = q < nq ? bf16fp32__lds16(wr + 8 * a.pitch + 64 * (pl.j0 + q)) : make_uint4(0u, 0u, 0u, 0u);
+      w0[q] = q < nq ? bf16fp32__lds16(wr + 64 * (pl.j0 + q)) : zero;
+      w8[q] = q < nq ? bf16fp32__lds16(wr + 8 * a.pitch + 64 * (pl.j0 + q)) : zero;
     }
   };
   if (WP == 1) read_w();
@@ -211,16 +210,19 @@ ShareKernel share_kernel_w(int mt) {
 }
 ShareKernel share_kernel(int mt, bool xreg, int wpre) {
   if (xreg) return mt == 1 ? smallm_share_kernel<1, true, 0> : smallm_share_kernel<2, true, 0>;
-  return wpre == 1 ? share_kernel_w<1>(mt) : wpre == 2 ? share_kernel_w<2>(mt) : share_kernel_w<0>(mt);
+  return wpre == 1   ? share_kernel_w<1>(mt)
+         : wpre == 2 ? share_kernel_w<2>(mt)
+                     : share_kernel_w<0>(mt);
 }
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_share_load(size_t smem_limit) {
   cudaError_t e = cudaSuccess;
-  for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2)
-    e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, false, 0), share_kernel(mt, false, 1),
-                                    share_kernel(mt, false, 2), share_kernel(mt <= 2 ? mt : 2, true, 0));
+  for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2) /* x in registers: mt <= 2 */
+    e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, false, 0),
+                                    share_kernel(mt, false, 1), share_kernel(mt, false, 2),
+                                    share_kernel(mt <= 2 ? mt : 2, true, 0));
   return static_cast<int>(e);
 }
 
