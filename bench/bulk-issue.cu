@@ -18,14 +18,7 @@
 #include <cstdio>
 #include <vector>
 
-#define CK(call)                                                                         \
-  do {                                                                                   \
-    cudaError_t e_ = (call);                                                             \
-    if (e_ != cudaSuccess) {                                                             \
-      std::printf("%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));            \
-      return 1;                                                                          \
-    }                                                                                    \
-  } while (0)
+#include "bench-cuda.cuh"
 
 enum Mode { LANES = 0, LOOP = 1, WARPS = 2 };
 static const char *const mode_name[] = {"lanes", "loop", "warps"};
