@@ -268,8 +268,9 @@ static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_stage_bytes(int64_
   return (int)(((wrows + m) * 64 * bf16fp32__smallm_stream_box_subs(subs) + 127) / 128 * 128);
 }
 
-/* Sub-chunks of x a lane of the share kernel holds in registers with share_xreg: a warp's whole
- * range, up to 8 sub-chunks of up to 16 tokens (2 x 8 uint4). */
+/* Sub-chunks a lane of the share kernel holds in registers: a warp's whole range, up to 8
+ * sub-chunks of x (share_xreg, up to 16 tokens: 2 x 8 uint4) or of its weight rows (share_wpre,
+ * 2 x 8 uint4). */
 #define BF16FP32__SMALLM_XREG_SUBS 8
 
 /* log2 of a split's warp groups, which are 1, 2, 4 or 8 (128 / rows): 0, 1, 2, 3. The kernels'

@@ -1,7 +1,7 @@
 /* The device pieces the smallm kernels build their sums from: the 16-byte weight load, the bulk
- * request into L2, the bf16 MMA and a sub-chunk's two of them (the sums over warp groups and cluster ranks:
- * smallm-cluster-sum.cuh). One definition, so that the kernels multiply exactly alike (the batch
- * invariance across kernels rests on it). */
+ * request into L2, the bf16 MMA and a sub-chunk's two of them (the sums over warp groups and
+ * cluster ranks: smallm-cluster-sum.cuh). One definition, so that the kernels multiply exactly
+ * alike (the batch invariance across kernels rests on it). */
 #ifndef BF16FP32_SMALLM_FRAGMENTS_CUH
 #define BF16FP32_SMALLM_FRAGMENTS_CUH
 
