@@ -8,7 +8,10 @@
 #ifdef BF16FP32_SMALLM_TRACE
 #include <cooperative_groups.h>
 
-__device__ unsigned long long bf16fp32__smallm_trace[BF16FP32__SMALLM_TRACE_BLOCKS * 8];
+__device__ unsigned long long
+    bf16fp32__smallm_trace[2 * BF16FP32__SMALLM_TRACE_BLOCKS * BF16FP32__SMALLM_TRACE_WORDS];
+__device__ unsigned bf16fp32__smallm_trace_calls[BF16FP32__SMALLM_TRACE_BLOCKS];
+__device__ unsigned bf16fp32__smallm_trace_target;
 
 // The timer's step: the smallest non-zero difference between consecutive reads.
 __global__ void timer_step(unsigned long long *out) {
@@ -85,50 +88,87 @@ __global__ void cluster_barriers(unsigned *sink) {
   BF16FP32__SMALLM_STAMP(5);
 }
 
-// One line: per-call time, then from the last call's stamps (us after the first block's entry):
-// when blocks entered (median, max), each point's median and max over blocks, the last stamp
-// (the span), block durations, and how blocks sat on SMs.
+// One line: per-call time, then from a call's stamps (us after its first block's entry): when
+// blocks entered (median, max), each point's median and max over blocks, the last stamp (the
+// span), block durations, and how blocks sat on SMs; then the steps within a block from its SM's
+// cycle counter (medians over blocks, at the device's clock rate): entry to the wait, the wait
+// to the main loop's end, to the block sums, to the cluster barrier's passing, to the end. The
+// call is the chain's last, or with --trace-call T its T-th; then a second line gives call
+// T + 1's points on the same clock and the hand-over: from call T's last block end to call
+// T + 1's first and median wait passing.
 static void trace_report(const char *what, double per_call, int blocks) {
+  constexpr int W = BF16FP32__SMALLM_TRACE_WORDS;
   blocks = std::min(blocks, BF16FP32__SMALLM_TRACE_BLOCKS);
-  std::vector<unsigned long long> h((size_t)blocks * 8);
-  CK(cudaMemcpyFromSymbol(h.data(), bf16fp32__smallm_trace, h.size() * 8));
+  const size_t per_set = (size_t)BF16FP32__SMALLM_TRACE_BLOCKS * W;
+  std::vector<unsigned long long> all(2 * per_set);
+  CK(cudaMemcpyFromSymbol(all.data(), bf16fp32__smallm_trace, all.size() * 8));
+  static double ghz = 0;
+  if (ghz == 0) {
+    int khz = 0;
+    CK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+    ghz = khz * 1e-6;
+  }
   unsigned long long t0 = ~0ull;
   for (int b = 0; b < blocks; b++)
-    if (h[8 * b]) t0 = std::min(t0, h[8 * b]);
-  auto stats = [&](int p, double *med, double *mx) {
-    std::vector<double> v;
-    for (int b = 0; b < blocks; b++)
-      if (h[8 * b + p]) v.push_back((h[8 * b + p] - t0) * 1e-3);
-    if (v.empty()) return false;
-    std::sort(v.begin(), v.end());
-    *med = v[v.size() / 2], *mx = v.back();
-    return true;
-  };
-  printf("%-34s %6.2f |", what, per_call);
-  double span = 0;
-  for (int p = 0; p < 7; p++) {
-    double med, mx;
-    if (stats(p, &med, &mx)) printf(" p%d %5.2f %5.2f", p, med, mx), span = std::max(span, mx);
+    if (all[W * b]) t0 = std::min(t0, all[W * b]);
+  double end0 = 0; /* call T's last block end */
+  for (int set = 0; set < (g_trace_call ? 2 : 1); set++) {
+    const unsigned long long *h = all.data() + set * per_set;
+    auto stats = [&](int p, double *med, double *mx, double *mn) {
+      std::vector<double> v;
+      for (int b = 0; b < blocks; b++)
+        if (h[W * b + p]) v.push_back(((double)h[W * b + p] - (double)t0) * 1e-3);
+      if (v.empty()) return false;
+      std::sort(v.begin(), v.end());
+      *med = v[v.size() / 2], *mx = v.back(), *mn = v.front();
+      return true;
+    };
+    auto step = [&](int p, int q) { /* median over blocks of the cycles from p to q, in us */
+      std::vector<double> v;
+      for (int b = 0; b < blocks; b++)
+        if (h[W * b + p] && h[W * b + q])
+          v.push_back((double)(long long)(h[W * b + 8 + q] - h[W * b + 8 + p]) / (ghz * 1e3));
+      if (v.empty()) return -1.0;
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    if (set == 0) printf("%-34s %6.2f |", what, per_call);
+    else printf("%-34s   next |", "");
+    double span = 0, med, mx, mn, w_mn = 0, w_med = 0;
+    for (int p = 0; p < 7; p++)
+      if (stats(p, &med, &mx, &mn)) {
+        printf(" p%d %5.2f %5.2f", p, med, mx), span = std::max(span, mx);
+        if (p == 1) w_mn = mn, w_med = med;
+      }
+    if (set == 0) end0 = span;
+    std::vector<double> dur;
+    std::vector<int> per_sm(1024, 0);
+    for (int b = 0; b < blocks; b++) {
+      int last = 5;
+      while (last > 0 && !h[W * b + last]) last--;
+      if (last > 0) dur.push_back((h[W * b + last] - h[W * b]) * 1e-3);
+      if (h[W * b]) per_sm[h[W * b + 7] & 1023]++;
+    }
+    std::sort(dur.begin(), dur.end());
+    int sms = 0, most = 0;
+    for (int c : per_sm) sms += c > 0, most = std::max(most, c);
+    printf(" | span %5.2f | block %5.2f %5.2f | %d blocks on %d SMs, <= %d per SM", span,
+           dur.empty() ? 0 : dur[dur.size() / 2], dur.empty() ? 0 : dur.back(), blocks, sms, most);
+    printf(" | cycles: 0-1 %.2f 1-2 %.2f 1-3 %.2f 3-4 %.2f 4-6 %.2f 6-5 %.2f 1-5 %.2f", step(0, 1),
+           step(1, 2), step(1, 3), step(3, 4), step(4, 6), step(6, 5), step(1, 5));
+    if (set == 1) printf(" | hand-over %5.2f first, %5.2f median", w_mn - end0, w_med - end0);
+    printf("\n");
   }
-  std::vector<double> dur;
-  std::vector<int> per_sm(1024, 0);
-  for (int b = 0; b < blocks; b++) {
-    int last = 5;
-    while (last > 0 && !h[8 * b + last]) last--;
-    if (last > 0) dur.push_back((h[8 * b + last] - h[8 * b]) * 1e-3);
-    if (h[8 * b]) per_sm[h[8 * b + 7] & 1023]++;
-  }
-  std::sort(dur.begin(), dur.end());
-  int sms = 0, most = 0;
-  for (int c : per_sm) sms += c > 0, most = std::max(most, c);
-  printf(" | span %5.2f | block %5.2f %5.2f | %d blocks on %d SMs, <= %d per SM\n", span,
-         dur.empty() ? 0 : dur[dur.size() / 2], dur.empty() ? 0 : dur.back(), blocks, sms, most);
   fflush(stdout);
 }
 
+// Clears the records and the blocks' call counters, and sets the traced call (--trace-call).
 static void trace_clear() {
-  static std::vector<unsigned long long> zero((size_t)BF16FP32__SMALLM_TRACE_BLOCKS * 8, 0);
+  static std::vector<unsigned long long> zero(
+      (size_t)2 * BF16FP32__SMALLM_TRACE_BLOCKS * BF16FP32__SMALLM_TRACE_WORDS, 0);
   CK(cudaMemcpyToSymbol(bf16fp32__smallm_trace, zero.data(), zero.size() * 8));
+  CK(cudaMemcpyToSymbol(bf16fp32__smallm_trace_calls, zero.data(), BF16FP32__SMALLM_TRACE_BLOCKS * 4));
+  CK(cudaMemcpyToSymbol(bf16fp32__smallm_trace_target, &g_trace_call, 4));
 }
 
 static void exp_trace() {

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "smallm-config.h"
+#include "smallm-trace.cuh"
 
 /* attr must outlive the launch. A cluster of the K split's S blocks, or of the wide or stream
  * kernel's groups (bf16fp32__smallm_use_groups, bf16fp32__smallm_use_stream), where that is more
@@ -23,7 +24,7 @@ static inline cudaLaunchConfig_t bf16fp32__smallm_launch_config(const bf16fp32__
   cfg.gridDim = dim3(static_cast<unsigned>(c->grid_x), static_cast<unsigned>(c->grid_y),
                      static_cast<unsigned>(tblocks));
   cfg.blockDim = dim3(static_cast<unsigned>(c->threads), 1, 1);
-  cfg.dynamicSmemBytes = smem;
+  cfg.dynamicSmemBytes = smem + BF16FP32__SMALLM_TRACE_SMEM; /* 0 but in --trace probe builds */
   cfg.stream = stream;
   if (ranks > 1) {
     attr[na].id = cudaLaunchAttributeClusterDimension;

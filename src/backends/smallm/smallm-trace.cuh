@@ -1,32 +1,65 @@
 /* Timestamps inside the smallm kernels, for bench/smallm-probe.cu --trace only: where a call's
  * time goes (block starts, weights landed, main loop, block sum, cluster sum). The library is
  * never built with BF16FP32_SMALLM_TRACE, and then every stamp is nothing. With it, thread 0 of
- * each block writes the global timer at point p (0-6) and its SM at slot 7 of the block's
- * eight-word record in bf16fp32__smallm_trace, which the probe defines (relocatable device code);
- * each call overwrites the last one's records. */
+ * each block writes the global timer at point p (0-6), its SM at slot 7 and its SM's cycle
+ * counter at slot 8 + p of the block's 16-word record in bf16fp32__smallm_trace, which the probe
+ * defines (relocatable device code): the global timer compares blocks, the cycle counter times
+ * the steps of one block finer than the global timer's step.
+ * With bf16fp32__smallm_trace_target = 0 each call overwrites the last one's records; with
+ * T > 0, record set 0 takes the T-th call since the counters were cleared and set 1 the call after
+ * it (each block counts its calls by its grid index: a block of call i + 1 enters after the same
+ * block of call i has), so that a call in the middle of a PDL chain is seen with its successor. */
 #ifndef BF16FP32_SMALLM_TRACE_CUH
 #define BF16FP32_SMALLM_TRACE_CUH
 
 #ifdef BF16FP32_SMALLM_TRACE
 #include <cuda_runtime.h>
 
-/* Records of up to this many blocks; blocks past it are not stamped. */
+/* Records of up to this many blocks per set; blocks past it are not stamped. */
 #define BF16FP32__SMALLM_TRACE_BLOCKS 4096
-extern __device__ unsigned long long bf16fp32__smallm_trace[BF16FP32__SMALLM_TRACE_BLOCKS * 8];
+#define BF16FP32__SMALLM_TRACE_WORDS 16
+extern __device__ unsigned long long
+    bf16fp32__smallm_trace[2 * BF16FP32__SMALLM_TRACE_BLOCKS * BF16FP32__SMALLM_TRACE_WORDS];
+extern __device__ unsigned bf16fp32__smallm_trace_calls[BF16FP32__SMALLM_TRACE_BLOCKS];
+extern __device__ unsigned bf16fp32__smallm_trace_target;
+
+/* Launches through bf16fp32__smallm_launch_config add this many bytes to the dynamic shared
+ * memory: the last word of it holds the block's record set, where a static variable would move
+ * the kernels' dynamic shared memory (and the alignment their copies need). */
+#define BF16FP32__SMALLM_TRACE_SMEM 16
 
 static __device__ __forceinline__ void bf16fp32__smallm_stamp(int point) {
+  extern __shared__ __align__(16) unsigned char bf16fp32__smallm_trace_room[];
   const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
   if (threadIdx.x != 0 || b >= BF16FP32__SMALLM_TRACE_BLOCKS) return;
-  unsigned long long t;
+  unsigned room;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(room));
+  /* this block's record set (2: none); the probe's own kernels (no such room) take set 0 */
+  unsigned *set = room >= BF16FP32__SMALLM_TRACE_SMEM
+                      ? reinterpret_cast<unsigned *>(bf16fp32__smallm_trace_room + room - 4)
+                      : nullptr;
+  if (point == 0 && set) {
+    const unsigned target = bf16fp32__smallm_trace_target;
+    const unsigned call = atomicAdd(&bf16fp32__smallm_trace_calls[b], 1u) + 1u;
+    *set = target == 0 ? 0u : call == target ? 0u : call == target + 1u ? 1u : 2u;
+  }
+  const unsigned s = set ? *set : 0u;
+  if (s > 1) return;
+  unsigned long long t, clk;
   unsigned sm;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(clk)::"memory");
   asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-  bf16fp32__smallm_trace[8 * b + point] = t;
-  if (point == 0) bf16fp32__smallm_trace[8 * b + 7] = sm;
+  unsigned long long *rec =
+      bf16fp32__smallm_trace + BF16FP32__SMALLM_TRACE_WORDS * (s * BF16FP32__SMALLM_TRACE_BLOCKS + b);
+  rec[point] = t;
+  rec[8 + point] = clk;
+  if (point == 0) rec[7] = sm;
 }
 #define BF16FP32__SMALLM_STAMP(point) bf16fp32__smallm_stamp(point)
 #else
 #define BF16FP32__SMALLM_STAMP(point) ((void)0)
+#define BF16FP32__SMALLM_TRACE_SMEM 0
 #endif
 
 #endif
