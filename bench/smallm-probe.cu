@@ -22,6 +22,8 @@
 // --early: under PDL the stream kernel lets the next call launch at block entry.
 // --share / --share-xreg: the share kernel wherever it fits, up to M = 64 (--share-xreg: x's
 //   fragments read into registers, up to M = 16); --no-share: the stream kernel's table alone.
+// --share-late L: where the share kernel runs, its last L warp groups' weight columns are copied
+//   after griddepcontrol.wait (bf16fp32__smallm_share_late; where L does not apply, as chosen).
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
@@ -61,6 +63,7 @@ static int g_tile_subs; // --tile-subs: the wide kernel's stage size where the l
 static bool g_early; // --early: the stream kernel lets the next call launch at block entry under PDL
 static int g_share;  // --share (1), --share-xreg (2): the share kernel where it fits
 static bool g_no_share; // --no-share: not where the table picks it
+static int g_share_late = -1; // --share-late L: the last L warp groups' weights after the wait
 
 __global__ void fill_bf16(uint16_t *p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -118,6 +121,7 @@ static int run_smallm(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_
   }
   if (g_early) c.stream_early = 1;
   if (g_share) bf16fp32__smallm_use_share(&c, m, n, k, g_share == 2, 0, g_smem);
+  if (g_share_late >= 0) bf16fp32__smallm_share_late(&c, g_share_late);
   return bf16fp32__smallm_launch(&c, m, n, k, x, ldx, w, ldw, out, ldo, s, pdl);
 }
 
@@ -985,6 +989,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--share")) g_share = 1;
     if (!strcmp(argv[i], "--no-share")) g_no_share = true;
     if (!strcmp(argv[i], "--share-xreg")) g_share = 2;
+    if (!strcmp(argv[i], "--share-late") && i + 1 < argc) g_share_late = atoi(argv[++i]);
     if (!strcmp(argv[i], "--no-table")) do_table = false;
     if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */
       g_mlist.clear();

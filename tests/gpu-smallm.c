@@ -213,24 +213,41 @@ static void check_stream(set *s, const int64_t *ms, int count) {
 }
 /* The share kernel (M <= 64, where a block's rows fit its shared memory), with x's fragments
  * read into registers when args[0] says so (M <= 16), the weight fragments when args[1] does
- * (share_wpre 1 or 2); check_share returns the cases run. */
+ * (share_wpre 1 or 2), its last args[2] warp groups' weight columns copied after the wait
+ * (bf16fp32__smallm_share_late); each check returns the cases run. */
 static int to_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k, size_t smem,
                     const int *args) {
   if (args[0] && m > 16) return 1;
-  /* skipped where the rows do not fit, or a warp's range is too long for registers */
-  return bf16fp32__smallm_use_share(c, m, n, k, args[0], args[1], smem) == 0 ? 0 : 1;
+  /* skipped where the rows do not fit, a warp's range is too long for registers, or the late
+   * groups do not apply */
+  if (bf16fp32__smallm_use_share(c, m, n, k, args[0], args[1], smem) != 0) return 1;
+  return bf16fp32__smallm_share_late(c, args[2]) == 0 ? 0 : 1;
 }
-static int check_share(set *s, const int64_t *ms, int count) {
-  static const int kinds[4][2] = {{0, 0}, {1, 0}, {0, 1}, {0, 2}};
-  static const char *names[4][2] = {{"share", "share (pdl)"},
-                                    {"share, x in registers", "share, x in registers (pdl)"},
-                                    {"share, w read first", "share, w read first (pdl)"},
-                                    {"share, w read with x", "share, w read with x (pdl)"}};
+static int check_share_kinds(set *s, const int64_t *ms, int count, const int (*kinds)[3],
+                             const char *const (*names)[2]) {
   int ran = 0;
   for (int i = 0; i < 4; i++)
     for (int pdl = 0; pdl < 2; pdl++)
       ran += check_direct(s, ms, count, names[i][pdl], to_share, kinds[i], pdl);
   return ran;
+}
+static int check_share(set *s, const int64_t *ms, int count) {
+  static const int kinds[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 2, 0}};
+  static const char *const names[4][2] = {
+      {"share", "share (pdl)"},
+      {"share, x in registers", "share, x in registers (pdl)"},
+      {"share, w read first", "share, w read first (pdl)"},
+      {"share, w read with x", "share, w read with x (pdl)"}};
+  return check_share_kinds(s, ms, count, kinds, names);
+}
+static int check_share_late(set *s, const int64_t *ms, int count) {
+  static const int kinds[4][3] = {{0, 0, 1}, {0, 0, 3}, {1, 0, 2}, {0, 2, 2}};
+  static const char *const names[4][2] = {
+      {"share, 1 late", "share, 1 late (pdl)"},
+      {"share, 3 late", "share, 3 late (pdl)"},
+      {"share, x in registers, 2 late", "share, x in registers, 2 late (pdl)"},
+      {"share, w read with x, 2 late", "share, w read with x, 2 late (pdl)"}};
+  return check_share_kinds(s, ms, count, kinds, names);
 }
 /* The stream kernel in blocks of 64 tokens above M = 64: stages of args[0] sub-chunks, up to
  * args[1], args[2] blocks per tile; each listed M must run. */
@@ -270,6 +287,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_stream(&s, ms, 16); /* M = 1 .. 16 */
   CHECK(check_share(&s, ms, 64) == 3 * 2 * 64 + 2 * 16); /* x in registers up to M = 16 */
   CHECK(check_share(&s, ms + 64, 4) == 0);            /* above M = 64: declined */
+  CHECK(check_share_late(&s, ms, 64) == 3 * 2 * 64 + 2 * 16);
   check_tile_subs(&s, ms + 64, 4); /* M = 65, 100, 128, 200 */
   check_stream_tokens(&s, ms + 64, 4, 1);
   free_set(&s);
@@ -294,6 +312,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_set(ctx, &s, few, 4);
   check_stream(&s, few, 3); /* a cluster of 2 */
   CHECK(check_share(&s, few, 4) == 3 * 2 * 4 + 2 * 3); /* M = 33: x's rows */
+  CHECK(check_share_late(&s, few, 4) == 3 * 2 * 4 + 2 * 3); /* 8 warp groups */
   check_stream(&s, more_tiles, 5);
   check_wgmma(&s, few, 4, 64, 64, 32); /* WK = 8 */
   free_set(&s);
@@ -313,6 +332,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_set(ctx, &s, padded, 3);
   check_stream(&s, padded, 3);
   CHECK(check_share(&s, padded, 3) == 3 * 2 * 3 + 2 * 2); /* rows ldx and ldw apart */
+  CHECK(check_share_late(&s, padded, 3) == 3 * 2 * 3 + 2 * 2);
   free_set(&s);
 
   /* K ends inside a 32-wide sub-chunk; tiny shapes (and the stream kernel where M <= 16) */
@@ -321,8 +341,10 @@ static void test_shapes(bf16fp32_context *ctx) {
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
     CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
     if (s.mmax <= 16) check_stream(&s, &s.mmax, 1);
-    if (s.mmax <= 64) /* the slice's zeros past K */
+    if (s.mmax <= 64) { /* the slice's zeros past K (in the late columns too) */
       CHECK(check_share(&s, &s.mmax, 1) == (s.mmax <= 16 ? 8 : 6));
+      CHECK(check_share_late(&s, &s.mmax, 1) == (s.mmax <= 16 ? 8 : 6));
+    }
     if (s.mmax > 64 && s.n % 32 == 0) check_tile_subs(&s, &s.mmax, 1); /* the wide kernel */
     if (s.mmax > 64) check_stream_tokens(&s, &s.mmax, 1, 1);
     free_set(&s);
@@ -344,11 +366,13 @@ static void test_share_only(bf16fp32_context *ctx) {
   make_set(&s, 64, 256, 4096, 0, 0, 0, 11, 0);
   CHECK(run_rows(ctx, &s, 64, 0, s.full));
   CHECK(check_share(&s, ms, 64) == 3 * 2 * 64 + 2 * 16);
+  CHECK(check_share_late(&s, ms, 64) == 3 * 2 * 64 + 2 * 16);
   free_set(&s);
   const int64_t few[] = {1, 7, 16, 33};
   make_set(&s, 33, 1024, 4096, 8, 24, 8, 14, 0); /* padded leading dimensions */
   CHECK(run_rows(ctx, &s, 33, 0, s.full));
   CHECK(check_share(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
+  CHECK(check_share_late(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
   free_set(&s);
 }
 

@@ -237,6 +237,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->share_smem = 0;
   c->share_xreg = 0;
   c->share_wpre = 0;
+  c->share_late = 0;
   return 0;
 }
 
@@ -408,13 +409,24 @@ static const struct {
    * M = 48-64 0.93-0.94x; the other share cells within 1 % or slower (up to 1.2x at 512x4096
    * and 384x7168 M <= 8) */
   int wpre;
+  /* c->share_late (bf16fp32__smallm_share_late): session 26 (--share-late, three interleaved
+   * runs against 0): under PDL 1024x4096 M = 1-4 with x's rows and 2 late groups of 8 0.94-0.99x
+   * the time of x in registers and none, M = 5-8 x in registers and 1 late 0.97-0.99x; plainly
+   * 384x7168 and 512x4096 M = 12-32 with 2 late of 4 0.95-0.98x, 512x4096 M = 1-8 (against the
+   * stream and decode kernels) 0.98x, 256x7168 M = 24-32 1 late 0.99x; every other share cell
+   * under PDL 1.06-1.37x slower with any late group (the next call's copies then land after
+   * the wait instead of during the previous call). */
+  int late;
 } share_132[] = {
-    {256, 4096, PDL, 0x7, 0, 2},    {256, 4096, PDL, 0x10, 0, 1},   {256, 4096, PDL, 0x68, 0, 0},
-    {256, 7168, PDL, 0x10, 0, 1},   {256, 7168, PDL, 0x60, 0, 2},   {256, 7168, PDL, 0xf, 0, 0},
-    {384, 7168, PDL, 0x10, 0, 1},   {384, 7168, PDL, 0xf, 0, 0},    {512, 4096, PDL, 0x10, 0, 1},
-    {512, 4096, PDL, 0xf, 0, 0},    {512, 7168, PDL, 0x10, 0, 0},   {1024, 4096, PDL, 0xe, 1, 0},
-    {256, 4096, PLAIN, 0x60, 0, 2}, {256, 7168, PLAIN, 0x10, 0, 0}, {384, 7168, PLAIN, 0x18, 0, 0},
-    {512, 4096, PLAIN, 0x18, 0, 0}};
+    {256, 4096, PDL, 0x7, 0, 2, 0},    {256, 4096, PDL, 0x10, 0, 1, 0},
+    {256, 4096, PDL, 0x68, 0, 0, 0},   {256, 7168, PDL, 0x10, 0, 1, 0},
+    {256, 7168, PDL, 0x60, 0, 2, 0},   {256, 7168, PDL, 0xf, 0, 0, 0},
+    {384, 7168, PDL, 0x10, 0, 1, 0},   {384, 7168, PDL, 0xf, 0, 0, 0},
+    {512, 4096, PDL, 0x10, 0, 1, 0},   {512, 4096, PDL, 0xf, 0, 0, 0},
+    {512, 7168, PDL, 0x10, 0, 0, 0},   {1024, 4096, PDL, 0x3, 0, 0, 2},
+    {1024, 4096, PDL, 0x4, 1, 0, 1},   {1024, 4096, PDL, 0x8, 1, 0, 0},
+    {256, 4096, PLAIN, 0x60, 0, 2, 0}, {256, 7168, PLAIN, 0x10, 0, 0, 1},
+    {384, 7168, PLAIN, 0x18, 0, 0, 2}, {512, 4096, PLAIN, 0x1f, 0, 0, 2}};
 
 void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                    int sm_count, int use_pdl, size_t smem_limit) {
@@ -424,7 +436,8 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
         launch_applies(share_132[i].launch, use_pdl) && (share_132[i].mclasses >> m_class(m) & 1)) {
       bf16fp32__smallm_config t = *c; /* c stays as it was where the rows do not fit */
       if (bf16fp32__smallm_use_share(&t, m, n, k, share_132[i].xreg, share_132[i].wpre,
-                                     smem_limit) == 0)
+                                     smem_limit) == 0 &&
+          bf16fp32__smallm_share_late(&t, share_132[i].late) == 0)
         *c = t;
       return;
     }
@@ -466,7 +479,15 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
   t.share_smem = smem;
   t.share_xreg = xreg != 0;
   t.share_wpre = wpre;
+  t.share_late = 0;
   *c = t;
+  return 0;
+}
+
+int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late) {
+  if (!c->share || late < 0 || late >= c->split.kwarps || (late > 0 && c->share_wpre == 1))
+    return -1;
+  c->share_late = late;
   return 0;
 }
 

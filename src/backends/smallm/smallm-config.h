@@ -137,6 +137,9 @@ typedef struct bf16fp32__smallm_config {
   int share_wpre;      /* 1, 2: each lane reads its weight fragments from shared memory into
                           registers before griddepcontrol.wait (1) or once x's rows are on
                           their way (2); 0: next to x's, sub-chunk by sub-chunk */
+  int share_late;      /* the last share_late warp groups' weight columns are copied after
+                          griddepcontrol.wait, the others' before it; 0: all before it
+                          (bf16fp32__smallm_share_late) */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
@@ -194,6 +197,15 @@ int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs,
  * or wpre does not apply, or the rows do not fit smem_limit. */
 int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                int xreg, int wpre, size_t smem_limit);
+
+/* Sets c->share_late for the share kernel chosen in c: the weight columns of the last `late` of
+ * its kwarps warp groups are copied after griddepcontrol.wait (on a barrier of their own, which
+ * only those groups' warps wait for), so that under programmatic dependent launch fewer of a
+ * call's reads are still in flight when the previous call ends: the wait is released only once
+ * they have landed (docs/smallm-notes.md, session 26). Returns 0, or -1 (c unchanged) when c is
+ * not the share kernel, late is not 0 to kwarps - 1, or the fragments are read before the wait
+ * (share_wpre 1). */
+int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late);
 
 /* Switches c, chosen for m > 64 tokens, to the stream kernel in blocks of 64 tokens (the last
  * block the rest) along a third grid dimension: each block runs as for M = 64 (the same split,

@@ -40,6 +40,7 @@ struct HArgs {
   int mpad;
   int pitch; /* bytes per row in shared memory */
   int pdl;   /* launched with programmatic dependent launch */
+  int late;  /* the last `late` warp groups' weight columns are copied after the wait */
 };
 
 /* `bytes` from global src into shared dst, counted on mbarrier bar. */
@@ -64,17 +65,25 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   const int n0 = static_cast<int>(blockIdx.y) * a.rows;
   const int len = static_cast<int>(pl.ke - pl.kb); /* the slice's columns, a multiple of 8 */
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  const uint32_t wbar = base, xbar = base + 8;
+  const uint32_t wbar = base, xbar = base + 8, lbar = base + 16;
   /* byte offsets of the two row sets, after the barriers */
   const int wrows = BF16FP32__SMALLM_SHARE_BARS, xrows = wrows + a.rows * a.pitch;
 
+  /* share_late: each row's bytes from column 32 js on (the late warp groups' ranges) come after
+   * the wait on lbar, which only those groups' warps wait for; the rest before it on wbar */
+  int js = pl.nsubs, je;
+  if (a.late) bf16fp32__smallm_chain(pl.nsubs, a.kwarps - a.late, a.kwarps, &js, &je);
+  const int early = min(2 * len, 64 * js), late = 2 * len - early; /* bytes per row */
+  const uint32_t mybar = a.late && pl.wk >= a.kwarps - a.late ? lbar : wbar;
   if (threadIdx.x == 0) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tmbarrier.init.shared::cta.b64 [%1], 1;"
                  ::"r"(wbar), "r"(xbar));
+    if (a.late) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(lbar));
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
     /* each barrier's one arrival, with the bytes its copies bring */
-    bf16fp32__bar_expect(wbar, a.rows * 2 * len);
+    bf16fp32__bar_expect(wbar, a.rows * early);
     if (!XREG) bf16fp32__bar_expect(xbar, a.m * 2 * len);
+    if (a.late) bf16fp32__bar_expect(lbar, a.rows * late);
   }
   /* A slice that ends inside a sub-chunk (K's end): the rest of that sub-chunk reads as zeros, as
    * a tensor map's copies fill it. The copies write other bytes of the rows. */
@@ -92,8 +101,9 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * previous kernel: they go before the wait; warp 1 also requests x's rows into L2 (where a
    * previous kernel's writes land), each once per call (by the slice's block blockIdx.y mod M). */
   constexpr int CW = BF16FP32__SMALLM_WARPS;
-  for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
-    bulk_copy(base + wrows + r * a.pitch, a.w + (n0 + r) * a.ldw + pl.kb, 2 * len, wbar);
+  if (early)
+    for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
+      bulk_copy(base + wrows + r * a.pitch, a.w + (n0 + r) * a.ldw + pl.kb, early, wbar);
   if (warp == 1 && a.pdl)
     for (int r = lane; r < a.m; r += 32)
       if (r % gridDim.y == blockIdx.y)
@@ -106,7 +116,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   uint4 w0[WP ? XR : 1], w8[WP ? XR : 1];
   auto read_w = [&]() {
     const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
-    bf16fp32__bar_wait(wbar, 0);
+    bf16fp32__bar_wait(mybar, 0);
 #pragma unroll
     for (int q = 0; q < XR; q++) {
       w0[q] = q < nq ? bf16fp32__lds16(wr + 64 * (pl.j0 + q)) : zero;
@@ -120,6 +130,10 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   if (!XREG)
     for (int r = warp + CW * lane; r < a.m; r += 32 * CW)
       bulk_copy(base + xrows + r * a.pitch, a.x + r * a.ldx + pl.kb, 2 * len, xbar);
+  if (late)
+    for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
+      bulk_copy(base + wrows + r * a.pitch + early, a.w + (n0 + r) * a.ldw + pl.kb + early / 2, late,
+                lbar);
 
   float acc[MT][4];
 #pragma unroll
@@ -138,7 +152,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
                        ? *reinterpret_cast<const uint4 *>(xg + 32 * q)
                        : make_uint4(0u, 0u, 0u, 0u);
     }
-    bf16fp32__bar_wait(wbar, 0);
+    bf16fp32__bar_wait(mybar, 0);
 #pragma unroll
     for (int q = 0; q < XR; q++)
       if (pl.j0 + q < pl.j1) {
@@ -167,7 +181,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     const unsigned char *xr[MT];
 #pragma unroll
     for (int j = 0; j < MT; j++) xr[j] = smem + xrows + min(8 * j + g, a.m - 1) * a.pitch + 16 * t;
-    bf16fp32__bar_wait(wbar, 0);
+    bf16fp32__bar_wait(mybar, 0);
     bf16fp32__bar_wait(xbar, 0);
     BF16FP32__SMALLM_STAMP(2);
     /* PF sub-chunks' fragments are read before their MMAs, so that the reads' latency is paid
@@ -239,6 +253,7 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
   a.mpad = c->mpad;
   a.pitch = c->share_pitch;
   a.pdl = use_pdl != 0;
+  a.late = c->share_late;
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->share_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
