@@ -241,12 +241,12 @@ static int check_share(set *s, const int64_t *ms, int count) {
   return check_share_kinds(s, ms, count, kinds, names);
 }
 static int check_share_late(set *s, const int64_t *ms, int count) {
-  static const int kinds[4][3] = {{0, 0, 1}, {0, 0, 3}, {1, 0, 2}, {0, 2, 2}};
+  static const int kinds[4][3] = {{0, 0, 1}, {0, 0, 3}, {1, 0, 2}, {0, 0, 2}};
   static const char *const names[4][2] = {
       {"share, 1 late", "share, 1 late (pdl)"},
       {"share, 3 late", "share, 3 late (pdl)"},
       {"share, x in registers, 2 late", "share, x in registers, 2 late (pdl)"},
-      {"share, w read with x, 2 late", "share, w read with x, 2 late (pdl)"}};
+      {"share, 2 late", "share, 2 late (pdl)"}};
   return check_share_kinds(s, ms, count, kinds, names);
 }
 /* The stream kernel in blocks of 64 tokens above M = 64: stages of args[0] sub-chunks, up to

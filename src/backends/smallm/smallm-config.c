@@ -409,13 +409,13 @@ static const struct {
    * M = 48-64 0.93-0.94x; the other share cells within 1 % or slower (up to 1.2x at 512x4096
    * and 384x7168 M <= 8) */
   int wpre;
-  /* c->share_late (bf16fp32__smallm_share_late): session 26 (--share-late, three interleaved
-   * runs against 0): under PDL 1024x4096 M = 1-4 with x's rows and 2 late groups of 8 0.94-0.99x
-   * the time of x in registers and none, M = 5-8 x in registers and 1 late 0.97-0.99x; plainly
-   * 384x7168 and 512x4096 M = 12-32 with 2 late of 4 0.95-0.98x, 512x4096 M = 1-8 (against the
-   * stream and decode kernels) 0.98x, 256x7168 M = 24-32 1 late 0.99x; every other share cell
-   * under PDL 1.06-1.37x slower with any late group (the next call's copies then land after
-   * the wait instead of during the previous call). */
+  /* c->share_late (bf16fp32__smallm_share_late): session 26 (smallm-probe --share-late, then
+   * the table against session 25's, three interleaved runs each): under PDL 1024x4096 M = 2-4
+   * with x's rows and 2 late groups of 8 0.97x the time of x in registers and none, M = 1 0.99x
+   * the stream kernel's; plainly 384x7168 M = 12-32 with 2 late of 4 0.97-0.98x, 512x4096
+   * M = 1-8 (against the stream and decode kernels) 0.98-0.99x; 1024x4096 M = 5-8 with 1 late,
+   * 512x4096 M = 16-32 and 256x7168 M = 24-32 within 1 %; every other share cell under PDL
+   * 1.06-1.37x slower with any late group. */
   int late;
 } share_132[] = {
     {256, 4096, PDL, 0x7, 0, 2, 0},    {256, 4096, PDL, 0x10, 0, 1, 0},
@@ -424,9 +424,9 @@ static const struct {
     {384, 7168, PDL, 0x10, 0, 1, 0},   {384, 7168, PDL, 0xf, 0, 0, 0},
     {512, 4096, PDL, 0x10, 0, 1, 0},   {512, 4096, PDL, 0xf, 0, 0, 0},
     {512, 7168, PDL, 0x10, 0, 0, 0},   {1024, 4096, PDL, 0x3, 0, 0, 2},
-    {1024, 4096, PDL, 0x4, 1, 0, 1},   {1024, 4096, PDL, 0x8, 1, 0, 0},
-    {256, 4096, PLAIN, 0x60, 0, 2, 0}, {256, 7168, PLAIN, 0x10, 0, 0, 1},
-    {384, 7168, PLAIN, 0x18, 0, 0, 2}, {512, 4096, PLAIN, 0x1f, 0, 0, 2}};
+    {1024, 4096, PDL, 0xc, 1, 0, 0},   {256, 4096, PLAIN, 0x60, 0, 2, 0},
+    {256, 7168, PLAIN, 0x10, 0, 0, 0}, {384, 7168, PLAIN, 0x18, 0, 0, 2},
+    {512, 4096, PLAIN, 0x7, 0, 0, 2},  {512, 4096, PLAIN, 0x18, 0, 0, 0}};
 
 void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                    int sm_count, int use_pdl, size_t smem_limit) {
@@ -485,7 +485,7 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
 }
 
 int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late) {
-  if (!c->share || late < 0 || late >= c->split.kwarps || (late > 0 && c->share_wpre == 1))
+  if (!c->share || late < 0 || late >= c->split.kwarps || (late > 0 && c->share_wpre != 0))
     return -1;
   c->share_late = late;
   return 0;

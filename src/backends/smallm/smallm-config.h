@@ -203,8 +203,8 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
  * only those groups' warps wait for), so that under programmatic dependent launch fewer of a
  * call's reads are still in flight when the previous call ends: the wait is released only once
  * they have landed (docs/smallm-notes.md, session 26). Returns 0, or -1 (c unchanged) when c is
- * not the share kernel, late is not 0 to kwarps - 1, or the fragments are read before the wait
- * (share_wpre 1). */
+ * not the share kernel, late is not 0 to kwarps - 1, or the weight fragments are read into
+ * registers (share_wpre 1 or 2). */
 int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late);
 
 /* Switches c, chosen for m > 64 tokens, to the stream kernel in blocks of 64 tokens (the last

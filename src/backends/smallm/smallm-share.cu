@@ -54,8 +54,10 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, int byt
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel. WP (share_wpre, ranges of
  * at most XR sub-chunks, x's rows in shared memory): the warp's weight fragments go from shared
  * memory into registers once the weights have landed, before griddepcontrol.wait (1) or once x's
- * copies are on their way (2); then each sub-chunk's MMAs read only x's fragments. */
-template <int MT, bool XREG, int WP>
+ * copies are on their way (2); then each sub-chunk's MMAs read only x's fragments. LATE
+ * (share_late, WP = 0): instances of their own, so that the others' code stays as it was
+ * measured (its branches cost 1-3 % under PDL where no group is late, session 26). */
+template <int MT, bool XREG, int WP, bool LATE = false>
 __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     smallm_share_kernel(const __grid_constant__ HArgs a) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -69,21 +71,22 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   /* byte offsets of the two row sets, after the barriers */
   const int wrows = BF16FP32__SMALLM_SHARE_BARS, xrows = wrows + a.rows * a.pitch;
 
-  /* share_late: each row's bytes from column 32 js on (the late warp groups' ranges) come after
-   * the wait on lbar, which only those groups' warps wait for; the rest before it on wbar */
+  /* LATE (share_late): each row's bytes from column 32 js on (the last a.late warp groups'
+   * ranges) come after the wait on lbar, which only those groups' warps wait for; the rest
+   * before it on wbar. Without it, all of them before the wait on wbar. */
   int js = pl.nsubs, je;
-  if (a.late) bf16fp32__smallm_chain(pl.nsubs, a.kwarps - a.late, a.kwarps, &js, &je);
-  const int early = min(2 * len, 64 * js), late = 2 * len - early; /* bytes per row */
-  const uint32_t mybar = a.late && pl.wk >= a.kwarps - a.late ? lbar : wbar;
+  if (LATE) bf16fp32__smallm_chain(pl.nsubs, a.kwarps - a.late, a.kwarps, &js, &je);
+  const int early = min(2 * len, 64 * js), late = 2 * len - early; /* bytes per row (LATE) */
+  const uint32_t mybar = LATE && pl.wk >= a.kwarps - a.late ? lbar : wbar;
   if (threadIdx.x == 0) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tmbarrier.init.shared::cta.b64 [%1], 1;"
                  ::"r"(wbar), "r"(xbar));
-    if (a.late) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(lbar));
+    if (LATE) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(lbar));
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
     /* each barrier's one arrival, with the bytes its copies bring */
-    bf16fp32__bar_expect(wbar, a.rows * early);
+    bf16fp32__bar_expect(wbar, LATE ? a.rows * early : a.rows * 2 * len);
     if (!XREG) bf16fp32__bar_expect(xbar, a.m * 2 * len);
-    if (a.late) bf16fp32__bar_expect(lbar, a.rows * late);
+    if (LATE) bf16fp32__bar_expect(lbar, a.rows * late);
   }
   /* A slice that ends inside a sub-chunk (K's end): the rest of that sub-chunk reads as zeros, as
    * a tensor map's copies fill it. The copies write other bytes of the rows. */
@@ -101,9 +104,10 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * previous kernel: they go before the wait; warp 1 also requests x's rows into L2 (where a
    * previous kernel's writes land), each once per call (by the slice's block blockIdx.y mod M). */
   constexpr int CW = BF16FP32__SMALLM_WARPS;
-  if (early)
+  if (!LATE || early)
     for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
-      bulk_copy(base + wrows + r * a.pitch, a.w + (n0 + r) * a.ldw + pl.kb, early, wbar);
+      bulk_copy(base + wrows + r * a.pitch, a.w + (n0 + r) * a.ldw + pl.kb, LATE ? early : 2 * len,
+                wbar);
   if (warp == 1 && a.pdl)
     for (int r = lane; r < a.m; r += 32)
       if (r % gridDim.y == blockIdx.y)
@@ -130,7 +134,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   if (!XREG)
     for (int r = warp + CW * lane; r < a.m; r += 32 * CW)
       bulk_copy(base + xrows + r * a.pitch, a.x + r * a.ldx + pl.kb, 2 * len, xbar);
-  if (late)
+  if (LATE && late)
     for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
       bulk_copy(base + wrows + r * a.pitch + early, a.w + (n0 + r) * a.ldw + pl.kb + early / 2, late,
                 lbar);
@@ -213,17 +217,20 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
 }
 
 /* The instance a launch runs: mt token tiles, x in registers (xreg, mt <= 2) or the weight
- * fragments in registers (wpre 1 or 2; not with xreg). */
+ * fragments in registers (wpre 1 or 2; not with xreg), late warp groups (not with wpre). */
 using ShareKernel = void (*)(HArgs);
-template <int WP>
+template <int WP, bool LATE = false>
 ShareKernel share_kernel_w(int mt) {
-  return mt == 1   ? smallm_share_kernel<1, false, WP>
-         : mt == 2 ? smallm_share_kernel<2, false, WP>
-         : mt == 4 ? smallm_share_kernel<4, false, WP>
-                   : smallm_share_kernel<8, false, WP>;
+  return mt == 1   ? smallm_share_kernel<1, false, WP, LATE>
+         : mt == 2 ? smallm_share_kernel<2, false, WP, LATE>
+         : mt == 4 ? smallm_share_kernel<4, false, WP, LATE>
+                   : smallm_share_kernel<8, false, WP, LATE>;
 }
-ShareKernel share_kernel(int mt, bool xreg, int wpre) {
+ShareKernel share_kernel(int mt, bool xreg, int wpre, bool late) {
+  if (xreg && late)
+    return mt == 1 ? smallm_share_kernel<1, true, 0, true> : smallm_share_kernel<2, true, 0, true>;
   if (xreg) return mt == 1 ? smallm_share_kernel<1, true, 0> : smallm_share_kernel<2, true, 0>;
+  if (late) return share_kernel_w<0, true>(mt);
   return wpre == 1   ? share_kernel_w<1>(mt)
          : wpre == 2 ? share_kernel_w<2>(mt)
                      : share_kernel_w<0>(mt);
@@ -234,9 +241,10 @@ ShareKernel share_kernel(int mt, bool xreg, int wpre) {
 extern "C" int bf16fp32__smallm_share_load(size_t smem_limit) {
   cudaError_t e = cudaSuccess;
   for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2) /* x in registers: mt <= 2 */
-    e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, false, 0),
-                                    share_kernel(mt, false, 1), share_kernel(mt, false, 2),
-                                    share_kernel(mt <= 2 ? mt : 2, true, 0));
+    e = bf16fp32__smallm_allow_smem(
+        smem_limit, share_kernel(mt, false, 0, false), share_kernel(mt, false, 1, false),
+        share_kernel(mt, false, 2, false), share_kernel(mt, false, 0, true),
+        share_kernel(mt <= 2 ? mt : 2, true, 0, false), share_kernel(mt <= 2 ? mt : 2, true, 0, true));
   return static_cast<int>(e);
 }
 
@@ -257,6 +265,7 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->share_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
-  const ShareKernel kern = share_kernel(c->mt, c->share_xreg != 0, c->share_wpre);
+  const ShareKernel kern =
+      share_kernel(c->mt, c->share_xreg != 0, c->share_wpre, c->share_late > 0);
   return static_cast<int>(cudaLaunchKernelEx(&cfg, kern, a));
 }
