@@ -357,7 +357,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   free_set(&s);
 }
 
-/* The share kernel's checks alone, in every form (GPU_SMALLM_SHARE_ONLY set: a racecheck run of
+/* The share kernel's checks alone, in every form (GPU_SMALLM_PART=share: a racecheck run of
  * them fits its time where the whole test does not). */
 static void test_share_only(bf16fp32_context *ctx) {
   set s;
@@ -588,15 +588,24 @@ int main(void) {
     return testing_skip("gpu-smallm", why);
   }
   CHECK_OK(bf16fp32_force_backend(ctx, "smallm"));
-  if (getenv("GPU_SMALLM_SHARE_ONLY")) {
-    test_share_only(ctx);
-  } else {
-    test_shapes(ctx);
-    test_declines(ctx);
+  /* GPU_SMALLM_PART runs one part (so that compute-sanitizer's racecheck of each fits its time,
+   * tools/device-run.sh sanitize): shapes (every kernel on the DeepSeek-V4 shapes), rest (the
+   * declines and the PDL launches) or share (the share kernel's forms alone); unset: shapes and
+   * rest */
+  const char *part = getenv("GPU_SMALLM_PART");
+  const int all = part == NULL || part[0] == '\0';
+  if (!all && strcmp(part, "shapes") != 0 && strcmp(part, "rest") != 0 && strcmp(part, "share") != 0) {
+    fprintf(stderr, "gpu-smallm: GPU_SMALLM_PART is '%s': shapes, rest or share\n", part);
+    CHECK(0);
   }
+  if (all || strcmp(part, "shapes") == 0) test_shapes(ctx);
+  if (part && strcmp(part, "share") == 0) test_share_only(ctx);
+  if (all || strcmp(part, "rest") == 0) test_declines(ctx);
   bf16fp32_destroy(ctx);
-  test_pdl();
-  test_pdl_after_producer();
-  test_pdl_chain();
+  if (all || strcmp(part, "rest") == 0) {
+    test_pdl();
+    test_pdl_after_producer();
+    test_pdl_chain();
+  }
   return testing_summary("gpu-smallm");
 }
