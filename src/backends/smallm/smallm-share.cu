@@ -2,7 +2,11 @@
  * groups, k permutation, MMA order, reduction tree) with each block's whole share of the weights
  * (its rows' K slice) brought into shared memory at entry by one 1-D bulk copy per row, on one
  * mbarrier; then, after griddepcontrol.wait, x's slice by one copy per token row on another, or
- * (share_xreg, M <= 16) each lane's x fragments straight into registers.
+ * (share_xreg, M <= 16) each lane's x fragments straight into registers. With share_late the
+ * last warp groups' columns of the rows are copied after the wait, on a third mbarrier: a
+ * dependent grid's wait is released only once its own reads in flight have landed
+ * (bench/pdl-drain.cu), so fewer of them before it can shorten the hand-over from the previous
+ * call (docs/smallm-notes.md, session 26).
  *
  * Why: under programmatic dependent launch all of a block's weights are then requested before
  * the wait, in 16-32 copies as long as the slice's rows, where the stream kernel's rings hold a
