@@ -24,7 +24,10 @@ namespace {
 
 constexpr int BLOCKS = 132, THREADS = 128;
 constexpr int PIECE = 32768;       /* bytes per bulk copy or prefetch */
-constexpr int RING = 6 * PIECE;    /* shared memory the copies land in, over and over */
+constexpr int RING = 6 * PIECE;    /* shared memory the copies land in (never read) */
+/* a block's share at most: its copies side by side in RING, and within an mbarrier's
+ * transaction count (2^20 - 1 bytes) */
+constexpr long long MAX_SHARE = RING;
 constexpr int COPY = 0, PREFETCH = 1;
 
 __device__ __forceinline__ unsigned long long now() {
@@ -63,8 +66,9 @@ __global__ void dependent(const unsigned char *src, long long share, int kind, l
       const int bytes = static_cast<int>(share - o < PIECE ? share - o : PIECE);
       if (kind == COPY)
         asm volatile(
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-            ::"r"(ring + static_cast<uint32_t>(o % RING)), "l"(mine + o), "r"(bytes), "r"(bar)
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+            " [%0], [%1], %2, [%3];" ::"r"(ring + static_cast<uint32_t>(o)),
+            "l"(mine + o), "r"(bytes), "r"(bar)
             : "memory");
       else
         asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(mine + o), "r"(bytes)
@@ -112,16 +116,21 @@ int main() {
   CK(cudaMalloc(&start, REPS * 8));
   CK(cudaMalloc(&ps, REPS * BLOCKS * 8));
   CK(cudaMalloc(&ds, REPS * 2 * BLOCKS * 8));
-  printf("hand-over: primary's last block end -> dependent's first wait passed (us, median of %d);\n"
-         "dep entry, dep wait: the dependent's last block entry and last wait passed, from the same end\n",
-         REPS - 2);
-  printf("%-9s %-13s %6s | %9s %9s %9s\n", "reads", "when", "MB", "hand-over", "dep entry", "dep wait");
+  printf("hand-over: primary's last block end -> dependent's first wait passed (us, median of "
+         "%d);\ndep entry, dep wait: the dependent's last block entry and last wait passed, from "
+         "the same end\n", REPS - 2);
+  printf("%-9s %-13s %6s | %9s %9s %9s\n", "reads", "when", "MB", "hand-over", "dep entry",
+         "dep wait");
   size_t offset = 0;
   for (int kind : {COPY, PREFETCH})
     for (int mb : {0, 8, 24})
       for (long long lead : {-1LL, 500LL, 1500LL, 3000LL, 6000LL, 12000LL}) {
         if (mb == 0 && lead > 500) continue;
         const long long share = ((long long)mb << 20) / BLOCKS / 16 * 16;
+        if (share > MAX_SHARE) { /* a block's copies would overrun one another in flight */
+          printf("%d MB: more than %lld bytes per block\n", mb, MAX_SHARE);
+          continue;
+        }
         /* one graph of REPS pairs, each pair the primary and its dependent (a programmatic edge) */
         cudaGraph_t gr;
         cudaGraphExec_t ge;
@@ -137,8 +146,9 @@ int main() {
           at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
           at[0].val.programmaticStreamSerializationAllowed = 1;
           cfg.attrs = at, cfg.numAttrs = 1;
-          CK(cudaLaunchKernelEx(&cfg, dependent, (const unsigned char *)src + offset, share, kind, lead,
-                                (const unsigned long long *)(start + r), ds + r * 2 * BLOCKS));
+          CK(cudaLaunchKernelEx(&cfg, dependent, (const unsigned char *)src + offset, share, kind,
+                                lead, (const unsigned long long *)(start + r),
+                                ds + r * 2 * BLOCKS));
           offset += share * BLOCKS;
         }
         CK(cudaStreamEndCapture(s, &gr));

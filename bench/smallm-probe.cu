@@ -14,8 +14,9 @@
 // --ms 1,2,4,8,16: the timing table (and --wide, --stream-sweep) at these M only.
 // --stream-kind 3,3,2: --trace-stream with --ms traces the stream kernel in that staging (sub-chunks,
 //   stages, blocks per tile).
-// --trace-call T (before --trace or --trace-stream): the stamps of the T-th call of the timed chain
-//   and of the one after it, with the hand-over between them, in place of the last call's.
+// --trace-call T (before --trace or --trace-stream; 1 to 199): the stamps of the T-th call of the
+//   last replay of the chain of 200 and of the one after it, with the hand-over between them, in
+//   place of the last call's.
 // --tile-subs 4|5|7: the library's choice with the wide kernel's stages set to this size.
 // --stream-tokens: the stream kernel in blocks of 64 tokens above M = 64, against the choice
 //        (plain and under PDL, several stagings, each checked bit for bit against the choice).
@@ -340,7 +341,8 @@ static const int g_shapes[][2] = {{256, 4096}, {512, 4096}, {1024, 4096}, {2048,
                                   {384, 7168}, {512, 7168}, {1024, 7168}, {2048, 7168}};
 static int g_only_n = 0; /* --n: the table and sweeps at this N only */
 static int g_kind[3] = {0, 0, 1}; /* --stream-kind subs,stages,groups: --trace-stream's staging */
-[[maybe_unused]] static unsigned g_trace_call = 0; /* --trace-call T: the traces take call T of a chain and T + 1 */
+/* --trace-call T: the traces take call T of a chain and T + 1 */
+[[maybe_unused]] static unsigned g_trace_call = 0;
 
 static void timing_setup() {
   g_pool.elems = (size_t)640 << 20;  // 1.25 GB of bf16
@@ -962,7 +964,8 @@ int main(int argc, char **argv) {
 #endif
   printf("device %s, %d SMs, cc %d.%d, smem optin %d, L2 %d MB\n", p.name, g_sms, p.major, p.minor, optin,
          p.l2CacheSize >> 20);
-  int e = bf16fp32__smallm_load(g_smem + BF16FP32__SMALLM_TRACE_SMEM); /* the kernels may use optin */
+  /* the kernels' limit stays the device's: each launch adds the stamps' room */
+  int e = bf16fp32__smallm_load(g_smem + BF16FP32__SMALLM_TRACE_SMEM);
   if (e) { printf("load failed %d\n", e); return 2; }
   bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true, do_wide = false, do_table = true;
   bool do_stream_sweep = false, do_chosen = false, do_split_stream = false, do_stream_tokens = false;
@@ -982,7 +985,14 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--stream-kind") && i + 1 < argc &&
         sscanf(argv[++i], "%d,%d,%d", &g_kind[0], &g_kind[1], &g_kind[2]) != 3)
       g_kind[0] = 0;
-    if (!strcmp(argv[i], "--trace-call") && i + 1 < argc) g_trace_call = (unsigned)atoi(argv[++i]);
+    if (!strcmp(argv[i], "--trace-call") && i + 1 < argc) {
+      const int t = atoi(argv[++i]);
+      if (t < 1 || t > 199) {
+        printf("--trace-call: 1 to 199 (a chain has 200 calls)\n");
+        return 2;
+      }
+      g_trace_call = (unsigned)t;
+    }
     if (!strcmp(argv[i], "--wide")) do_wide = true;
     if (!strcmp(argv[i], "--stream-tokens")) do_stream_tokens = true;
     if (!strcmp(argv[i], "--early")) g_early = true;

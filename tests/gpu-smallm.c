@@ -224,9 +224,9 @@ static int to_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
   return bf16fp32__smallm_share_late(c, args[2]) == 0 ? 0 : 1;
 }
 static int check_share_kinds(set *s, const int64_t *ms, int count, const int (*kinds)[3],
-                             const char *const (*names)[2]) {
+                             const char *const (*names)[2], int nkinds) {
   int ran = 0;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < nkinds; i++)
     for (int pdl = 0; pdl < 2; pdl++)
       ran += check_direct(s, ms, count, names[i][pdl], to_share, kinds[i], pdl);
   return ran;
@@ -238,7 +238,7 @@ static int check_share(set *s, const int64_t *ms, int count) {
       {"share, x in registers", "share, x in registers (pdl)"},
       {"share, w read first", "share, w read first (pdl)"},
       {"share, w read with x", "share, w read with x (pdl)"}};
-  return check_share_kinds(s, ms, count, kinds, names);
+  return check_share_kinds(s, ms, count, kinds, names, 4);
 }
 static int check_share_late(set *s, const int64_t *ms, int count) {
   static const int kinds[4][3] = {{0, 0, 1}, {0, 0, 3}, {1, 0, 2}, {0, 0, 2}};
@@ -247,7 +247,14 @@ static int check_share_late(set *s, const int64_t *ms, int count) {
       {"share, 3 late", "share, 3 late (pdl)"},
       {"share, x in registers, 2 late", "share, x in registers, 2 late (pdl)"},
       {"share, 2 late", "share, 2 late (pdl)"}};
-  return check_share_kinds(s, ms, count, kinds, names);
+  return check_share_kinds(s, ms, count, kinds, names, 4);
+}
+/* Every share form on a shape whose K ends inside a sub-chunk, m = s->mmax <= 64: the slice's
+ * zeros past K, which at 5 x 256 x 4104 lie in the late columns, and at 3 x 48 x 8 (one
+ * sub-chunk) late groups with no columns at all. */
+static void check_share_tail(set *s) {
+  CHECK(check_share(s, &s->mmax, 1) == (s->mmax <= 16 ? 8 : 6));
+  CHECK(check_share_late(s, &s->mmax, 1) == (s->mmax <= 16 ? 8 : 6));
 }
 /* The stream kernel in blocks of 64 tokens above M = 64: stages of args[0] sub-chunks, up to
  * args[1], args[2] blocks per tile; each listed M must run. */
@@ -341,10 +348,7 @@ static void test_shapes(bf16fp32_context *ctx) {
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
     CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
     if (s.mmax <= 16) check_stream(&s, &s.mmax, 1);
-    if (s.mmax <= 64) { /* the slice's zeros past K (in the late columns too) */
-      CHECK(check_share(&s, &s.mmax, 1) == (s.mmax <= 16 ? 8 : 6));
-      CHECK(check_share_late(&s, &s.mmax, 1) == (s.mmax <= 16 ? 8 : 6));
-    }
+    if (s.mmax <= 64) check_share_tail(&s);
     if (s.mmax > 64 && s.n % 32 == 0) check_tile_subs(&s, &s.mmax, 1); /* the wide kernel */
     if (s.mmax > 64) check_stream_tokens(&s, &s.mmax, 1, 1);
     free_set(&s);
@@ -374,6 +378,13 @@ static void test_share_only(bf16fp32_context *ctx) {
   CHECK(check_share(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
   CHECK(check_share_late(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
   free_set(&s);
+  const int64_t tails[][3] = {{5, 256, 4104}, {3, 48, 8}};
+  for (int i = 0; i < 2; i++) {
+    make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
+    CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
+    check_share_tail(&s);
+    free_set(&s);
+  }
 }
 
 /* Shapes smallm declines run on another backend (the forced one falls back), still correct. */
@@ -594,7 +605,8 @@ int main(void) {
    * rest */
   const char *part = getenv("GPU_SMALLM_PART");
   const int all = part == NULL || part[0] == '\0';
-  if (!all && strcmp(part, "shapes") != 0 && strcmp(part, "rest") != 0 && strcmp(part, "share") != 0) {
+  if (!all && strcmp(part, "shapes") != 0 && strcmp(part, "rest") != 0 &&
+      strcmp(part, "share") != 0) {
     fprintf(stderr, "gpu-smallm: GPU_SMALLM_PART is '%s': shapes, rest or share\n", part);
     CHECK(0);
   }

@@ -393,8 +393,9 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
 /* Where the share kernel beat the choice above on an H200, by M class as above, with x's token
  * rows in shared memory or (xreg) x's fragments in registers (smallm-probe --chosen against
  * --share, three interleaved runs; docs/smallm-notes.md, sessions 23 and 24). Under programmatic
- * dependent launch its blocks request all their weights before griddepcontrol.wait; launched
- * plainly its loop starts once all of them are in, which pays only at some shapes above M = 8.
+ * dependent launch its blocks request all their weights (with late groups, all but those
+ * groups' columns) before griddepcontrol.wait; launched plainly its loop starts once all of them
+ * are in, which pays only at some shapes above M = 8.
  * Session 24's build, whose eight warps share the copies' issue: under PDL 256x4096 M = 12-64
  * 0.91-0.95x the time, 256x7168 M = 1-32 0.80-0.97x, 384x7168 M = 1-24 0.77-0.99x, 512x4096
  * M = 1-32 0.94-0.98x, 512x7168 M = 24 0.94x; plainly 256x4096 M = 48-64 0.93-0.95x, 256x7168
@@ -434,7 +435,8 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
   for (size_t i = 0; i < sizeof share_132 / sizeof share_132[0]; i++)
     if (share_132[i].n == n && share_132[i].k == k &&
         launch_applies(share_132[i].launch, use_pdl) && (share_132[i].mclasses >> m_class(m) & 1)) {
-      bf16fp32__smallm_config t = *c; /* c stays as it was where the rows do not fit */
+      /* c stays as it was where the rows do not fit or the late groups do not apply */
+      bf16fp32__smallm_config t = *c;
       if (bf16fp32__smallm_use_share(&t, m, n, k, share_132[i].xreg, share_132[i].wpre,
                                      smem_limit) == 0 &&
           bf16fp32__smallm_share_late(&t, share_132[i].late) == 0)

@@ -48,7 +48,8 @@ extern "C" {
 #define BF16FP32__SMALLM_TILE_PITCH(subs) (64 * ((subs) | 1))
 /* The stream kernel's largest stage: 7 sub-chunks, a box 224 wide (a box is at most 256). */
 #define BF16FP32__SMALLM_STREAM_MAX_SUBS 7
-/* The share kernel's shared memory begins with one 64-byte line for its two barriers. */
+/* The share kernel's shared memory begins with one 64-byte line for its barriers (weights, x's
+ * rows, the late weight columns). */
 #define BF16FP32__SMALLM_SHARE_BARS 64
 /* The stream kernel's shared memory begins with one 64-byte line of stage barriers per warp. */
 #define BF16FP32__SMALLM_STREAM_BARS (64 * BF16FP32__SMALLM_WARPS)

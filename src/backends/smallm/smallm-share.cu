@@ -80,7 +80,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * before it on wbar. Without it, all of them before the wait on wbar. */
   int js = pl.nsubs, je;
   if (LATE) bf16fp32__smallm_chain(pl.nsubs, a.kwarps - a.late, a.kwarps, &js, &je);
-  const int early = min(2 * len, 64 * js), late = 2 * len - early; /* bytes per row (LATE) */
+  /* each row's bytes before and after the wait (LATE) */
+  const int early_bytes = min(2 * len, 64 * js), late_bytes = 2 * len - early_bytes;
   const uint32_t mybar = LATE && pl.wk >= a.kwarps - a.late ? lbar : wbar;
   if (threadIdx.x == 0) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tmbarrier.init.shared::cta.b64 [%1], 1;"
@@ -88,9 +89,9 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     if (LATE) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(lbar));
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
     /* each barrier's one arrival, with the bytes its copies bring */
-    bf16fp32__bar_expect(wbar, LATE ? a.rows * early : a.rows * 2 * len);
+    bf16fp32__bar_expect(wbar, LATE ? a.rows * early_bytes : a.rows * 2 * len);
     if (!XREG) bf16fp32__bar_expect(xbar, a.m * 2 * len);
-    if (LATE) bf16fp32__bar_expect(lbar, a.rows * late);
+    if (LATE) bf16fp32__bar_expect(lbar, a.rows * late_bytes);
   }
   /* A slice that ends inside a sub-chunk (K's end): the rest of that sub-chunk reads as zeros, as
    * a tensor map's copies fill it. The copies write other bytes of the rows. */
@@ -108,10 +109,10 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * previous kernel: they go before the wait; warp 1 also requests x's rows into L2 (where a
    * previous kernel's writes land), each once per call (by the slice's block blockIdx.y mod M). */
   constexpr int CW = BF16FP32__SMALLM_WARPS;
-  if (!LATE || early)
+  if (!LATE || early_bytes)
     for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
-      bulk_copy(base + wrows + r * a.pitch, a.w + (n0 + r) * a.ldw + pl.kb, LATE ? early : 2 * len,
-                wbar);
+      bulk_copy(base + wrows + r * a.pitch, a.w + (n0 + r) * a.ldw + pl.kb,
+                LATE ? early_bytes : 2 * len, wbar);
   if (warp == 1 && a.pdl)
     for (int r = lane; r < a.m; r += 32)
       if (r % gridDim.y == blockIdx.y)
@@ -138,10 +139,10 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   if (!XREG)
     for (int r = warp + CW * lane; r < a.m; r += 32 * CW)
       bulk_copy(base + xrows + r * a.pitch, a.x + r * a.ldx + pl.kb, 2 * len, xbar);
-  if (LATE && late)
+  if (LATE && late_bytes)
     for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
-      bulk_copy(base + wrows + r * a.pitch + early, a.w + (n0 + r) * a.ldw + pl.kb + early / 2, late,
-                lbar);
+      bulk_copy(base + wrows + r * a.pitch + early_bytes,
+                a.w + (n0 + r) * a.ldw + pl.kb + early_bytes / 2, late_bytes, lbar);
 
   float acc[MT][4];
 #pragma unroll
@@ -230,10 +231,12 @@ ShareKernel share_kernel_w(int mt) {
          : mt == 4 ? smallm_share_kernel<4, false, WP, LATE>
                    : smallm_share_kernel<8, false, WP, LATE>;
 }
+template <bool LATE>
+ShareKernel share_kernel_x(int mt) { /* x in registers: mt <= 2 */
+  return mt == 1 ? smallm_share_kernel<1, true, 0, LATE> : smallm_share_kernel<2, true, 0, LATE>;
+}
 ShareKernel share_kernel(int mt, bool xreg, int wpre, bool late) {
-  if (xreg && late)
-    return mt == 1 ? smallm_share_kernel<1, true, 0, true> : smallm_share_kernel<2, true, 0, true>;
-  if (xreg) return mt == 1 ? smallm_share_kernel<1, true, 0> : smallm_share_kernel<2, true, 0>;
+  if (xreg) return late ? share_kernel_x<true>(mt) : share_kernel_x<false>(mt);
   if (late) return share_kernel_w<0, true>(mt);
   return wpre == 1   ? share_kernel_w<1>(mt)
          : wpre == 2 ? share_kernel_w<2>(mt)
@@ -248,7 +251,8 @@ extern "C" int bf16fp32__smallm_share_load(size_t smem_limit) {
     e = bf16fp32__smallm_allow_smem(
         smem_limit, share_kernel(mt, false, 0, false), share_kernel(mt, false, 1, false),
         share_kernel(mt, false, 2, false), share_kernel(mt, false, 0, true),
-        share_kernel(mt <= 2 ? mt : 2, true, 0, false), share_kernel(mt <= 2 ? mt : 2, true, 0, true));
+        share_kernel(mt <= 2 ? mt : 2, true, 0, false),
+        share_kernel(mt <= 2 ? mt : 2, true, 0, true));
   return static_cast<int>(e);
 }
 

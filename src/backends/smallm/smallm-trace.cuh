@@ -6,9 +6,10 @@
  * defines (relocatable device code): the global timer compares blocks, the cycle counter times
  * the steps of one block finer than the global timer's step.
  * With bf16fp32__smallm_trace_target = 0 each call overwrites the last one's records; with
- * T > 0, record set 0 takes the T-th call since the counters were cleared and set 1 the call after
- * it (each block counts its calls by its grid index: a block of call i + 1 enters after the same
- * block of call i has), so that a call in the middle of a PDL chain is seen with its successor. */
+ * T > 0, record set 0 takes the T-th call of each replay of the probe's graph of
+ * bf16fp32__smallm_trace_calls_per_graph calls and set 1 the call after it (each block counts
+ * its calls by its grid index: a block of call i + 1 enters after the same block of call i has),
+ * so that the last replay's call T in the middle of a PDL chain is seen with its successor. */
 #ifndef BF16FP32_SMALLM_TRACE_CUH
 #define BF16FP32_SMALLM_TRACE_CUH
 
@@ -21,11 +22,12 @@
 extern __device__ unsigned long long
     bf16fp32__smallm_trace[2 * BF16FP32__SMALLM_TRACE_BLOCKS * BF16FP32__SMALLM_TRACE_WORDS];
 extern __device__ unsigned bf16fp32__smallm_trace_calls[BF16FP32__SMALLM_TRACE_BLOCKS];
-extern __device__ unsigned bf16fp32__smallm_trace_target;
+extern __device__ unsigned bf16fp32__smallm_trace_target, bf16fp32__smallm_trace_calls_per_graph;
 
 /* Launches through bf16fp32__smallm_launch_config add this many bytes to the dynamic shared
  * memory: the last word of it holds the block's record set, where a static variable would move
- * the kernels' dynamic shared memory (and the alignment their copies need). */
+ * the kernels' dynamic shared memory (and the alignment their copies need). A block 16 bytes
+ * larger may fit fewer times on an SM where its size sits at a divisor of the SM's room. */
 #define BF16FP32__SMALLM_TRACE_SMEM 16
 
 static __device__ __forceinline__ void bf16fp32__smallm_stamp(int point) {
@@ -38,10 +40,12 @@ static __device__ __forceinline__ void bf16fp32__smallm_stamp(int point) {
   unsigned *set = room >= BF16FP32__SMALLM_TRACE_SMEM
                       ? reinterpret_cast<unsigned *>(bf16fp32__smallm_trace_room + room - 4)
                       : nullptr;
-  if (point == 0 && set) {
-    const unsigned target = bf16fp32__smallm_trace_target;
-    const unsigned call = atomicAdd(&bf16fp32__smallm_trace_calls[b], 1u) + 1u;
-    *set = target == 0 ? 0u : call == target ? 0u : call == target + 1u ? 1u : 2u;
+  const unsigned target = bf16fp32__smallm_trace_target;
+  if (point == 0 && set && target == 0) *set = 0u;
+  if (point == 0 && set && target > 0) {
+    const unsigned call = atomicAdd(&bf16fp32__smallm_trace_calls[b], 1u) %
+                              bf16fp32__smallm_trace_calls_per_graph + 1u;
+    *set = call == target ? 0u : call == target + 1u ? 1u : 2u;
   }
   const unsigned s = set ? *set : 0u;
   if (s > 1) return;
@@ -50,8 +54,8 @@ static __device__ __forceinline__ void bf16fp32__smallm_stamp(int point) {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
   asm volatile("mov.u64 %0, %%clock64;" : "=l"(clk)::"memory");
   asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-  unsigned long long *rec =
-      bf16fp32__smallm_trace + BF16FP32__SMALLM_TRACE_WORDS * (s * BF16FP32__SMALLM_TRACE_BLOCKS + b);
+  unsigned long long *rec = bf16fp32__smallm_trace +
+                            BF16FP32__SMALLM_TRACE_WORDS * (s * BF16FP32__SMALLM_TRACE_BLOCKS + b);
   rec[point] = t;
   rec[8 + point] = clk;
   if (point == 0) rec[7] = sm;
