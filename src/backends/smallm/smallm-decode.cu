@@ -175,12 +175,9 @@ extern "C" int bf16fp32__smallm_decode_launch(const bf16fp32__smallm_config *c, 
                                               const uint16_t *w, int64_t ldw, float *out,
                                               int64_t ldo, void *stream, int use_pdl) {
   DArgs a;
-  a.x = x, a.w = w, a.out = out;
-  a.ldx = ldx, a.ldw = ldw, a.ldo = ldo;
-  a.m = static_cast<int>(m), a.k = static_cast<int>(k);
-  a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
-  bf16fp32__smallm_fill_slices(k, a.ksplit, &a.slices);
-  a.mpad = c->mpad;
+  bf16fp32__smallm_fill_operands(a, x, ldx, w, ldw, out, ldo);
+  bf16fp32__smallm_fill_split(a, c, m, k, c->split.rows);
+  a.k = static_cast<int>(k);
   a.pdl = use_pdl;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (c->mt) {

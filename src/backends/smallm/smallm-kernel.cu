@@ -233,14 +233,12 @@ extern "C" int bf16fp32__smallm_launch(const bf16fp32__smallm_config *c, int64_t
   if (c->stream) return bf16fp32__smallm_stream_launch(c, m, n, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   if (c->decode) return bf16fp32__smallm_decode_launch(c, m, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   Args a;
-  a.x = x, a.w = w, a.out = out;
-  a.ldx = ldx, a.ldw = ldw, a.ldo = ldo;
-  a.m = static_cast<int>(m), a.k = static_cast<int>(k);
-  a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
-  bf16fp32__smallm_fill_slices(k, a.ksplit, &a.slices);
+  bf16fp32__smallm_fill_operands(a, x, ldx, w, ldw, out, ldo);
+  bf16fp32__smallm_fill_split(a, c, m, k, c->split.rows);
+  a.k = static_cast<int>(k);
   a.rshift = 0;
   while ((1 << a.rshift) < a.rows) a.rshift++;
-  a.mpad = c->mpad, a.sb = c->sb, a.xk = c->xk, a.dbuf = c->dbuf;
+  a.sb = c->sb, a.xk = c->xk, a.dbuf = c->dbuf;
   a.xbuf_bytes = static_cast<int>(c->xbuf_bytes);
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (c->mt) {

@@ -1,10 +1,12 @@
 /* What the smallm kernels share at load and launch: the shared-memory limit raised at module
  * load; grid and block from the config (the stream kernel's token blocks along z), the K-split
- * cluster along x, and the programmatic-dependent-launch attribute when asked for. */
+ * cluster along x, and the programmatic-dependent-launch attribute when asked for; the argument
+ * fields their launches fill alike. */
 #ifndef BF16FP32_SMALLM_LAUNCH_CONFIG_CUH
 #define BF16FP32_SMALLM_LAUNCH_CONFIG_CUH
 
 #include <cuda_runtime.h>
+#include <stdint.h>
 
 #include "smallm-config.h"
 #include "smallm-trace.cuh"
@@ -41,6 +43,27 @@ static inline cudaLaunchConfig_t bf16fp32__smallm_launch_config(const bf16fp32__
   cfg.numAttrs = na;
   cfg.attrs = attr;
   return cfg;
+}
+
+/* The argument fields the decode, tiled, share and stream kernels share, by name: the call's M,
+ * a block's rows, the split (K slices, each slice's bounds, warp groups) and the padded token
+ * count. One fill for all four launches, so that their blocks place themselves alike. */
+template <class A>
+static inline void bf16fp32__smallm_fill_split(A &a, const bf16fp32__smallm_config *c, int64_t m,
+                                               int64_t k, int rows) {
+  a.m = static_cast<int>(m);
+  a.rows = rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
+  bf16fp32__smallm_fill_slices(k, a.ksplit, &a.slices);
+  a.mpad = c->mpad;
+}
+
+/* ... and the operands of those that read x and w by address (not the stream kernel's maps). */
+template <class A>
+static inline void bf16fp32__smallm_fill_operands(A &a, const uint16_t *x, int64_t ldx,
+                                                  const uint16_t *w, int64_t ldw, float *out,
+                                                  int64_t ldo) {
+  a.x = x, a.w = w, a.out = out;
+  a.ldx = ldx, a.ldw = ldw, a.ldo = ldo;
 }
 
 /* Raises each kernel's dynamic shared-memory limit to smem_limit, at module load so that no

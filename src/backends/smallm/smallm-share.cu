@@ -106,8 +106,9 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   /* The rows' copies, row r by lane r / 8 of warp r % 8: a warp issues its lanes' copies one
    * after another (about 60 cycles each on the H200, bench/bulk-issue.cu), so eight warps issue
    * 32 rows of 1 KB in about a quarter of one warp's time. The weights do not depend on the
-   * previous kernel: they go before the wait; warp 1 also requests x's rows into L2 (where a
-   * previous kernel's writes land), each once per call (by the slice's block blockIdx.y mod M). */
+   * previous kernel: they go before the wait (LATE: all but the late columns, copied after it
+   * below); warp 1 also requests x's rows into L2 (where a previous kernel's writes land), each
+   * once per call (by the slice's block blockIdx.y mod M). */
   constexpr int CW = BF16FP32__SMALLM_WARPS;
   if (!LATE || early_bytes)
     for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
@@ -261,12 +262,8 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
                                              const uint16_t *w, int64_t ldw, float *out,
                                              int64_t ldo, void *stream, int use_pdl) {
   HArgs a;
-  a.x = x, a.w = w, a.out = out;
-  a.ldx = ldx, a.ldw = ldw, a.ldo = ldo;
-  a.m = static_cast<int>(m);
-  a.rows = c->split.rows, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
-  bf16fp32__smallm_fill_slices(k, a.ksplit, &a.slices);
-  a.mpad = c->mpad;
+  bf16fp32__smallm_fill_operands(a, x, ldx, w, ldw, out, ldo);
+  bf16fp32__smallm_fill_split(a, c, m, k, c->split.rows);
   a.pitch = c->share_pitch;
   a.pdl = use_pdl != 0;
   a.late = c->share_late;

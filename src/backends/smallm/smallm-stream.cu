@@ -309,10 +309,9 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
     return static_cast<int>(cudaErrorInvalidValue);
   if (tblocks == 1) a.tx_tail = a.tx; /* never read */
   a.out = out, a.ldo = ldo;
-  a.m = static_cast<int>(m), a.k = static_cast<int>(k);
-  a.rows = c->split.rows * gr, a.ksplit = c->split.ksplit, a.kwarps = c->split.kwarps;
-  bf16fp32__smallm_fill_slices(k, a.ksplit, &a.slices);
-  a.mpad = c->mpad;
+  /* with groups, a block's rows are the tile its cluster's gr blocks share */
+  bf16fp32__smallm_fill_split(a, c, m, k, c->split.rows * gr);
+  a.k = static_cast<int>(k);
   a.subs = c->stream_subs;
   a.stages = c->stream_stages;
   a.pitch = 2 * box;
