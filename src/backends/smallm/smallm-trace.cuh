@@ -40,11 +40,11 @@ static __device__ __forceinline__ void bf16fp32__smallm_stamp(int point) {
   unsigned *set = room >= BF16FP32__SMALLM_TRACE_SMEM
                       ? reinterpret_cast<unsigned *>(bf16fp32__smallm_trace_room + room - 4)
                       : nullptr;
-  const unsigned target = bf16fp32__smallm_trace_target;
-  if (point == 0 && set && target == 0) *set = 0u;
-  if (point == 0 && set && target > 0) {
-    const unsigned call = atomicAdd(&bf16fp32__smallm_trace_calls[b], 1u) %
-                              bf16fp32__smallm_trace_calls_per_graph + 1u;
+  if (point == 0 && set) {
+    const unsigned target = bf16fp32__smallm_trace_target;
+    const unsigned call = target ? atomicAdd(&bf16fp32__smallm_trace_calls[b], 1u) %
+                                           bf16fp32__smallm_trace_calls_per_graph + 1u
+                                 : 0u;
     *set = call == target ? 0u : call == target + 1u ? 1u : 2u;
   }
   const unsigned s = set ? *set : 0u;
