@@ -249,6 +249,8 @@ static int check_share_late(set *s, const int64_t *ms, int count) {
       {"share, 2 late", "share, 2 late (pdl)"}};
   return check_share_kinds(s, ms, count, kinds, names, 4);
 }
+/* K ends inside a 32-wide sub-chunk; tiny shapes (M x N x K; set i with seed 20 + i) */
+static const int64_t tails[4][3] = {{5, 256, 4104}, {3, 48, 8}, {70, 64, 40}, {256, 1040, 72}};
 /* Every share form on a shape whose K ends inside a sub-chunk, m = s->mmax <= 64: the slice's
  * zeros past K, which at 5 x 256 x 4104 lie in the late columns, and at 3 x 48 x 8 (one
  * sub-chunk) late groups with no columns at all. */
@@ -342,8 +344,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   CHECK(check_share_late(&s, padded, 3) == 3 * 2 * 3 + 2 * 2);
   free_set(&s);
 
-  /* K ends inside a 32-wide sub-chunk; tiny shapes (and the stream kernel where M <= 16) */
-  const int64_t tails[][3] = {{5, 256, 4104}, {3, 48, 8}, {70, 64, 40}, {256, 1040, 72}};
+  /* the tails (and the stream kernel where M <= 16) */
   for (int i = 0; i < 4; i++) {
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
     CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
@@ -378,8 +379,8 @@ static void test_share_only(bf16fp32_context *ctx) {
   CHECK(check_share(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
   CHECK(check_share_late(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
   free_set(&s);
-  const int64_t tails[][3] = {{5, 256, 4104}, {3, 48, 8}};
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 4; i++) {
+    if (tails[i][0] > 64) continue; /* the share kernel runs up to M = 64 */
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
     CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
     check_share_tail(&s);
@@ -435,10 +436,10 @@ static bf16fp32_context *pdl_context(void) {
  * GEMM start at once, then waits 20 us before writing): the GEMM reads the new x, its rows the
  * bits of a call with x already in place. Under PDL the kernels fetch weights, and request x into
  * L2, before griddepcontrol.wait: 2048 x 4096 runs the stream kernel (two blocks per tile at
- * M = 5-8 and 49-64, else a ring per warp), 256 x 4096 at M = 24 the tiled one; 1024 x 4096 at
- * M = 1 and 512 x 7168 at M = 1-8 let the next call launch at block entry; 256 x 4096, 1024 x 4096
- * (x in registers from M = 2 and 5) and 384 x 7168 at M <= 16 run the share kernel (x read after
- * the wait). */
+ * M = 5-8 and 49-64, else a ring per warp); 512 x 7168 at M = 1-8 lets the next call launch at
+ * block entry; the share kernel (x read after the wait) runs 256 x 4096 at every M, 1024 x 4096
+ * up to M = 16 (x's rows with late weight columns at M = 1, x in registers at 8 and 16), 512 x 7168
+ * at M = 24 and 384 x 7168 up to M = 24. */
 static void test_pdl_after_producer(void) {
   bf16fp32_context *ctx = pdl_context();
   if (!ctx) return;
@@ -481,10 +482,11 @@ static void test_pdl_after_producer(void) {
   bf16fp32_destroy(ctx);
 }
 
-/* use_pdl = 1, calls that let the next one launch at block entry (1024 x 4096 M = 1, 512 x 7168
- * M = 4; bf16fp32__smallm_prefer_stream) and of the share kernel (256 x 7168 M = 8, 384 x 7168
- * M = 5; 1024 x 4096 M = 12 with x in registers; bf16fp32__smallm_prefer_share): a replayed graph of eight back to
- * back, each into its own poisoned output, every one the bits of the M = 64 call. */
+/* use_pdl = 1, calls that let the next one launch at block entry (512 x 7168 M = 4;
+ * bf16fp32__smallm_prefer_stream) and of the share kernel (1024 x 4096 M = 1 with late weight
+ * columns, 256 x 7168 M = 8, 384 x 7168 M = 5, 1024 x 4096 M = 12 with x in registers;
+ * bf16fp32__smallm_prefer_share): a replayed graph of eight back to back, each into its own
+ * poisoned output, every one the bits of the M = 64 call. */
 static void test_pdl_chain(void) {
   bf16fp32_context *ctx = pdl_context();
   if (!ctx) return;
@@ -605,16 +607,17 @@ int main(void) {
    * rest */
   const char *part = getenv("GPU_SMALLM_PART");
   const int all = part == NULL || part[0] == '\0';
-  if (!all && strcmp(part, "shapes") != 0 && strcmp(part, "rest") != 0 &&
-      strcmp(part, "share") != 0) {
+  const int shapes = all || strcmp(part, "shapes") == 0, rest = all || strcmp(part, "rest") == 0;
+  const int share = !all && strcmp(part, "share") == 0;
+  if (!shapes && !rest && !share) {
     fprintf(stderr, "gpu-smallm: GPU_SMALLM_PART is '%s': shapes, rest or share\n", part);
     CHECK(0);
   }
-  if (all || strcmp(part, "shapes") == 0) test_shapes(ctx);
-  if (part && strcmp(part, "share") == 0) test_share_only(ctx);
-  if (all || strcmp(part, "rest") == 0) test_declines(ctx);
+  if (shapes) test_shapes(ctx);
+  if (share) test_share_only(ctx);
+  if (rest) test_declines(ctx);
   bf16fp32_destroy(ctx);
-  if (all || strcmp(part, "rest") == 0) {
+  if (rest) {
     test_pdl();
     test_pdl_after_producer();
     test_pdl_chain();
