@@ -284,7 +284,8 @@ static void check_stream_groups(set *s, const int64_t *ms, int count) {
   }
 }
 
-static void test_shapes(bf16fp32_context *ctx) {
+/* flash.router (256 x 4096) at every M = 1-64 and four above, in every kernel that takes it */
+static void test_router(bf16fp32_context *ctx) {
   set s;
   int64_t ms[80];
   int count = 0;
@@ -300,7 +301,11 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_tile_subs(&s, ms + 64, 4); /* M = 65, 100, 128, 200 */
   check_stream_tokens(&s, ms + 64, 4, 1);
   free_set(&s);
+}
 
+/* The other shapes, padded leading dimensions, K tails, NaN and Inf */
+static void test_shapes(bf16fp32_context *ctx) {
+  set s;
   const int64_t few[] = {1, 7, 16, 33};
   make_set(&s, 64, 2048, 7168, 0, 0, 0, 12, 0); /* pro.c4-main, the largest */
   check_set(ctx, &s, few, 4);
@@ -602,17 +607,19 @@ int main(void) {
   }
   CHECK_OK(bf16fp32_force_backend(ctx, "smallm"));
   /* GPU_SMALLM_PART runs one part (so that compute-sanitizer's racecheck of each fits its time,
-   * tools/device-run.sh sanitize): shapes (every kernel on the DeepSeek-V4 shapes), rest (the
-   * declines and the PDL launches) or share (the share kernel's forms alone); unset: shapes and
-   * rest */
+   * tools/device-run.sh sanitize): router (every kernel on 256 x 4096, M = 1-64 and above),
+   * shapes (every kernel on the other shapes), rest (the declines and the PDL launches) or share
+   * (the share kernel's forms alone); unset: router, shapes and rest */
   const char *part = getenv("GPU_SMALLM_PART");
   const int all = part == NULL || part[0] == '\0';
+  const int router = all || strcmp(part, "router") == 0;
   const int shapes = all || strcmp(part, "shapes") == 0, rest = all || strcmp(part, "rest") == 0;
   const int share = !all && strcmp(part, "share") == 0;
-  if (!shapes && !rest && !share) {
-    fprintf(stderr, "gpu-smallm: GPU_SMALLM_PART is '%s': shapes, rest or share\n", part);
+  if (!router && !shapes && !rest && !share) {
+    fprintf(stderr, "gpu-smallm: GPU_SMALLM_PART is '%s': router, shapes, rest or share\n", part);
     CHECK(0);
   }
+  if (router) test_router(ctx);
   if (shapes) test_shapes(ctx);
   if (share) test_share_only(ctx);
   if (rest) test_declines(ctx);
