@@ -74,9 +74,9 @@ if want sanitize; then
   step sanitize
   # memcheck on the whole test; racecheck, which instruments every shared-memory access, on a
   # part of it at a time (the whole test ran past 8 minutes on the H200; memcheck and the share
-  # part took about 7, the router and shapes parts together more than 9). SANITIZE_PARTS picks
-  # the runs, e.g. "memcheck share" for one command on a machine that allows 10 minutes per
-  # command.
+  # part took about 7; the router and shapes parts together ran past 8.5, shapes alone took 3).
+  # SANITIZE_PARTS picks the runs, e.g. "memcheck share" for one command on a machine that
+  # allows 10 minutes per command.
   for p in ${SANITIZE_PARTS:-memcheck router shapes rest share}; do
     if [ "$p" = memcheck ]; then
       timeout 420 compute-sanitizer --tool memcheck --error-exitcode 9 $build/gpu-smallm \
