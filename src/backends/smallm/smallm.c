@@ -1,8 +1,8 @@
 /* smallm: the decode-size GEMM kernel for sm_90 (M <= 256), batch-invariant and deterministic.
  * Host glue: probe loads the module (so no call, captured or not, loads or allocates), run picks
- * the launch configuration (smallm-config.c) and launches one of the five kernels (decode,
- * stream, tiled, wide, wgmma: smallm-decode.cu, smallm-stream.cu, smallm-kernel.cu,
- * smallm-wide.cu, smallm-wgmma-sm90a.cu), which sum alike. */
+ * the launch configuration (smallm-config.c) and launches one of the six kernels (decode,
+ * stream, share, tiled, wide, wgmma: smallm-decode.cu, smallm-stream.cu, smallm-share.cu,
+ * smallm-kernel.cu, smallm-wide.cu, smallm-wgmma-sm90a.cu), which sum alike. */
 #include <stdio.h>
 #include <stdlib.h>
 
