@@ -9,7 +9,7 @@
 // issuing warp) and to the mbarrier's completion, medians over the blocks of the last of five
 // launches (the rows then in L2), one block and one per SM; the SM clock against the global
 // timer. docs/smallm-notes.md, session 24.
-// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a bench/bulk-issue.cu
+// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc bench/bulk-issue.cu
 //        -o bulk-issue
 #include <cuda_runtime.h>
 
@@ -18,17 +18,11 @@
 #include <cstdio>
 #include <vector>
 
+#include "backends/smallm/smallm-tiles.cuh" /* the share kernel's copy and barrier helpers */
 #include "bench-cuda.cuh"
 
 enum Mode { LANES = 0, LOOP = 1, WARPS = 2 };
 static const char *const mode_name[] = {"lanes", "loop", "warps"};
-
-__device__ __forceinline__ void bulk(uint32_t dst, const void *src, int bytes, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-      ::"r"(dst), "l"(src), "r"(bytes), "r"(bar)
-      : "memory");
-}
 
 // Block b copies rows b * rows .. of src (stride bytes apart); out[b * 16 + warp * 2] gets the
 // warp's issue cycles (0 where it issued nothing), + 1 the cycles until all rows landed.
@@ -41,9 +35,7 @@ __global__ void issue(const char *src, long long stride, int rows, int bytes, in
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar));
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
                      : "memory");
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
-                 "r"(rows * bytes)
-                 : "memory");
+    bf16fp32__bar_expect(bar, rows * bytes);
   }
   __syncthreads();
   const char *s = src + static_cast<long long>(blockIdx.x) * rows * stride;
@@ -55,16 +47,12 @@ __global__ void issue(const char *src, long long stride, int rows, int bytes, in
   if (mode == LOOP && threadIdx.x == 0) r0 = 0, step = 1;
   if (mode == WARPS) r0 = warp + 8 * lane, step = 256;
   for (int r = r0; r < rows; r += step) {
-    bulk(data + r * bytes, s + r * stride, bytes, bar);
+    bf16fp32__bulk_copy(data + r * bytes, s + r * stride, bytes, bar);
     issued = true;
   }
   const long long t1 = clock64();
   issued = __any_sync(0xffffffffu, issued);
-  asm volatile(
-      "{\n\t.reg .pred p;\n\tWAIT_%=:\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n\t"
-      "@!p bra WAIT_%=;\n\t}" ::"r"(bar)
-      : "memory");
+  bf16fp32__bar_wait(bar, 0);
   const long long t2 = clock64();
   if (lane == 0) {
     out[blockIdx.x * 16 + warp * 2] = issued ? t1 - t0 : 0;

@@ -9,7 +9,7 @@
 // only waits for the primary grid, the hand-over does not depend on X or lead; if it waits for
 // the memory system to drain, it grows with the bytes still in flight when the primary ends.
 // docs/smallm-notes.md, session 26.
-// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a bench/pdl-drain.cu
+// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc bench/pdl-drain.cu
 //        -o pdl-drain
 #include <cuda_runtime.h>
 
@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "backends/smallm/smallm-tiles.cuh" /* the share kernel's copy and barrier helpers */
 #include "bench-cuda.cuh"
 
 namespace {
@@ -59,20 +60,11 @@ __global__ void dependent(const unsigned char *src, long long share, int kind, l
   const uint32_t bar = static_cast<uint32_t>(__cvta_generic_to_shared(sm)), ring = bar + 128;
   const unsigned char *mine = src + blockIdx.x * share;
   auto reads = [&]() {
-    if (kind == COPY)
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
-                   "r"(static_cast<int>(share)) : "memory");
+    if (kind == COPY) bf16fp32__bar_expect(bar, static_cast<int>(share));
     for (long long o = 0; o < share; o += PIECE) {
       const int bytes = static_cast<int>(share - o < PIECE ? share - o : PIECE);
-      if (kind == COPY)
-        asm volatile(
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
-            " [%0], [%1], %2, [%3];" ::"r"(ring + static_cast<uint32_t>(o)),
-            "l"(mine + o), "r"(bytes), "r"(bar)
-            : "memory");
-      else
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(mine + o), "r"(bytes)
-                     : "memory");
+      if (kind == COPY) bf16fp32__bulk_copy(ring + static_cast<uint32_t>(o), mine + o, bytes, bar);
+      else bf16fp32__bulk_to_l2(mine + o, static_cast<uint32_t>(bytes));
     }
   };
   if (threadIdx.x != 0) return;
@@ -90,10 +82,8 @@ __global__ void dependent(const unsigned char *src, long long share, int kind, l
   asm volatile("griddepcontrol.wait;" ::: "memory");
   stamps[BLOCKS + blockIdx.x] = now();
   if (after && share) reads();
-  if (kind == COPY && share) /* the copies land before the block's shared memory goes */
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tW_%=:\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n\t"
-        "@!p bra W_%=;\n\t}" ::"r"(bar) : "memory");
+  /* the copies land before the block's shared memory goes */
+  if (kind == COPY && share) bf16fp32__bar_wait(bar, 0);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 /* The device pieces the smallm kernels build their sums from: the 16-byte weight load, the bulk
- * request into L2, the bf16 MMA and a sub-chunk's two of them (the sums over warp groups and
- * cluster ranks: smallm-cluster-sum.cuh). One definition, so that the kernels multiply exactly
- * alike (the batch invariance across kernels rests on it). */
+ * copy into shared memory and the bulk request into L2, the bf16 MMA and a sub-chunk's two of
+ * them (the sums over warp groups and cluster ranks: smallm-cluster-sum.cuh). One definition, so
+ * that the kernels multiply exactly alike (the batch invariance across kernels rests on it). */
 #ifndef BF16FP32_SMALLM_FRAGMENTS_CUH
 #define BF16FP32_SMALLM_FRAGMENTS_CUH
 
@@ -19,6 +19,16 @@ static __device__ __forceinline__ uint4 ldg_w(const uint16_t *p, bool pred) {
       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
       : "l"(p), "r"(static_cast<int>(pred)));
   return v;
+}
+
+/* `bytes` (a multiple of 16) from global src into shared dst (both 16-byte aligned), counted on
+ * mbarrier bar. */
+static __device__ __forceinline__ void bf16fp32__bulk_copy(uint32_t dst, const void *src,
+                                                           int bytes, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+      ::"r"(dst), "l"(src), "r"(bytes), "r"(bar)
+      : "memory");
 }
 
 /* bytes (a multiple of 16) from p (16-byte aligned) requested into L2 only: nothing to wait for. */

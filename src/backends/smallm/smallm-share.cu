@@ -47,14 +47,6 @@ struct HArgs {
   int late;  /* the last `late` warp groups' weight columns are copied after the wait */
 };
 
-/* `bytes` from global src into shared dst, counted on mbarrier bar. */
-__device__ __forceinline__ void bulk_copy(uint32_t dst, const void *src, int bytes, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
-      "l"(src), "r"(bytes), "r"(bar)
-      : "memory");
-}
-
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel. WP (share_wpre, ranges of
  * at most XR sub-chunks, x's rows in shared memory): the warp's weight fragments go from shared
  * memory into registers once the weights have landed, before griddepcontrol.wait (1) or once x's
@@ -112,8 +104,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   constexpr int CW = BF16FP32__SMALLM_WARPS;
   if (!LATE || early_bytes)
     for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
-      bulk_copy(base + wrows + r * a.pitch, a.w + (n0 + r) * a.ldw + pl.kb,
-                LATE ? early_bytes : 2 * len, wbar);
+      bf16fp32__bulk_copy(base + wrows + r * a.pitch, a.w + (n0 + r) * a.ldw + pl.kb,
+                          LATE ? early_bytes : 2 * len, wbar);
   if (warp == 1 && a.pdl)
     for (int r = lane; r < a.m; r += 32)
       if (r % gridDim.y == blockIdx.y)
@@ -139,11 +131,11 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   if (!XREG)
     for (int r = warp + CW * lane; r < a.m; r += 32 * CW)
-      bulk_copy(base + xrows + r * a.pitch, a.x + r * a.ldx + pl.kb, 2 * len, xbar);
+      bf16fp32__bulk_copy(base + xrows + r * a.pitch, a.x + r * a.ldx + pl.kb, 2 * len, xbar);
   if (LATE && late_bytes)
     for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
-      bulk_copy(base + wrows + r * a.pitch + early_bytes,
-                a.w + (n0 + r) * a.ldw + pl.kb + early_bytes / 2, late_bytes, lbar);
+      bf16fp32__bulk_copy(base + wrows + r * a.pitch + early_bytes,
+                          a.w + (n0 + r) * a.ldw + pl.kb + early_bytes / 2, late_bytes, lbar);
 
   float acc[MT][4];
 #pragma unroll
