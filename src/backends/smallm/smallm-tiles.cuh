@@ -19,6 +19,10 @@
  * refuses. */
 bool bf16fp32__smallm_encode_map(CUtensorMap *map, const uint16_t *base, int64_t rows,
                                  int64_t cols, int64_t ld, int box_cols, int box_rows);
+/* The same with the shared-memory swizzle of a wgmma operand (bench/bigtile.cu's x' boxes). */
+bool bf16fp32__smallm_encode_map_swizzled(CUtensorMap *map, const uint16_t *base, int64_t rows,
+                                          int64_t cols, int64_t ld, int box_cols, int box_rows,
+                                          CUtensorMapSwizzle swizzle);
 
 /* One box of a 2-D tensor map into shared memory, counted on mbarrier bar. */
 static __device__ __forceinline__ void bf16fp32__tma_box(uint32_t dst, const CUtensorMap *map,

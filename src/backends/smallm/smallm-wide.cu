@@ -160,8 +160,9 @@ encode_fn tensor_map_encoder() {
 
 }  // namespace
 
-bool bf16fp32__smallm_encode_map(CUtensorMap *map, const uint16_t *base, int64_t rows,
-                                 int64_t cols, int64_t ld, int box_cols, int box_rows) {
+bool bf16fp32__smallm_encode_map_swizzled(CUtensorMap *map, const uint16_t *base, int64_t rows,
+                                          int64_t cols, int64_t ld, int box_cols, int box_rows,
+                                          CUtensorMapSwizzle swizzle) {
   const encode_fn fn = tensor_map_encoder();
   if (!fn) return false;
   const cuuint64_t dim[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
@@ -169,8 +170,14 @@ bool bf16fp32__smallm_encode_map(CUtensorMap *map, const uint16_t *base, int64_t
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t estride[2] = {1, 1};
   return fn(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<uint16_t *>(base), dim, stride,
-            box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+            box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+bool bf16fp32__smallm_encode_map(CUtensorMap *map, const uint16_t *base, int64_t rows,
+                                 int64_t cols, int64_t ld, int box_cols, int box_rows) {
+  return bf16fp32__smallm_encode_map_swizzled(map, base, rows, cols, ld, box_cols, box_rows,
+                                              CU_TENSOR_MAP_SWIZZLE_NONE);
 }
 
 bool bf16fp32__smallm_tile_setup(bf16fp32__smallm_tile_args *a, bf16fp32__smallm_config *c,

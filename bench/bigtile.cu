@@ -1,0 +1,548 @@
+// bigtile: a wgmma kernel for M > 64 in smallm's fixed summation order, as a probe for the
+// tile kernel that M = 128-256 would need (docs/smallm-notes.md, sessions 27-28). It answers:
+//   1. bits: with x written once per call in the k-permuted order (x'), does wgmma m64nNk16
+//      (A = the weight fragments of the other kernels, from registers; B = x' by descriptor) give,
+//      once the chains are added in the split's order, the library's bits?
+//   2. time: how long do the main loop (one chain per block, 64 WG rows x BT tokens), x', and the
+//      sum of the chains take, against cuBLAS and the issue's targets?
+// MODE 0: the chains' partial sums to global memory, added by reduce_kernel; 1: loads only (the
+// fragments read, no MMA); 2: MMAs only (the ring filled once, then read again without copies);
+// 3: the loop alone (a checksum per thread instead of the partial sums); 4: one cluster per tile
+// holds every chain (rank = chain) and adds them over DSMEM into the outputs, optionally with the
+// weights of the first stages requested before griddepcontrol.wait (x' launched before it).
+// Variant sets: --diag (modes 0-2), --loop (modes 0 and 3), default (modes 3 and 4).
+// Timed: graphs of 200 calls over rotated weight copies (cold L2), median of 7 replays.
+//
+// Build (from the repository root):
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude bench/bigtile.cu \
+//     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,wgmma-sm90a}.cu \
+//     src/backends/smallm/smallm-config.c -lcublas -o bigtile
+// Run: bigtile [--diag | --loop] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/smallm/smallm-config.h"
+#include "backends/smallm/smallm-launch.h"
+#include "backends/smallm/smallm-tiles.cuh"
+#include "backends/smallm/smallm-wgmma.cuh"
+#include "bench-cuda.cuh"
+
+namespace {
+
+constexpr int NQ = 2;  // sub-chunks (32 k) per stage
+
+uint32_t __device__ __forceinline__ smem_u32(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+uint4 __device__ __forceinline__ lds16(uint32_t a) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
+  return v;
+}
+// K-major operand, 64-byte swizzle: rows of 64 bytes (one sub-chunk), 8-row groups 512 bytes
+// apart; the k16 step h starts 32 h bytes into the row.
+uint64_t __device__ __forceinline__ desc_sw64(uint32_t addr) {
+  return static_cast<uint64_t>((addr >> 4) & 0x3fff) | (1ull << 16) | (32ull << 32) | (2ull << 62);
+}
+void __device__ __forceinline__ cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+float4 __device__ __forceinline__ ld_peer(uint32_t local, uint32_t rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(remote)
+               : "memory");
+  return v;
+}
+
+// x' (rows padded to mp, columns to kp = 32 * subs, zeros there): within each sub-chunk the
+// MMA order of the other kernels' fragments: MMA 1's k16 positions 0-15 are k = 0, 1, 8, 9, 16,
+// 17, 24, 25, 2, 3, 10, 11, 18, 19, 26, 27, MMA 2's the same plus 4. In 32-bit words, x' word
+// 4 j + t of a sub-chunk is x word 4 t + j: a 4 x 4 transpose of 16-byte pieces (K and ldx
+// multiples of 8). One thread per (row, sub-chunk).
+__global__ void xperm_kernel(const uint16_t *x, int64_t ldx, int m, int k, uint16_t *xp, int mp, int kp) {
+  const int subs = kp / 32;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<int64_t>(mp) * subs) return;
+  const int row = static_cast<int>(i / subs), sc = static_cast<int>(i % subs);
+  uint4 v[4];
+#pragma unroll
+  for (int t = 0; t < 4; t++) {
+    const int kk = 32 * sc + 8 * t;
+    v[t] = row < m && kk < k ? *reinterpret_cast<const uint4 *>(x + row * ldx + kk) : make_uint4(0, 0, 0, 0);
+  }
+  uint4 *o = reinterpret_cast<uint4 *>(xp + static_cast<int64_t>(row) * kp + 32 * sc);
+  o[0] = make_uint4(v[0].x, v[1].x, v[2].x, v[3].x);
+  o[1] = make_uint4(v[0].y, v[1].y, v[2].y, v[3].y);
+  o[2] = make_uint4(v[0].z, v[1].z, v[2].z, v[3].z);
+  o[3] = make_uint4(v[0].w, v[1].w, v[2].w, v[3].w);
+}
+
+struct Args {
+  float *part;  // MODE 0: [chains][mp][n] partial sums; 3: a checksum per thread
+  int m, n, mp;
+  int kwarps;   // chains per slice
+  int ksplit;   // slices
+  int pdl;      // MODE 4: weights of the first stages before griddepcontrol.wait, x' after
+  float *out;   // MODE 4: the outputs
+  int64_t ldo;
+  bf16fp32__smallm_slices slices;
+};
+
+// Block: WG warpgroups of 64 weight rows each (blockIdx.x: 64 WG rows), BT tokens (blockIdx.y),
+// one chain (blockIdx.z = slice * kwarps + group). Stages of NQ sub-chunks, NS of them in
+// flight; thread 0 issues the copies. Weights: a box of 32 k x 64 WG rows per sub-chunk (rows of
+// 64 bytes: the fragment reads of rows g and g + 1 share a 128-byte line, no bank conflict);
+// x': a box of 32 k x BT tokens per sub-chunk, 64-byte swizzle (wgmma's B by descriptor).
+// DEPTH 0: a stage's MMAs complete before its slot is released; 1: they stay in flight while the
+// next stage's are issued, and the slot before is released then.
+template <int WG, int BT, int NS, int DEPTH, int MODE>
+__global__ void __launch_bounds__(128 * WG, 1)
+    bigtile_kernel(const __grid_constant__ CUtensorMap tw, const __grid_constant__ CUtensorMap tx,
+                   const __grid_constant__ Args a) {
+  constexpr int BR = 64 * WG;
+  constexpr int WQ = BR * 64, XQ = BT * 64;  // bytes of one sub-chunk's boxes
+  constexpr int STAGE = NQ * (WQ + XQ);
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const uint32_t base = (smem_u32(smem) + 1023) & ~1023u;  // stages 1024-aligned (swizzle atoms)
+  const uint32_t bars = base + NS * STAGE;                 // full[NS], empty[NS]
+  const int c = blockIdx.z, slice = c / a.kwarps, wk = c % a.kwarps;
+  const int k0 = a.slices.k[slice], k1 = a.slices.k[slice + 1];
+  int j0, j1;
+  bf16fp32__smallm_chain((k1 - k0 + 31) / 32, wk, a.kwarps, &j0, &j1);
+  const int sub0 = k0 / 32 + j0, subs = j1 - j0;  // the chain's sub-chunks of K (slices start at multiples of 32)
+  const int stages = (subs + NQ - 1) / NQ;
+  const int row0 = blockIdx.x * BR, tok0 = blockIdx.y * BT;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < NS; i++) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * i));
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bars + 8 * (NS + i)), "r"(4 * WG));
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  auto issue = [&](int s) {
+    const int slot = s % NS, nq = min(NQ, subs - s * NQ);
+    const uint32_t st = base + slot * STAGE, full = bars + 8 * slot;
+    bf16fp32__bar_expect(full, nq * (WQ + XQ));
+    for (int q = 0; q < nq; q++) {
+      const int kk = 32 * (sub0 + s * NQ + q);
+      bf16fp32__tma_box(st + q * WQ, &tw, kk, row0, full);
+      bf16fp32__tma_box(st + NQ * WQ + q * XQ, &tx, kk, tok0, full);
+    }
+  };
+  if (threadIdx.x == 0) {
+    if (MODE == 4 && a.pdl) {  // the weights need nothing from the previous kernel; x' does
+      for (int s = 0; s < NS && s < stages; s++) {
+        const int slot = s % NS, nq = min(NQ, subs - s * NQ);
+        const uint32_t st = base + slot * STAGE, full = bars + 8 * slot;
+        bf16fp32__bar_expect(full, nq * (WQ + XQ));
+        for (int q = 0; q < nq; q++) bf16fp32__tma_box(st + q * WQ, &tw, 32 * (sub0 + s * NQ + q), row0, full);
+      }
+      asm volatile("griddepcontrol.wait;" ::: "memory");
+      for (int s = 0; s < NS && s < stages; s++) {
+        const int slot = s % NS, nq = min(NQ, subs - s * NQ);
+        const uint32_t st = base + slot * STAGE, full = bars + 8 * slot;
+        for (int q = 0; q < nq; q++)
+          bf16fp32__tma_box(st + NQ * WQ + q * XQ, &tx, 32 * (sub0 + s * NQ + q), tok0, full);
+      }
+    } else {
+      for (int s = 0; s < NS && s < stages; s++) issue(s);
+    }
+  }
+
+  const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int rw = 64 * wg + 16 * w + g;  // the lane's weight row in the block (and rw + 8)
+  float acc[BT / 2];
+#pragma unroll
+  for (int i = 0; i < BT / 2; i++) acc[i] = 0.0f;
+  // one sub-chunk's two MMAs; q a compile-time index, so that no wgmma sits on a path the
+  // compiler takes for divergent
+  auto sub = [&](uint32_t st, int q) {
+    const uint4 r0 = lds16(st + q * WQ + rw * 64 + 16 * t);
+    const uint4 r8 = lds16(st + q * WQ + (rw + 8) * 64 + 16 * t);
+    const uint32_t xq = st + NQ * WQ + q * XQ;
+    if (MODE == 1) {
+      acc[0] += __int_as_float((r0.x ^ r8.x ^ r0.y ^ r8.y ^ r0.z ^ r8.z ^ r0.w ^ r8.w) & 0x7fffff);
+      return;
+    }
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    bf16fp32__wgmma<BT>::run(acc, r0.x, r8.x, r0.y, r8.y, desc_sw64(xq));
+    bf16fp32__wgmma<BT>::run(acc, r0.z, r8.z, r0.w, r8.w, desc_sw64(xq + 32));
+  };
+  // stage j's slot is free again: each warp arrives; thread 0 refills it with stage j + NS
+  auto release = [&](int j) {
+    const int slot = j % NS;
+    __syncwarp();
+    if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bars + 8 * (NS + slot)) : "memory");
+    if (MODE != 2 && threadIdx.x == 0 && j + NS < stages) {
+      bf16fp32__bar_wait(bars + 8 * (NS + slot), (j / NS) & 1);
+      issue(j + NS);
+    }
+    __syncwarp();
+  };
+  auto stage = [&](int s, int nq) {
+    const int slot = s % NS;
+    const uint32_t st = base + slot * STAGE;
+    if (MODE != 2 || s < NS) bf16fp32__bar_wait(bars + 8 * slot, (s / NS) & 1);
+    if (nq == NQ) {
+#pragma unroll
+      for (int q = 0; q < NQ; q++) sub(st, q);
+    } else {
+      sub(st, 0);  // the one sub-chunk left (NQ = 2)
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    if (DEPTH == 0) {
+      asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+      release(s);
+    } else {
+      asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+      if (s > 0) release(s - 1);
+    }
+  };
+  static_assert(NQ == 2, "the tail stage holds one sub-chunk");
+  const int full = subs / NQ;
+  for (int s = 0; s < full; s++) stage(s, NQ);
+  if (subs % NQ) stage(full, subs % NQ);
+  if (DEPTH) asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  if (MODE == 4) {  // the chains of a tile form one cluster (rank = chain): sums in the library's tree
+    constexpr int P = BR + 4;  // row pitch in floats: the lanes' stores hit 32 different banks
+    __syncthreads();           // every warp's MMAs are done with the ring
+    float *ps = reinterpret_cast<float *>(smem + (base - smem_u32(smem)));
+#pragma unroll
+    for (int i = 0; i < BT / 8; i++) {
+      const int tk = 8 * i + 2 * t, r = 64 * wg + 16 * w + g;
+      ps[tk * P + r] = acc[4 * i];
+      ps[(tk + 1) * P + r] = acc[4 * i + 1];
+      ps[tk * P + r + 8] = acc[4 * i + 2];
+      ps[(tk + 1) * P + r + 8] = acc[4 * i + 3];
+    }
+    cluster_sync_all();
+    uint32_t rank, ranks;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(ranks));
+    const int per = BT / static_cast<int>(ranks), items = per * (BR / 4);
+    asm volatile("griddepcontrol.wait;" ::: "memory");  // the previous call may still read out
+    for (int it = threadIdx.x; it < items; it += blockDim.x) {
+      const int tl = static_cast<int>(rank) * per + it / (BR / 4), r4 = 4 * (it % (BR / 4));
+      const uint32_t at = base + 4u * static_cast<uint32_t>(tl * P + r4);
+      // each peer's piece added as it arrives (as measured; the library's pull requests all first)
+      float4 o = make_float4(0, 0, 0, 0);
+      for (int sl = 0; sl < a.ksplit; sl++) {
+        float4 b = ld_peer(at, sl * a.kwarps);
+        for (int j = 1; j < a.kwarps; j++) bf16fp32__smallm_add4(b, ld_peer(at, sl * a.kwarps + j));
+        if (sl == 0) o = b;
+        else bf16fp32__smallm_add4(o, b);
+      }
+      const int tok = tok0 + tl;
+      if (tok < a.m) *reinterpret_cast<float4 *>(a.out + tok * a.ldo + row0 + r4) = o;
+    }
+    cluster_sync_all();  // peers' reads done before any block leaves
+    return;
+  }
+  if (MODE == 3) {  // the loop alone: one checksum per thread instead of the partial sums
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < BT / 2; i++) sum += acc[i];
+    const int64_t b = (static_cast<int64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    a.part[b * blockDim.x + threadIdx.x] = sum;
+    return;
+  }
+  // d[4i + 0, 1]: row g, tokens 8i + 2t, + 1; d[4i + 2, 3]: row g + 8, the same tokens
+  float *p = a.part + static_cast<int64_t>(c) * a.mp * a.n;
+  const int n0 = row0 + 64 * wg + 16 * w + g;
+#pragma unroll
+  for (int i = 0; i < BT / 8; i++) {
+    const int tk = tok0 + 8 * i + 2 * t;
+    p[static_cast<int64_t>(tk) * a.n + n0] = acc[4 * i];
+    p[static_cast<int64_t>(tk + 1) * a.n + n0] = acc[4 * i + 1];
+    p[static_cast<int64_t>(tk) * a.n + n0 + 8] = acc[4 * i + 2];
+    p[static_cast<int64_t>(tk + 1) * a.n + n0 + 8] = acc[4 * i + 3];
+  }
+}
+
+// MODE 0's sum, the library's tree: ((c0 + c1) + c2) ... over a slice's chains, then
+// ((b0 + b1) + b2) ... over the slices.
+__global__ void reduce_kernel(const float *part, int m, int n, int mp, int ksplit, int kwarps, float *out,
+                              int64_t ldo) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<int64_t>(m) * n) return;
+  const int row = static_cast<int>(i / n), col = static_cast<int>(i % n);
+  const int64_t plane = static_cast<int64_t>(mp) * n, at = static_cast<int64_t>(row) * n + col;
+  float o = 0.0f;
+  for (int s = 0; s < ksplit; s++) {
+    float b = part[(s * kwarps) * plane + at];
+    for (int j = 1; j < kwarps; j++) b += part[(s * kwarps + j) * plane + at];
+    o = s == 0 ? b : o + b;
+  }
+  out[row * ldo + col] = o;
+}
+
+struct Variant {
+  int wg, bt, ns, depth, mode;
+};
+using Kern = void (*)(CUtensorMap, CUtensorMap, Args);
+#define BIGTILE_PICK(WG, BT, NS, D, MODE) \
+  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == D && v.mode == MODE) return bigtile_kernel<WG, BT, NS, D, MODE>;
+Kern kernel_of(const Variant &v) {
+  BIGTILE_PICK(2, 128, 4, 1, 0) BIGTILE_PICK(2, 128, 6, 1, 0) BIGTILE_PICK(2, 128, 4, 1, 1)
+  BIGTILE_PICK(2, 128, 4, 1, 2) BIGTILE_PICK(1, 128, 6, 1, 0) BIGTILE_PICK(1, 128, 4, 1, 1)
+  BIGTILE_PICK(1, 128, 4, 1, 2) BIGTILE_PICK(2, 256, 4, 1, 0) BIGTILE_PICK(2, 256, 4, 1, 1)
+  BIGTILE_PICK(2, 256, 4, 1, 2) BIGTILE_PICK(2, 128, 4, 1, 3) BIGTILE_PICK(2, 128, 6, 1, 3)
+  BIGTILE_PICK(1, 128, 4, 1, 3) BIGTILE_PICK(1, 128, 6, 1, 3) BIGTILE_PICK(2, 256, 4, 1, 3)
+  BIGTILE_PICK(1, 256, 4, 1, 3) BIGTILE_PICK(2, 128, 4, 1, 4) BIGTILE_PICK(1, 128, 4, 1, 4)
+  BIGTILE_PICK(1, 128, 6, 1, 4) BIGTILE_PICK(2, 256, 4, 1, 4) BIGTILE_PICK(1, 256, 4, 1, 4)
+  return nullptr;
+}
+size_t smem_of(const Variant &v) { return 1024 + static_cast<size_t>(v.ns) * NQ * (64 * v.wg + v.bt) * 64 + 16 * v.ns; }
+
+const std::vector<Variant> kDiag = {{2, 128, 4, 1, 0}, {2, 128, 6, 1, 0}, {2, 128, 4, 1, 1}, {2, 128, 4, 1, 2},
+                                    {1, 128, 6, 1, 0}, {1, 128, 4, 1, 1}, {1, 128, 4, 1, 2}, {2, 256, 4, 1, 0},
+                                    {2, 256, 4, 1, 1}, {2, 256, 4, 1, 2}};
+const std::vector<Variant> kLoop = {{2, 128, 4, 1, 0}, {2, 128, 4, 1, 3}, {2, 128, 6, 1, 3}, {1, 128, 4, 1, 3},
+                                    {1, 128, 6, 1, 3}, {2, 256, 4, 1, 0}, {2, 256, 4, 1, 3}, {1, 256, 4, 1, 3}};
+const std::vector<Variant> kCluster = {{2, 128, 4, 1, 3}, {1, 128, 4, 1, 3}, {2, 256, 4, 1, 3},
+                                       {2, 128, 4, 1, 4}, {1, 128, 4, 1, 4}, {1, 128, 6, 1, 4},
+                                       {2, 256, 4, 1, 4}, {1, 256, 4, 1, 4}};
+
+float bf2f(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+uint16_t f2bf(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+// The operands of one shape: NB weight copies rotated (cold L2), x, the library's result.
+struct Shape {
+  int n, k, m, chains;
+  bf16fp32__smallm_split sp;
+  bf16fp32__smallm_slices sl;
+  int nb;
+  std::vector<uint16_t> hx, hw;
+  std::vector<float> href;
+  std::vector<uint16_t *> dw;
+  uint16_t *dx = nullptr;
+  float *out = nullptr;
+};
+
+// One variant: the first call's outputs against the library's bits (modes 0 and 4) and row 0
+// against fp64, then the times.
+void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, size_t smem_limit) {
+  const int n = sh.n, k = sh.k, m = sh.m, chains = sh.chains, br = 64 * v.wg;
+  const Kern kern = kernel_of(v);
+  if (!kern || n % br || (v.bt == 256 && m <= 128) || (v.mode == 4 && chains > 16)) return;
+  const size_t smem = smem_of(v);
+  if (smem > smem_limit ||
+      cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)) != cudaSuccess) {
+    printf("      wg %d bt %d: %zu bytes of shared memory do not fit\n", v.wg, v.bt, smem);
+    return;
+  }
+  if (v.mode == 4 && chains > 8) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  const int mp = (m + v.bt - 1) / v.bt * v.bt, kp = (k + 31) / 32 * 32;
+  uint16_t *xp;
+  float *part;
+  CK(cudaMalloc(&xp, static_cast<size_t>(mp) * kp * 2));
+  CK(cudaMalloc(&part, static_cast<size_t>(chains) * mp * n * 4));
+  std::vector<CUtensorMap> tw(sh.nb);
+  CUtensorMap tx;
+  bool maps = bf16fp32__smallm_encode_map_swizzled(&tx, xp, mp, kp, kp, 32, v.bt, CU_TENSOR_MAP_SWIZZLE_64B);
+  for (int b = 0; b < sh.nb; b++) maps = maps && bf16fp32__smallm_encode_map(&tw[b], sh.dw[b], n, k, k, 32, br);
+  if (!maps) {
+    printf("      tensor maps refused\n");
+    exit(1);
+  }
+  Args a;
+  a.part = part, a.m = m, a.n = n, a.mp = mp, a.kwarps = sh.sp.kwarps, a.ksplit = sh.sp.ksplit, a.pdl = 0;
+  a.out = sh.out, a.ldo = n, a.slices = sh.sl;
+  const dim3 grid(n / br, mp / v.bt, chains);
+  const int64_t pieces = static_cast<int64_t>(mp) * (kp / 32);
+  auto xperm = [&]() {
+    xperm_kernel<<<static_cast<unsigned>((pieces + 127) / 128), 128, 0, s>>>(sh.dx, k, m, k, xp, mp, kp);
+  };
+  auto reduce = [&]() {
+    reduce_kernel<<<static_cast<unsigned>((static_cast<int64_t>(m) * n + 255) / 256), 256, 0, s>>>(
+        part, m, n, mp, sh.sp.ksplit, sh.sp.kwarps, sh.out, n);
+  };
+  cudaLaunchAttribute cluster_attr;
+  cluster_attr.id = cudaLaunchAttributeClusterDimension;
+  cluster_attr.val.clusterDim.x = 1, cluster_attr.val.clusterDim.y = 1, cluster_attr.val.clusterDim.z = chains;
+  auto launch = [&](int b, int pdl) {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[2];
+    int na = 0;
+    cfg.gridDim = grid, cfg.blockDim = dim3(128 * v.wg), cfg.dynamicSmemBytes = smem, cfg.stream = s;
+    if (v.mode == 4) at[na++] = cluster_attr;
+    if (pdl) {
+      at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      at[na++].val.programmaticStreamSerializationAllowed = 1;
+    }
+    cfg.attrs = at, cfg.numAttrs = na;
+    Args ab = a;
+    ab.pdl = pdl;
+    CK(cudaLaunchKernelEx(&cfg, kern, tw[b], tx, ab));
+  };
+  int clusters = 0;
+  if (v.mode == 4) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid, cfg.blockDim = dim3(128 * v.wg), cfg.dynamicSmemBytes = smem;
+    cfg.attrs = &cluster_attr, cfg.numAttrs = 1;
+    CK(cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg));
+  }
+  CK(cudaMemsetAsync(sh.out, 0xff, static_cast<size_t>(m) * n * 4, s));  // poison
+  xperm();
+  launch(0, 0);
+  if (v.mode != 4) reduce();
+  CK(cudaStreamSynchronize(s));
+  std::vector<float> hout(static_cast<size_t>(m) * n);
+  CK(cudaMemcpy(hout.data(), sh.out, hout.size() * 4, cudaMemcpyDeviceToHost));
+  const bool checked = v.mode == 0 || v.mode == 4;
+  long bad = 0;
+  double err0 = 0;  // row 0 against fp64 (the bound is the library's business; this catches layout bugs)
+  for (size_t i = 0; checked && i < hout.size(); i++) bad += memcmp(&hout[i], &sh.href[i], 4) != 0;
+  for (int j = 0; checked && j < n; j++) {
+    double d = 0;
+    for (int kk = 0; kk < k; kk++) d += static_cast<double>(bf2f(sh.hx[kk])) * bf2f(sh.hw[static_cast<size_t>(j) * k + kk]);
+    err0 = std::max(err0, fabs(d - hout[j]));
+  }
+  const double t_main = bench_time_graph(s, 200, [&](int i) { launch(i % sh.nb, 0); });
+  const double t_x = bench_time_graph(s, 200, [&](int) { xperm(); });
+  double t_pair = 0, t_pdl = 0, t_red = 0;
+  if (v.mode == 4) {
+    t_pair = bench_time_graph(s, 200, [&](int i) { xperm(); launch(i % sh.nb, 0); });
+    t_pdl = bench_time_graph(s, 200, [&](int i) { xperm(); launch(i % sh.nb, 1); });
+  } else {
+    t_red = bench_time_graph(s, 200, [&](int) { reduce(); });
+  }
+  const double target = t_cublas / (n <= 512 ? 1.5 : 1.2);
+  printf("      mode %d ns %d depth %d: %d x 64 rows x %3d tokens, %4d blocks, %6.1f KB, clusters %d | bits %s (%ld "
+         "differ, row 0 vs fp64 %.3g) | main %.2f us, x' %.2f, reduce %.2f, x'+main %.2f, PDL %.2f | target %.2f | "
+         "best / cuBLAS %.2f\n",
+         v.mode, v.ns, v.depth, v.wg, v.bt, grid.x * grid.y * grid.z, smem / 1024.0, clusters,
+         checked ? (bad ? "DIFFER" : "same") : "unchecked", bad, err0, t_main, t_x, t_red, t_pair, t_pdl, target,
+         (v.mode == 4 ? std::min(t_pair, t_pdl) : t_main) / t_cublas);
+  CK(cudaFree(xp));
+  CK(cudaFree(part));
+}
+
+void run_shape(int n, int k, int m, const std::vector<Variant> &vars, cublasHandle_t hb, cudaStream_t s, int sms,
+               size_t smem_limit) {
+  Shape sh;
+  sh.n = n, sh.k = k, sh.m = m;
+  if (bf16fp32__smallm_choose_split(n, k, sms, &sh.sp) != 0) {
+    printf("%5d %5d %4d | no split\n", n, k, m);
+    return;
+  }
+  bf16fp32__smallm_fill_slices(k, sh.sp.ksplit, &sh.sl);
+  for (int r = 0; r < sh.sp.ksplit; r++)
+    if (sh.sl.k[r] % 32) {
+      printf("%5d %5d %4d | a slice starts off a sub-chunk\n", n, k, m);
+      return;
+    }
+  sh.chains = sh.sp.ksplit * sh.sp.kwarps;
+  const int64_t wbytes = static_cast<int64_t>(n) * k * 2;
+  sh.nb = static_cast<int>(std::max<int64_t>(2, (512ll << 20) / (wbytes + 1) + 1));
+  sh.hx.resize(static_cast<size_t>(m) * k), sh.hw.resize(static_cast<size_t>(n) * k);
+  uint64_t st = 12345 + n + k + m;
+  auto rnd = [&]() {
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>((st >> 40) & 0xffff) / 65536.0f - 0.5f;
+  };
+  for (auto &x : sh.hx) x = f2bf(rnd());
+  for (auto &x : sh.hw) x = f2bf(rnd());
+  sh.dw.resize(sh.nb);
+  for (auto &p : sh.dw) {
+    CK(cudaMalloc(&p, wbytes));
+    CK(cudaMemcpy(p, sh.hw.data(), wbytes, cudaMemcpyHostToDevice));
+  }
+  CK(cudaMalloc(&sh.dx, sh.hx.size() * 2));
+  CK(cudaMemcpy(sh.dx, sh.hx.data(), sh.hx.size() * 2, cudaMemcpyHostToDevice));
+  float *ref;
+  CK(cudaMalloc(&ref, static_cast<size_t>(m) * n * 4));
+  CK(cudaMalloc(&sh.out, static_cast<size_t>(m) * n * 4));
+
+  // the library's bits (batch-invariant: any M gives them), chosen as for plain launches
+  bf16fp32__smallm_config c;
+  if (bf16fp32__smallm_choose(m, n, k, sms, smem_limit, &c) != 0) {
+    printf("%5d %5d %4d | smallm declined\n", n, k, m);
+    return;
+  }
+  bf16fp32__smallm_prefer_stream(&c, m, n, k, sms, 0, smem_limit);
+  bf16fp32__smallm_prefer_share(&c, m, n, k, sms, 0, smem_limit);
+  if (bf16fp32__smallm_launch(&c, m, n, k, sh.dx, k, sh.dw[0], k, ref, n, s, 0) != 0) {
+    printf("%5d %5d %4d | smallm declined\n", n, k, m);
+    return;
+  }
+  CK(cudaStreamSynchronize(s));
+  sh.href.resize(static_cast<size_t>(m) * n);
+  CK(cudaMemcpy(sh.href.data(), ref, sh.href.size() * 4, cudaMemcpyDeviceToHost));
+  const double t_smallm = bench_time_graph(s, 200, [&](int i) {
+    bf16fp32__smallm_launch(&c, m, n, k, sh.dx, k, sh.dw[i % sh.nb], k, sh.out, n, s, 0);
+  });
+  const float one = 1.0f, zero = 0.0f;
+  cublasSetStream(hb, s);
+  const double t_cublas = bench_time_graph(s, 200, [&](int i) {
+    cublasGemmEx(hb, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, sh.dw[i % sh.nb], CUDA_R_16BF, k, sh.dx, CUDA_R_16BF, k,
+                 &zero, sh.out, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  });
+  printf("%5d %5d %4d | split %d/%d, %d chains | smallm %.2f us, cuBLAS %.2f us\n", n, k, m, sh.sp.rows,
+         sh.sp.ksplit, sh.chains, t_smallm, t_cublas);
+  for (const Variant &v : vars) run_variant(sh, v, t_cublas, s, smem_limit);
+  for (auto p : sh.dw) CK(cudaFree(p));
+  CK(cudaFree(sh.dx));
+  CK(cudaFree(ref));
+  CK(cudaFree(sh.out));
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  int dev = 0, sms = 0, optin = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (bf16fp32__smallm_load(static_cast<size_t>(optin)) != 0) {
+    printf("smallm module load failed\n");
+    return 1;
+  }
+  cublasHandle_t hb;
+  if (cublasCreate(&hb) != CUBLAS_STATUS_SUCCESS) return 1;
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const std::vector<Variant> *vars = &kCluster;
+  std::vector<int> args;
+  for (int i = 1; i < argc; i++) {
+    const std::string arg = argv[i];
+    if (arg == "--diag") vars = &kDiag;
+    else if (arg == "--loop") vars = &kLoop;
+    else args.push_back(atoi(argv[i]));
+  }
+  if (args.empty()) {
+    const int shapes[][2] = {{2048, 7168}, {1024, 7168}, {512, 7168}, {384, 7168}, {256, 7168},
+                             {2048, 4096}, {1024, 4096}, {512, 4096}, {256, 4096}};
+    for (auto &shp : shapes)
+      for (int m : {128, 256}) args.insert(args.end(), {shp[0], shp[1], m});
+  }
+  printf("device %d: %d SMs, shared memory opt-in %d\n", dev, sms, optin);
+  for (size_t i = 0; i + 2 < args.size(); i += 3)
+    run_shape(args[i], args[i + 1], args[i + 2], *vars, hb, s, sms, static_cast<size_t>(optin));
+  cublasDestroy(hb);
+  return 0;
+}
