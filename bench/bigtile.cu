@@ -9,15 +9,18 @@
 // fragments read, no MMA); 2: MMAs only (the ring filled once, then read again without copies);
 // 3: the loop alone (a checksum per thread instead of the partial sums); 4: one cluster per tile
 // holds every chain (rank = chain) and adds them over DSMEM into the outputs, optionally with the
-// weights of the first stages requested before griddepcontrol.wait (x' launched before it).
-// Variant sets: --diag (modes 0-2), --loop (modes 0 and 3), default (modes 3 and 4).
+// weights of the first stages requested before griddepcontrol.wait (x' launched before it);
+// 5: as 4 with the library's pull (every peer's piece requested before any is added, the block's
+// release restricted to its shared memory) and 3 blocks per SM (not yet run: session 28's device
+// time ended before it).
+// Variant sets: --diag (modes 0-2), --loop (modes 0 and 3), --pull (modes 3-5), default (3 and 4).
 // Timed: graphs of 200 calls over rotated weight copies (cold L2), median of 7 replays.
 //
 // Build (from the repository root):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude bench/bigtile.cu \
 //     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,wgmma-sm90a}.cu \
 //     src/backends/smallm/smallm-config.c -lcublas -o bigtile
-// Run: bigtile [--diag | --loop] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
+// Run: bigtile [--diag | --loop | --pull] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -144,7 +147,7 @@ __global__ void __launch_bounds__(128 * WG, 1)
     }
   };
   if (threadIdx.x == 0) {
-    if (MODE == 4 && a.pdl) {  // the weights need nothing from the previous kernel; x' does
+    if (MODE >= 4 && a.pdl) {  // the weights need nothing from the previous kernel; x' does
       for (int s = 0; s < NS && s < stages; s++) {
         const int slot = s % NS, nq = min(NQ, subs - s * NQ);
         const uint32_t st = base + slot * STAGE, full = bars + 8 * slot;
@@ -218,7 +221,7 @@ __global__ void __launch_bounds__(128 * WG, 1)
   for (int s = 0; s < full; s++) stage(s, NQ);
   if (subs % NQ) stage(full, subs % NQ);
   if (DEPTH) asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  if (MODE == 4) {  // the chains of a tile form one cluster (rank = chain): sums in the library's tree
+  if (MODE == 4 || MODE == 5) {  // the chains of a tile form one cluster (rank = chain): sums in the library's tree
     constexpr int P = BR + 4;  // row pitch in floats: the lanes' stores hit 32 different banks
     __syncthreads();           // every warp's MMAs are done with the ring
     float *ps = reinterpret_cast<float *>(smem + (base - smem_u32(smem)));
@@ -230,7 +233,14 @@ __global__ void __launch_bounds__(128 * WG, 1)
       ps[tk * P + r + 8] = acc[4 * i + 2];
       ps[(tk + 1) * P + r + 8] = acc[4 * i + 3];
     }
-    cluster_sync_all();
+    if (MODE == 4) {
+      cluster_sync_all();
+    } else {  // as the library's pull: a release of this block's shared memory only (no GPU-wide barrier)
+      asm volatile(
+          "fence.release.sync_restrict::shared::cta.cluster;\n\t"
+          "barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;\n\t"
+          "fence.acquire.sync_restrict::shared::cluster.cluster;" ::: "memory");
+    }
     uint32_t rank, ranks;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
     asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(ranks));
@@ -239,18 +249,38 @@ __global__ void __launch_bounds__(128 * WG, 1)
     for (int it = threadIdx.x; it < items; it += blockDim.x) {
       const int tl = static_cast<int>(rank) * per + it / (BR / 4), r4 = 4 * (it % (BR / 4));
       const uint32_t at = base + 4u * static_cast<uint32_t>(tl * P + r4);
-      // each peer's piece added as it arrives (as measured; the library's pull requests all first)
       float4 o = make_float4(0, 0, 0, 0);
-      for (int sl = 0; sl < a.ksplit; sl++) {
-        float4 b = ld_peer(at, sl * a.kwarps);
-        for (int j = 1; j < a.kwarps; j++) bf16fp32__smallm_add4(b, ld_peer(at, sl * a.kwarps + j));
-        if (sl == 0) o = b;
-        else bf16fp32__smallm_add4(o, b);
+      if (MODE == 4) {  // each peer's piece added as it arrives
+        for (int sl = 0; sl < a.ksplit; sl++) {
+          float4 b = ld_peer(at, sl * a.kwarps);
+          for (int j = 1; j < a.kwarps; j++) bf16fp32__smallm_add4(b, ld_peer(at, sl * a.kwarps + j));
+          if (sl == 0) o = b;
+          else bf16fp32__smallm_add4(o, b);
+        }
+      } else {  // every peer's piece requested before any is added (the round trips overlap)
+        float4 v[16];
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+          if (j < static_cast<int>(ranks)) v[j] = ld_peer(at, j);
+        float4 b = v[0];  // the slice in progress; a slice's last chain folds it into o
+        o = v[0];
+#pragma unroll
+        for (int j = 1; j < 16; j++) {
+          if (j >= static_cast<int>(ranks)) break;
+          const int jw = j % a.kwarps;
+          if (jw == 0) b = v[j];
+          else bf16fp32__smallm_add4(b, v[j]);
+          if (jw == a.kwarps - 1) {
+            if (j == jw) o = b;
+            else bf16fp32__smallm_add4(o, b);
+          }
+        }
       }
       const int tok = tok0 + tl;
       if (tok < a.m) *reinterpret_cast<float4 *>(a.out + tok * a.ldo + row0 + r4) = o;
     }
-    cluster_sync_all();  // peers' reads done before any block leaves
+    if (MODE == 4) cluster_sync_all();  // peers' reads done before any block leaves
+    else asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
     return;
   }
   if (MODE == 3) {  // the loop alone: one checksum per thread instead of the partial sums
@@ -305,6 +335,8 @@ Kern kernel_of(const Variant &v) {
   BIGTILE_PICK(1, 128, 4, 1, 3) BIGTILE_PICK(1, 128, 6, 1, 3) BIGTILE_PICK(2, 256, 4, 1, 3)
   BIGTILE_PICK(1, 256, 4, 1, 3) BIGTILE_PICK(2, 128, 4, 1, 4) BIGTILE_PICK(1, 128, 4, 1, 4)
   BIGTILE_PICK(1, 128, 6, 1, 4) BIGTILE_PICK(2, 256, 4, 1, 4) BIGTILE_PICK(1, 256, 4, 1, 4)
+  BIGTILE_PICK(1, 128, 3, 1, 3) BIGTILE_PICK(1, 128, 3, 1, 5) BIGTILE_PICK(1, 128, 4, 1, 5)
+  BIGTILE_PICK(2, 128, 4, 1, 5) BIGTILE_PICK(2, 256, 4, 1, 5)
   return nullptr;
 }
 size_t smem_of(const Variant &v) { return 1024 + static_cast<size_t>(v.ns) * NQ * (64 * v.wg + v.bt) * 64 + 16 * v.ns; }
@@ -314,6 +346,8 @@ const std::vector<Variant> kDiag = {{2, 128, 4, 1, 0}, {2, 128, 6, 1, 0}, {2, 12
                                     {2, 256, 4, 1, 1}, {2, 256, 4, 1, 2}};
 const std::vector<Variant> kLoop = {{2, 128, 4, 1, 0}, {2, 128, 4, 1, 3}, {2, 128, 6, 1, 3}, {1, 128, 4, 1, 3},
                                     {1, 128, 6, 1, 3}, {2, 256, 4, 1, 0}, {2, 256, 4, 1, 3}, {1, 256, 4, 1, 3}};
+const std::vector<Variant> kPull = {{1, 128, 3, 1, 3}, {1, 128, 4, 1, 4}, {1, 128, 3, 1, 5}, {1, 128, 4, 1, 5},
+                                    {2, 128, 4, 1, 5}, {2, 256, 4, 1, 5}};
 const std::vector<Variant> kCluster = {{2, 128, 4, 1, 3}, {1, 128, 4, 1, 3}, {2, 256, 4, 1, 3},
                                        {2, 128, 4, 1, 4}, {1, 128, 4, 1, 4}, {1, 128, 6, 1, 4},
                                        {2, 256, 4, 1, 4}, {1, 256, 4, 1, 4}};
@@ -348,14 +382,14 @@ struct Shape {
 void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, size_t smem_limit) {
   const int n = sh.n, k = sh.k, m = sh.m, chains = sh.chains, br = 64 * v.wg;
   const Kern kern = kernel_of(v);
-  if (!kern || n % br || (v.bt == 256 && m <= 128) || (v.mode == 4 && chains > 16)) return;
+  if (!kern || n % br || (v.bt == 256 && m <= 128) || (v.mode >= 4 && chains > 16)) return;
   const size_t smem = smem_of(v);
   if (smem > smem_limit ||
       cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)) != cudaSuccess) {
     printf("      wg %d bt %d: %zu bytes of shared memory do not fit\n", v.wg, v.bt, smem);
     return;
   }
-  if (v.mode == 4 && chains > 8) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  if (v.mode >= 4 && chains > 8) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   const int mp = (m + v.bt - 1) / v.bt * v.bt, kp = (k + 31) / 32 * 32;
   uint16_t *xp;
   float *part;
@@ -389,7 +423,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
     cudaLaunchAttribute at[2];
     int na = 0;
     cfg.gridDim = grid, cfg.blockDim = dim3(128 * v.wg), cfg.dynamicSmemBytes = smem, cfg.stream = s;
-    if (v.mode == 4) at[na++] = cluster_attr;
+    if (v.mode >= 4) at[na++] = cluster_attr;
     if (pdl) {
       at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
       at[na++].val.programmaticStreamSerializationAllowed = 1;
@@ -400,7 +434,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
     CK(cudaLaunchKernelEx(&cfg, kern, tw[b], tx, ab));
   };
   int clusters = 0;
-  if (v.mode == 4) {
+  if (v.mode >= 4) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid, cfg.blockDim = dim3(128 * v.wg), cfg.dynamicSmemBytes = smem;
     cfg.attrs = &cluster_attr, cfg.numAttrs = 1;
@@ -409,11 +443,11 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   CK(cudaMemsetAsync(sh.out, 0xff, static_cast<size_t>(m) * n * 4, s));  // poison
   xperm();
   launch(0, 0);
-  if (v.mode != 4) reduce();
+  if (v.mode < 4) reduce();
   CK(cudaStreamSynchronize(s));
   std::vector<float> hout(static_cast<size_t>(m) * n);
   CK(cudaMemcpy(hout.data(), sh.out, hout.size() * 4, cudaMemcpyDeviceToHost));
-  const bool checked = v.mode == 0 || v.mode == 4;
+  const bool checked = v.mode == 0 || v.mode >= 4;
   long bad = 0;
   double err0 = 0;  // row 0 against fp64 (the bound is the library's business; this catches layout bugs)
   for (size_t i = 0; checked && i < hout.size(); i++) bad += memcmp(&hout[i], &sh.href[i], 4) != 0;
@@ -425,7 +459,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   const double t_main = bench_time_graph(s, 200, [&](int i) { launch(i % sh.nb, 0); });
   const double t_x = bench_time_graph(s, 200, [&](int) { xperm(); });
   double t_pair = 0, t_pdl = 0, t_red = 0;
-  if (v.mode == 4) {
+  if (v.mode >= 4) {
     t_pair = bench_time_graph(s, 200, [&](int i) { xperm(); launch(i % sh.nb, 0); });
     t_pdl = bench_time_graph(s, 200, [&](int i) { xperm(); launch(i % sh.nb, 1); });
   } else {
@@ -437,7 +471,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
          "best / cuBLAS %.2f\n",
          v.mode, v.ns, v.depth, v.wg, v.bt, grid.x * grid.y * grid.z, smem / 1024.0, clusters,
          checked ? (bad ? "DIFFER" : "same") : "unchecked", bad, err0, t_main, t_x, t_red, t_pair, t_pdl, target,
-         (v.mode == 4 ? std::min(t_pair, t_pdl) : t_main) / t_cublas);
+         (v.mode >= 4 ? std::min(t_pair, t_pdl) : t_main) / t_cublas);
   CK(cudaFree(xp));
   CK(cudaFree(part));
 }
@@ -532,6 +566,7 @@ int main(int argc, char **argv) {
     const std::string arg = argv[i];
     if (arg == "--diag") vars = &kDiag;
     else if (arg == "--loop") vars = &kLoop;
+    else if (arg == "--pull") vars = &kPull;
     else args.push_back(atoi(argv[i]));
   }
   if (args.empty()) {

@@ -4,7 +4,8 @@
 # whose result becomes the shipped table (src/tune-builtin.c, rebuilt), auto with the shipped
 # table and with the fresh tune file, and compute-sanitizer on the smallm test.
 # Logs and CSVs go to $OUT (or ./device-out). Usage: tools/device-run.sh [parts]
-# parts: build tests check bench pdl decode tune shipped sanitize (default: all, in that order).
+# parts: build tests check bench pdl decode tune shipped sanitize (default: all, in that order),
+# and bigtile (only when named): the M > 64 probe, bench/bigtile.cu, with BIGTILE_ARGS (--pull).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-device-out}
@@ -88,5 +89,15 @@ if want sanitize; then
       $build/gpu-smallm >"$out/sanitize-racecheck-$p.txt" 2>&1
     echo "compute-sanitizer racecheck ($p) exit $?"; tail -2 "$out/sanitize-racecheck-$p.txt"
   done
+fi
+if want bigtile; then
+  step bigtile
+  mkdir -p $build
+  nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude bench/bigtile.cu \
+    src/backends/smallm/smallm-{kernel,decode,wide,stream,share,wgmma-sm90a}.cu \
+    src/backends/smallm/smallm-config.c -lcublas -o $build/bigtile >"$out/bigtile-build.log" 2>&1 ||
+    { tail -5 "$out/bigtile-build.log"; exit 1; }
+  timeout 300 $build/bigtile ${BIGTILE_ARGS:---pull} >"$out/bigtile.txt" 2>&1
+  echo "bigtile exit $?"
 fi
 step done
