@@ -13,14 +13,16 @@
 // 5: as 4 with the library's pull (every peer's piece requested before any is added, the block's
 // release restricted to its shared memory) and 3 blocks per SM (not yet run: session 28's device
 // time ended before it).
-// Variant sets: --diag (modes 0-2), --loop (modes 0 and 3), --pull (modes 3-5), default (3 and 4).
+// PROD: the producer warpgroup above (not yet run either).
+// Variant sets (any of them, in order): --diag (modes 0-2), --loop (modes 0 and 3), --pull
+// (modes 3-5), --prod (the producer); none: modes 3 and 4.
 // Timed: graphs of 200 calls over rotated weight copies (cold L2), median of 7 replays.
 //
 // Build (from the repository root):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude bench/bigtile.cu \
 //     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,wgmma-sm90a}.cu \
 //     src/backends/smallm/smallm-config.c -lcublas -o bigtile
-// Run: bigtile [--diag | --loop | --pull] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
+// Run: bigtile [--diag] [--loop] [--pull] [--prod] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -102,6 +104,9 @@ struct Args {
   float *out;   // MODE 4: the outputs
   int64_t ldo;
   bf16fp32__smallm_slices slices;
+  const uint16_t *x;  // PROD: x itself, read by the producer warpgroup (no x' pass)
+  int64_t ldx;
+  int k;
 };
 
 // Block: WG warpgroups of 64 weight rows each (blockIdx.x: 64 WG rows), BT tokens (blockIdx.y),
@@ -111,8 +116,12 @@ struct Args {
 // x': a box of 32 k x BT tokens per sub-chunk, 64-byte swizzle (wgmma's B by descriptor).
 // DEPTH 0: a stage's MMAs complete before its slot is released; 1: they stay in flight while the
 // next stage's are issued, and the slot before is released then.
-template <int WG, int BT, int NS, int DEPTH, int MODE>
-__global__ void __launch_bounds__(128 * WG, 1)
+// PROD 1: a fifth warpgroup produces the stages: one thread issues the weight boxes, and all 128
+// read x itself (16-byte loads), permute it (the 4 x 4 word transpose of xperm_kernel) and store
+// it in the 64-byte-swizzled layout the x' boxes land in, so that no x' pass runs before the
+// kernel (with MODE 3 or 5).
+template <int WG, int BT, int NS, int DEPTH, int MODE, int PROD = 0>
+__global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     bigtile_kernel(const __grid_constant__ CUtensorMap tw, const __grid_constant__ CUtensorMap tx,
                    const __grid_constant__ Args a) {
   constexpr int BR = 64 * WG;
@@ -130,7 +139,8 @@ __global__ void __launch_bounds__(128 * WG, 1)
   const int row0 = blockIdx.x * BR, tok0 = blockIdx.y * BT;
   if (threadIdx.x == 0) {
     for (int i = 0; i < NS; i++) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * i));
+      // full: the copies' arrival, and with PROD the producer's four warps after their x stores
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bars + 8 * i), "r"(PROD ? 5 : 1));
       asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bars + 8 * (NS + i)), "r"(4 * WG));
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -146,7 +156,7 @@ __global__ void __launch_bounds__(128 * WG, 1)
       bf16fp32__tma_box(st + NQ * WQ + q * XQ, &tx, kk, tok0, full);
     }
   };
-  if (threadIdx.x == 0) {
+  if (!PROD && threadIdx.x == 0) {
     if (MODE >= 4 && a.pdl) {  // the weights need nothing from the previous kernel; x' does
       for (int s = 0; s < NS && s < stages; s++) {
         const int slot = s % NS, nq = min(NQ, subs - s * NQ);
@@ -169,9 +179,10 @@ __global__ void __launch_bounds__(128 * WG, 1)
   const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
   const int rw = 64 * wg + 16 * w + g;  // the lane's weight row in the block (and rw + 8)
-  float acc[BT / 2];
+  float acc[BT / 2];  // with PROD zeroed on the consumers' path only
+  if (!PROD)
 #pragma unroll
-  for (int i = 0; i < BT / 2; i++) acc[i] = 0.0f;
+    for (int i = 0; i < BT / 2; i++) acc[i] = 0.0f;
   // one sub-chunk's two MMAs; q a compile-time index, so that no wgmma sits on a path the
   // compiler takes for divergent
   auto sub = [&](uint32_t st, int q) {
@@ -191,7 +202,7 @@ __global__ void __launch_bounds__(128 * WG, 1)
     const int slot = j % NS;
     __syncwarp();
     if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bars + 8 * (NS + slot)) : "memory");
-    if (MODE != 2 && threadIdx.x == 0 && j + NS < stages) {
+    if (MODE != 2 && !PROD && threadIdx.x == 0 && j + NS < stages) {
       bf16fp32__bar_wait(bars + 8 * (NS + slot), (j / NS) & 1);
       issue(j + NS);
     }
@@ -217,16 +228,72 @@ __global__ void __launch_bounds__(128 * WG, 1)
     }
   };
   static_assert(NQ == 2, "the tail stage holds one sub-chunk");
-  const int full = subs / NQ;
-  for (int s = 0; s < full; s++) stage(s, NQ);
-  if (subs % NQ) stage(full, subs % NQ);
-  if (DEPTH) asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  static_assert(!PROD || MODE == 3 || MODE == 5, "the producer serves the loop alone or the cluster sum");
+  // the role by warpgroup, in a form the compiler sees as warp-uniform (the wgmmas stay unserialised)
+  const bool producer = PROD && __shfl_sync(0xffffffffu, threadIdx.x / 128, 0) == WG;
+  if (producer) {
+    const int pt = threadIdx.x - 128 * WG;
+    asm volatile("griddepcontrol.wait;" ::: "memory");  // x may come from the previous kernel
+    for (int s = 0; s < stages; s++) {
+      const int slot = s % NS, nq = min(NQ, subs - s * NQ);
+      const uint32_t st = base + slot * STAGE, fullb = bars + 8 * slot;
+      if (s >= NS) bf16fp32__bar_wait(bars + 8 * (NS + slot), (s / NS - 1) & 1);
+      if (pt == 0) {
+        bf16fp32__bar_expect(fullb, nq * WQ);
+        for (int q = 0; q < nq; q++) bf16fp32__tma_box(st + q * WQ, &tw, 32 * (sub0 + s * NQ + q), row0, fullb);
+      }
+      constexpr int RP = BT / 128;  // token rows per producer thread
+      uint4 v[NQ][RP][4];           // every load of the stage in flight before the first store
+#pragma unroll
+      for (int q = 0; q < NQ; q++)
+#pragma unroll
+        for (int i = 0; i < RP; i++) {
+          const int tok = tok0 + pt + 128 * i;
+#pragma unroll
+          for (int c = 0; c < 4; c++) {
+            const int kk = 32 * (sub0 + s * NQ + q) + 8 * c;
+            v[q][i][c] = q < nq && tok < a.m && kk < a.k
+                             ? __ldg(reinterpret_cast<const uint4 *>(a.x + tok * a.ldx + kk))
+                             : make_uint4(0, 0, 0, 0);
+          }
+        }
+#pragma unroll
+      for (int q = 0; q < NQ; q++)
+#pragma unroll
+        for (int i = 0; i < RP; i++) {
+          const int r = pt + 128 * i;  // row r's 16-byte piece j sits at piece j ^ ((r / 2) % 4)
+          unsigned char *row = smem + (st - smem_u32(smem)) + NQ * WQ + q * XQ + r * 64;
+          const int sw = (r >> 1) & 3;
+          const uint4(&u)[4] = v[q][i];
+          if (q < nq) {
+            *reinterpret_cast<uint4 *>(row + 16 * (0 ^ sw)) = make_uint4(u[0].x, u[1].x, u[2].x, u[3].x);
+            *reinterpret_cast<uint4 *>(row + 16 * (1 ^ sw)) = make_uint4(u[0].y, u[1].y, u[2].y, u[3].y);
+            *reinterpret_cast<uint4 *>(row + 16 * (2 ^ sw)) = make_uint4(u[0].z, u[1].z, u[2].z, u[3].z);
+            *reinterpret_cast<uint4 *>(row + 16 * (3 ^ sw)) = make_uint4(u[0].w, u[1].w, u[2].w, u[3].w);
+          }
+        }
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the stores, seen by wgmma
+      __syncwarp();
+      if ((pt & 31) == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(fullb) : "memory");
+    }
+  } else {
+    if (PROD) {  // the zeros in place before the first wgmma (else ptxas sinks them into its pipeline)
+#pragma unroll
+      for (int i = 0; i < BT / 2; i++) acc[i] = 0.0f;
+#pragma unroll
+      for (int i = 0; i < BT / 2; i++) asm volatile("" : "+f"(acc[i])::"memory");
+    }
+    const int full = subs / NQ;
+    for (int s = 0; s < full; s++) stage(s, NQ);
+    if (subs % NQ) stage(full, subs % NQ);
+    if (DEPTH) asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  }
   if (MODE == 4 || MODE == 5) {  // the chains of a tile form one cluster (rank = chain): sums in the library's tree
     constexpr int P = BR + 4;  // row pitch in floats: the lanes' stores hit 32 different banks
     __syncthreads();           // every warp's MMAs are done with the ring
     float *ps = reinterpret_cast<float *>(smem + (base - smem_u32(smem)));
 #pragma unroll
-    for (int i = 0; i < BT / 8; i++) {
+    for (int i = 0; i < BT / 8 && !producer; i++) {
       const int tk = 8 * i + 2 * t, r = 64 * wg + 16 * w + g;
       ps[tk * P + r] = acc[4 * i];
       ps[(tk + 1) * P + r] = acc[4 * i + 1];
@@ -284,6 +351,7 @@ __global__ void __launch_bounds__(128 * WG, 1)
     return;
   }
   if (MODE == 3) {  // the loop alone: one checksum per thread instead of the partial sums
+    if (producer) return;
     float sum = 0.0f;
 #pragma unroll
     for (int i = 0; i < BT / 2; i++) sum += acc[i];
@@ -322,11 +390,15 @@ __global__ void reduce_kernel(const float *part, int m, int n, int mp, int kspli
 }
 
 struct Variant {
-  int wg, bt, ns, depth, mode;
+  int wg, bt, ns, depth, mode, prod;
 };
 using Kern = void (*)(CUtensorMap, CUtensorMap, Args);
-#define BIGTILE_PICK(WG, BT, NS, D, MODE) \
-  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == D && v.mode == MODE) return bigtile_kernel<WG, BT, NS, D, MODE>;
+#define BIGTILE_PICK(WG, BT, NS, D, MODE)                                                   \
+  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == D && v.mode == MODE && !v.prod) \
+    return bigtile_kernel<WG, BT, NS, D, MODE>;
+#define BIGTILE_PICK_PROD(WG, BT, NS, MODE)                                                  \
+  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == 1 && v.mode == MODE && v.prod) \
+    return bigtile_kernel<WG, BT, NS, 1, MODE, 1>;
 Kern kernel_of(const Variant &v) {
   BIGTILE_PICK(2, 128, 4, 1, 0) BIGTILE_PICK(2, 128, 6, 1, 0) BIGTILE_PICK(2, 128, 4, 1, 1)
   BIGTILE_PICK(2, 128, 4, 1, 2) BIGTILE_PICK(1, 128, 6, 1, 0) BIGTILE_PICK(1, 128, 4, 1, 1)
@@ -337,6 +409,9 @@ Kern kernel_of(const Variant &v) {
   BIGTILE_PICK(1, 128, 6, 1, 4) BIGTILE_PICK(2, 256, 4, 1, 4) BIGTILE_PICK(1, 256, 4, 1, 4)
   BIGTILE_PICK(1, 128, 3, 1, 3) BIGTILE_PICK(1, 128, 3, 1, 5) BIGTILE_PICK(1, 128, 4, 1, 5)
   BIGTILE_PICK(2, 128, 4, 1, 5) BIGTILE_PICK(2, 256, 4, 1, 5)
+  BIGTILE_PICK_PROD(1, 128, 4, 3) BIGTILE_PICK_PROD(2, 128, 4, 3) BIGTILE_PICK_PROD(1, 256, 4, 3)
+  BIGTILE_PICK_PROD(1, 128, 3, 5) BIGTILE_PICK_PROD(1, 128, 4, 5) BIGTILE_PICK_PROD(2, 128, 4, 5)
+  BIGTILE_PICK_PROD(1, 256, 4, 5)
   return nullptr;
 }
 size_t smem_of(const Variant &v) { return 1024 + static_cast<size_t>(v.ns) * NQ * (64 * v.wg + v.bt) * 64 + 16 * v.ns; }
@@ -348,6 +423,9 @@ const std::vector<Variant> kLoop = {{2, 128, 4, 1, 0}, {2, 128, 4, 1, 3}, {2, 12
                                     {1, 128, 6, 1, 3}, {2, 256, 4, 1, 0}, {2, 256, 4, 1, 3}, {1, 256, 4, 1, 3}};
 const std::vector<Variant> kPull = {{1, 128, 3, 1, 3}, {1, 128, 4, 1, 4}, {1, 128, 3, 1, 5}, {1, 128, 4, 1, 5},
                                     {2, 128, 4, 1, 5}, {2, 256, 4, 1, 5}};
+const std::vector<Variant> kProd = {{1, 128, 4, 1, 3, 0}, {1, 128, 4, 1, 3, 1}, {2, 128, 4, 1, 3, 1},
+                                    {1, 256, 4, 1, 3, 1}, {1, 128, 3, 1, 5, 1}, {1, 128, 4, 1, 5, 1},
+                                    {2, 128, 4, 1, 5, 1}, {1, 256, 4, 1, 5, 1}};
 const std::vector<Variant> kCluster = {{2, 128, 4, 1, 3}, {1, 128, 4, 1, 3}, {2, 256, 4, 1, 3},
                                        {2, 128, 4, 1, 4}, {1, 128, 4, 1, 4}, {1, 128, 6, 1, 4},
                                        {2, 256, 4, 1, 4}, {1, 256, 4, 1, 4}};
@@ -406,6 +484,8 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   Args a;
   a.part = part, a.m = m, a.n = n, a.mp = mp, a.kwarps = sh.sp.kwarps, a.ksplit = sh.sp.ksplit, a.pdl = 0;
   a.out = sh.out, a.ldo = n, a.slices = sh.sl;
+  a.x = sh.dx, a.ldx = k, a.k = k;
+  const int threads = 128 * v.wg + 128 * v.prod;
   const dim3 grid(n / br, mp / v.bt, chains);
   const int64_t pieces = static_cast<int64_t>(mp) * (kp / 32);
   auto xperm = [&]() {
@@ -422,7 +502,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[2];
     int na = 0;
-    cfg.gridDim = grid, cfg.blockDim = dim3(128 * v.wg), cfg.dynamicSmemBytes = smem, cfg.stream = s;
+    cfg.gridDim = grid, cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = smem, cfg.stream = s;
     if (v.mode >= 4) at[na++] = cluster_attr;
     if (pdl) {
       at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -436,7 +516,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   int clusters = 0;
   if (v.mode >= 4) {
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid, cfg.blockDim = dim3(128 * v.wg), cfg.dynamicSmemBytes = smem;
+    cfg.gridDim = grid, cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = smem;
     cfg.attrs = &cluster_attr, cfg.numAttrs = 1;
     CK(cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg));
   }
@@ -459,19 +539,19 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   const double t_main = bench_time_graph(s, 200, [&](int i) { launch(i % sh.nb, 0); });
   const double t_x = bench_time_graph(s, 200, [&](int) { xperm(); });
   double t_pair = 0, t_pdl = 0, t_red = 0;
-  if (v.mode >= 4) {
+  if (v.mode >= 4 && !v.prod) {  // with the producer the kernel is the whole call
     t_pair = bench_time_graph(s, 200, [&](int i) { xperm(); launch(i % sh.nb, 0); });
     t_pdl = bench_time_graph(s, 200, [&](int i) { xperm(); launch(i % sh.nb, 1); });
   } else {
     t_red = bench_time_graph(s, 200, [&](int) { reduce(); });
   }
   const double target = t_cublas / (n <= 512 ? 1.5 : 1.2);
-  printf("      mode %d ns %d depth %d: %d x 64 rows x %3d tokens, %4d blocks, %6.1f KB, clusters %d | bits %s (%ld "
+  printf("      mode %d%s ns %d depth %d: %d x 64 rows x %3d tokens, %4d blocks, %6.1f KB, clusters %d | bits %s (%ld "
          "differ, row 0 vs fp64 %.3g) | main %.2f us, x' %.2f, reduce %.2f, x'+main %.2f, PDL %.2f | target %.2f | "
          "best / cuBLAS %.2f\n",
-         v.mode, v.ns, v.depth, v.wg, v.bt, grid.x * grid.y * grid.z, smem / 1024.0, clusters,
+         v.mode, v.prod ? " +producer" : "", v.ns, v.depth, v.wg, v.bt, grid.x * grid.y * grid.z, smem / 1024.0, clusters,
          checked ? (bad ? "DIFFER" : "same") : "unchecked", bad, err0, t_main, t_x, t_red, t_pair, t_pdl, target,
-         (v.mode >= 4 ? std::min(t_pair, t_pdl) : t_main) / t_cublas);
+         (v.mode >= 4 && !v.prod ? std::min(t_pair, t_pdl) : t_main) / t_cublas);
   CK(cudaFree(xp));
   CK(cudaFree(part));
 }
@@ -560,15 +640,19 @@ int main(int argc, char **argv) {
   if (cublasCreate(&hb) != CUBLAS_STATUS_SUCCESS) return 1;
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  const std::vector<Variant> *vars = &kCluster;
+  std::vector<Variant> vars;  // the sets named, in order (default: the cluster set)
   std::vector<int> args;
   for (int i = 1; i < argc; i++) {
     const std::string arg = argv[i];
-    if (arg == "--diag") vars = &kDiag;
-    else if (arg == "--loop") vars = &kLoop;
-    else if (arg == "--pull") vars = &kPull;
+    const std::vector<Variant> *set = arg == "--diag"   ? &kDiag
+                                      : arg == "--loop" ? &kLoop
+                                      : arg == "--pull" ? &kPull
+                                      : arg == "--prod" ? &kProd
+                                                        : nullptr;
+    if (set) vars.insert(vars.end(), set->begin(), set->end());
     else args.push_back(atoi(argv[i]));
   }
+  if (vars.empty()) vars = kCluster;
   if (args.empty()) {
     const int shapes[][2] = {{2048, 7168}, {1024, 7168}, {512, 7168}, {384, 7168}, {256, 7168},
                              {2048, 4096}, {1024, 4096}, {512, 4096}, {256, 4096}};
@@ -577,7 +661,7 @@ int main(int argc, char **argv) {
   }
   printf("device %d: %d SMs, shared memory opt-in %d\n", dev, sms, optin);
   for (size_t i = 0; i + 2 < args.size(); i += 3)
-    run_shape(args[i], args[i + 1], args[i + 2], *vars, hb, s, sms, static_cast<size_t>(optin));
+    run_shape(args[i], args[i + 1], args[i + 2], vars, hb, s, sms, static_cast<size_t>(optin));
   cublasDestroy(hb);
   return 0;
 }

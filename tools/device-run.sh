@@ -5,7 +5,7 @@
 # table and with the fresh tune file, and compute-sanitizer on the smallm test.
 # Logs and CSVs go to $OUT (or ./device-out). Usage: tools/device-run.sh [parts]
 # parts: build tests check bench pdl decode tune shipped sanitize (default: all, in that order),
-# and bigtile (only when named): the M > 64 probe, bench/bigtile.cu, with BIGTILE_ARGS (--pull).
+# and bigtile (only when named): the M > 64 probe, bench/bigtile.cu, with BIGTILE_ARGS (--pull --prod).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-device-out}
@@ -97,7 +97,7 @@ if want bigtile; then
     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,wgmma-sm90a}.cu \
     src/backends/smallm/smallm-config.c -lcublas -o $build/bigtile >"$out/bigtile-build.log" 2>&1 ||
     { tail -5 "$out/bigtile-build.log"; exit 1; }
-  timeout 300 $build/bigtile ${BIGTILE_ARGS:---pull} >"$out/bigtile.txt" 2>&1
+  timeout 300 $build/bigtile ${BIGTILE_ARGS:---pull --prod} >"$out/bigtile.txt" 2>&1
   echo "bigtile exit $?"
 fi
 step done
