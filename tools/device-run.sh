@@ -5,7 +5,8 @@
 # table and with the fresh tune file, and compute-sanitizer on the smallm test.
 # Logs and CSVs go to $OUT (or ./device-out). Usage: tools/device-run.sh [parts]
 # parts: build tests check bench pdl decode tune shipped sanitize (default: all, in that order),
-# and bigtile (only when named): the M > 64 probe, bench/bigtile.cu, with BIGTILE_ARGS (--pull --prod).
+# and bigtile (only when named): the M > 64 probe, bench/bigtile.cu, one run per variant set in
+# BIGTILE_SETS (--pull --prod), on BIGTILE_SHAPES (N K M ...; default: its own list).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-device-out}
@@ -97,7 +98,10 @@ if want bigtile; then
     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,wgmma-sm90a}.cu \
     src/backends/smallm/smallm-config.c -lcublas -o $build/bigtile >"$out/bigtile-build.log" 2>&1 ||
     { tail -5 "$out/bigtile-build.log"; exit 1; }
-  timeout 300 $build/bigtile ${BIGTILE_ARGS:---pull --prod} >"$out/bigtile.txt" 2>&1
-  echo "bigtile exit $?"
+  # one run per variant set, each with its own time limit (a set that hangs costs 90 s, not all)
+  for set in ${BIGTILE_SETS:---pull --prod}; do
+    timeout 90 $build/bigtile $set ${BIGTILE_SHAPES:-} >"$out/bigtile${set#-}.txt" 2>&1
+    echo "bigtile $set exit $?"
+  done
 fi
 step done
