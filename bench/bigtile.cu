@@ -13,16 +13,16 @@
 // 5: as 4 with the library's pull (every peer's piece requested before any is added, the block's
 // release restricted to its shared memory) and 3 blocks per SM (not yet run: session 28's device
 // time ended before it).
-// PROD: the producer warpgroup above (not yet run either).
+// PROD: the producer warpgroup above; RPW 2: two 64-row tiles per warpgroup (neither run yet).
 // Variant sets (any of them, in order): --diag (modes 0-2), --loop (modes 0 and 3), --pull
-// (modes 3-5), --prod (the producer); none: modes 3 and 4.
+// (modes 3-5), --prod (the producer), --rows (two row tiles); none: modes 3 and 4.
 // Timed: graphs of 200 calls over rotated weight copies (cold L2), median of 7 replays.
 //
 // Build (from the repository root):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude bench/bigtile.cu \
 //     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,wgmma-sm90a}.cu \
 //     src/backends/smallm/smallm-config.c -lcublas -o bigtile
-// Run: bigtile [--diag] [--loop] [--pull] [--prod] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
+// Run: bigtile [--diag] [--loop] [--pull] [--prod] [--rows] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -120,11 +120,14 @@ struct Args {
 // read x itself (16-byte loads), permute it (the 4 x 4 word transpose of xperm_kernel) and store
 // it in the 64-byte-swizzled layout the x' boxes land in, so that no x' pass runs before the
 // kernel (with MODE 3 or 5).
-template <int WG, int BT, int NS, int DEPTH, int MODE, int PROD = 0>
+// RPW 2: each warpgroup takes two 64-row tiles (two accumulator sets, their MMAs interleaved:
+// two independent chains on the tensor cores instead of one), so blocks hold 128 WG rows.
+template <int WG, int BT, int NS, int DEPTH, int MODE, int PROD = 0, int RPW = 1>
 __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     bigtile_kernel(const __grid_constant__ CUtensorMap tw, const __grid_constant__ CUtensorMap tx,
                    const __grid_constant__ Args a) {
-  constexpr int BR = 64 * WG;
+  constexpr int BR = 64 * WG * RPW;
+  static_assert(RPW == 1 || MODE == 3 || MODE == 5, "two row tiles: the loop alone or the cluster sum");
   constexpr int WQ = BR * 64, XQ = BT * 64;  // bytes of one sub-chunk's boxes
   constexpr int STAGE = NQ * (WQ + XQ);
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -178,11 +181,15 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
 
   const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  const int rw = 64 * wg + 16 * w + g;  // the lane's weight row in the block (and rw + 8)
-  float acc[BT / 2];  // with PROD zeroed on the consumers' path only
+  const int rw = 64 * RPW * wg + 16 * w + g;  // the lane's weight row in the block (and rw + 8)
+  float acc[BT / 2];                           // with PROD zeroed on the consumers' path only
+  float acc2[RPW == 2 ? BT / 2 : 1];           // RPW 2: rows rw + 64 and rw + 72
   if (!PROD)
 #pragma unroll
     for (int i = 0; i < BT / 2; i++) acc[i] = 0.0f;
+  if constexpr (!PROD && RPW == 2)
+#pragma unroll
+    for (int i = 0; i < BT / 2; i++) acc2[i] = 0.0f;
   // one sub-chunk's two MMAs; q a compile-time index, so that no wgmma sits on a path the
   // compiler takes for divergent
   auto sub = [&](uint32_t st, int q) {
@@ -191,6 +198,16 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     const uint32_t xq = st + NQ * WQ + q * XQ;
     if (MODE == 1) {
       acc[0] += __int_as_float((r0.x ^ r8.x ^ r0.y ^ r8.y ^ r0.z ^ r8.z ^ r0.w ^ r8.w) & 0x7fffff);
+      return;
+    }
+    if constexpr (RPW == 2) {  // each set keeps its own k order; the two chains alternate
+      const uint4 s0 = lds16(st + q * WQ + (rw + 64) * 64 + 16 * t);
+      const uint4 s8 = lds16(st + q * WQ + (rw + 72) * 64 + 16 * t);
+      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+      bf16fp32__wgmma<BT>::run(acc, r0.x, r8.x, r0.y, r8.y, desc_sw64(xq));
+      bf16fp32__wgmma<BT>::run(acc2, s0.x, s8.x, s0.y, s8.y, desc_sw64(xq));
+      bf16fp32__wgmma<BT>::run(acc, r0.z, r8.z, r0.w, r8.w, desc_sw64(xq + 32));
+      bf16fp32__wgmma<BT>::run(acc2, s0.z, s8.z, s0.w, s8.w, desc_sw64(xq + 32));
       return;
     }
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -282,6 +299,12 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
       for (int i = 0; i < BT / 2; i++) acc[i] = 0.0f;
 #pragma unroll
       for (int i = 0; i < BT / 2; i++) asm volatile("" : "+f"(acc[i])::"memory");
+      if constexpr (RPW == 2) {
+#pragma unroll
+        for (int i = 0; i < BT / 2; i++) acc2[i] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < BT / 2; i++) asm volatile("" : "+f"(acc2[i])::"memory");
+      }
     }
     const int full = subs / NQ;
     for (int s = 0; s < full; s++) stage(s, NQ);
@@ -294,11 +317,17 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     float *ps = reinterpret_cast<float *>(smem + (base - smem_u32(smem)));
 #pragma unroll
     for (int i = 0; i < BT / 8 && !producer; i++) {
-      const int tk = 8 * i + 2 * t, r = 64 * wg + 16 * w + g;
+      const int tk = 8 * i + 2 * t, r = rw;
       ps[tk * P + r] = acc[4 * i];
       ps[(tk + 1) * P + r] = acc[4 * i + 1];
       ps[tk * P + r + 8] = acc[4 * i + 2];
       ps[(tk + 1) * P + r + 8] = acc[4 * i + 3];
+      if constexpr (RPW == 2) {
+        ps[tk * P + r + 64] = acc2[4 * i];
+        ps[(tk + 1) * P + r + 64] = acc2[4 * i + 1];
+        ps[tk * P + r + 72] = acc2[4 * i + 2];
+        ps[(tk + 1) * P + r + 72] = acc2[4 * i + 3];
+      }
     }
     if (MODE == 4) {
       cluster_sync_all();
@@ -355,6 +384,9 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     float sum = 0.0f;
 #pragma unroll
     for (int i = 0; i < BT / 2; i++) sum += acc[i];
+    if constexpr (RPW == 2)
+#pragma unroll
+      for (int i = 0; i < BT / 2; i++) sum += acc2[i];
     const int64_t b = (static_cast<int64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
     a.part[b * blockDim.x + threadIdx.x] = sum;
     return;
@@ -390,15 +422,19 @@ __global__ void reduce_kernel(const float *part, int m, int n, int mp, int kspli
 }
 
 struct Variant {
-  int wg, bt, ns, depth, mode, prod;
+  int wg, bt, ns, depth, mode, prod, rpw;  // rpw 0 or 1: one 64-row tile per warpgroup
 };
 using Kern = void (*)(CUtensorMap, CUtensorMap, Args);
 #define BIGTILE_PICK(WG, BT, NS, D, MODE)                                                   \
-  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == D && v.mode == MODE && !v.prod) \
+  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == D && v.mode == MODE && !v.prod && v.rpw < 2) \
     return bigtile_kernel<WG, BT, NS, D, MODE>;
-#define BIGTILE_PICK_PROD(WG, BT, NS, MODE)                                                  \
-  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == 1 && v.mode == MODE && v.prod) \
+#define BIGTILE_PICK_PROD(WG, BT, NS, MODE)                                                               \
+  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == 1 && v.mode == MODE && v.prod && v.rpw < 2) \
     return bigtile_kernel<WG, BT, NS, 1, MODE, 1>;
+#define BIGTILE_PICK_ROWS(WG, BT, NS, MODE, PROD)                                                   \
+  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == 1 && v.mode == MODE && v.prod == PROD && \
+      v.rpw == 2)                                                                                   \
+    return bigtile_kernel<WG, BT, NS, 1, MODE, PROD, 2>;
 Kern kernel_of(const Variant &v) {
   BIGTILE_PICK(2, 128, 4, 1, 0) BIGTILE_PICK(2, 128, 6, 1, 0) BIGTILE_PICK(2, 128, 4, 1, 1)
   BIGTILE_PICK(2, 128, 4, 1, 2) BIGTILE_PICK(1, 128, 6, 1, 0) BIGTILE_PICK(1, 128, 4, 1, 1)
@@ -412,9 +448,12 @@ Kern kernel_of(const Variant &v) {
   BIGTILE_PICK_PROD(1, 128, 4, 3) BIGTILE_PICK_PROD(2, 128, 4, 3) BIGTILE_PICK_PROD(1, 256, 4, 3)
   BIGTILE_PICK_PROD(1, 128, 3, 5) BIGTILE_PICK_PROD(1, 128, 4, 5) BIGTILE_PICK_PROD(2, 128, 4, 5)
   BIGTILE_PICK_PROD(1, 256, 4, 5)
+  BIGTILE_PICK_ROWS(1, 128, 3, 3, 0) BIGTILE_PICK_ROWS(1, 128, 4, 3, 0) BIGTILE_PICK_ROWS(2, 128, 4, 3, 0)
+  BIGTILE_PICK_ROWS(1, 128, 3, 5, 0) BIGTILE_PICK_ROWS(1, 128, 4, 3, 1) BIGTILE_PICK_ROWS(1, 128, 4, 5, 1)
   return nullptr;
 }
-size_t smem_of(const Variant &v) { return 1024 + static_cast<size_t>(v.ns) * NQ * (64 * v.wg + v.bt) * 64 + 16 * v.ns; }
+int rows_of(const Variant &v) { return 64 * v.wg * (v.rpw == 2 ? 2 : 1); }  // weight rows per block
+size_t smem_of(const Variant &v) { return 1024 + static_cast<size_t>(v.ns) * NQ * (rows_of(v) + v.bt) * 64 + 16 * v.ns; }
 
 const std::vector<Variant> kDiag = {{2, 128, 4, 1, 0}, {2, 128, 6, 1, 0}, {2, 128, 4, 1, 1}, {2, 128, 4, 1, 2},
                                     {1, 128, 6, 1, 0}, {1, 128, 4, 1, 1}, {1, 128, 4, 1, 2}, {2, 256, 4, 1, 0},
@@ -426,6 +465,9 @@ const std::vector<Variant> kPull = {{1, 128, 3, 1, 3}, {1, 128, 4, 1, 4}, {1, 12
 const std::vector<Variant> kProd = {{1, 128, 4, 1, 3, 0}, {1, 128, 4, 1, 3, 1}, {2, 128, 4, 1, 3, 1},
                                     {1, 256, 4, 1, 3, 1}, {1, 128, 3, 1, 5, 1}, {1, 128, 4, 1, 5, 1},
                                     {2, 128, 4, 1, 5, 1}, {1, 256, 4, 1, 5, 1}};
+const std::vector<Variant> kRows = {{2, 128, 4, 1, 3, 0, 1}, {1, 128, 3, 1, 3, 0, 2}, {1, 128, 4, 1, 3, 0, 2},
+                                    {2, 128, 4, 1, 3, 0, 2}, {1, 128, 3, 1, 5, 0, 2}, {1, 128, 4, 1, 3, 1, 2},
+                                    {1, 128, 4, 1, 5, 1, 2}};
 const std::vector<Variant> kCluster = {{2, 128, 4, 1, 3}, {1, 128, 4, 1, 3}, {2, 256, 4, 1, 3},
                                        {2, 128, 4, 1, 4}, {1, 128, 4, 1, 4}, {1, 128, 6, 1, 4},
                                        {2, 256, 4, 1, 4}, {1, 256, 4, 1, 4}};
@@ -458,7 +500,7 @@ struct Shape {
 // One variant: the first call's outputs against the library's bits (modes 0 and 4) and row 0
 // against fp64, then the times.
 void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, size_t smem_limit) {
-  const int n = sh.n, k = sh.k, m = sh.m, chains = sh.chains, br = 64 * v.wg;
+  const int n = sh.n, k = sh.k, m = sh.m, chains = sh.chains, br = rows_of(v);
   const Kern kern = kernel_of(v);
   if (!kern || n % br || (v.bt == 256 && m <= 128) || (v.mode >= 4 && chains > 16)) return;
   const size_t smem = smem_of(v);
@@ -546,10 +588,10 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
     t_red = bench_time_graph(s, 200, [&](int) { reduce(); });
   }
   const double target = t_cublas / (n <= 512 ? 1.5 : 1.2);
-  printf("      mode %d%s ns %d depth %d: %d x 64 rows x %3d tokens, %4d blocks, %6.1f KB, clusters %d | bits %s (%ld "
+  printf("      mode %d%s ns %d depth %d: %d x %d rows x %3d tokens, %4d blocks, %6.1f KB, clusters %d | bits %s (%ld "
          "differ, row 0 vs fp64 %.3g) | main %.2f us, x' %.2f, reduce %.2f, x'+main %.2f, PDL %.2f | target %.2f | "
          "best / cuBLAS %.2f\n",
-         v.mode, v.prod ? " +producer" : "", v.ns, v.depth, v.wg, v.bt, grid.x * grid.y * grid.z, smem / 1024.0, clusters,
+         v.mode, v.prod ? " +producer" : "", v.ns, v.depth, v.wg, 64 * (v.rpw == 2 ? 2 : 1), v.bt, grid.x * grid.y * grid.z, smem / 1024.0, clusters,
          checked ? (bad ? "DIFFER" : "same") : "unchecked", bad, err0, t_main, t_x, t_red, t_pair, t_pdl, target,
          (v.mode >= 4 && !v.prod ? std::min(t_pair, t_pdl) : t_main) / t_cublas);
   CK(cudaFree(xp));
@@ -648,6 +690,7 @@ int main(int argc, char **argv) {
                                       : arg == "--loop" ? &kLoop
                                       : arg == "--pull" ? &kPull
                                       : arg == "--prod" ? &kProd
+                                      : arg == "--rows" ? &kRows
                                                         : nullptr;
     if (set) vars.insert(vars.end(), set->begin(), set->end());
     else args.push_back(atoi(argv[i]));
