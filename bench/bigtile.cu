@@ -100,8 +100,8 @@ struct Args {
   int m, n, mp;
   int kwarps;   // chains per slice
   int ksplit;   // slices
-  int pdl;      // MODE 4: weights of the first stages before griddepcontrol.wait, x' after
-  float *out;   // MODE 4: the outputs
+  int pdl;      // MODE 4-5: weights of the first stages before griddepcontrol.wait, x' after
+  float *out;   // MODE 4-5: the outputs
   int64_t ldo;
   bf16fp32__smallm_slices slices;
   const uint16_t *x;  // PROD: x itself, read by the producer warpgroup (no x' pass)
@@ -109,9 +109,9 @@ struct Args {
   int k;
 };
 
-// Block: WG warpgroups of 64 weight rows each (blockIdx.x: 64 WG rows), BT tokens (blockIdx.y),
-// one chain (blockIdx.z = slice * kwarps + group). Stages of NQ sub-chunks, NS of them in
-// flight; thread 0 issues the copies. Weights: a box of 32 k x 64 WG rows per sub-chunk (rows of
+// Block: WG warpgroups of 64 RPW weight rows each (blockIdx.x: BR = 64 WG RPW rows), BT tokens
+// (blockIdx.y), one chain (blockIdx.z = slice * kwarps + group). Stages of NQ sub-chunks, NS of
+// them in flight; thread 0 issues the copies. Weights: a box of 32 k x BR rows per sub-chunk (rows of
 // 64 bytes: the fragment reads of rows g and g + 1 share a 128-byte line, no bank conflict);
 // x': a box of 32 k x BT tokens per sub-chunk, 64-byte swizzle (wgmma's B by descriptor).
 // DEPTH 0: a stage's MMAs complete before its slot is released; 1: they stay in flight while the
