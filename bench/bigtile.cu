@@ -13,16 +13,18 @@
 // 5: as 4 with the library's pull (every peer's piece requested before any is added, the block's
 // release restricted to its shared memory) and 3 blocks per SM (not yet run: session 28's device
 // time ended before it).
-// PROD: the producer warpgroup above; RPW 2: two 64-row tiles per warpgroup (neither run yet).
+// PROD: the producer warpgroup above; RPW 2: two 64-row tiles per warpgroup; CPB 2: two chains
+// per block (none of the three run yet).
 // Variant sets (any of them, in order): --diag (modes 0-2), --loop (modes 0 and 3), --pull
-// (modes 3-5), --prod (the producer), --rows (two row tiles); none: modes 3 and 4.
+// (modes 3-5), --prod (the producer), --rows (two row tiles), --pairs (two chains per block);
+// none: modes 3 and 4.
 // Timed: graphs of 200 calls over rotated weight copies (cold L2), median of 7 replays.
 //
 // Build (from the repository root):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude bench/bigtile.cu \
 //     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,wgmma-sm90a}.cu \
 //     src/backends/smallm/smallm-config.c -lcublas -o bigtile
-// Run: bigtile [--diag] [--loop] [--pull] [--prod] [--rows] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
+// Run: bigtile [--diag] [--loop] [--pull] [--prod] [--rows] [--pairs] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -122,7 +124,11 @@ struct Args {
 // kernel (with MODE 3 or 5).
 // RPW 2: each warpgroup takes two 64-row tiles (two accumulator sets, their MMAs interleaved:
 // two independent chains on the tensor cores instead of one), so blocks hold 128 WG rows.
-template <int WG, int BT, int NS, int DEPTH, int MODE, int PROD = 0, int RPW = 1>
+// CPB 2: each block takes two consecutive chains of a slice (blockIdx.z = chain / 2), each into its
+// own accumulator set, so that the clusters are half as large: the first pair of a slice is added
+// in the block (c0 + c1, the library's first step), the others' two chain sums are kept apart for
+// the pull (MODE 3 or 5).
+template <int WG, int BT, int NS, int DEPTH, int MODE, int PROD = 0, int RPW = 1, int CPB = 1>
 __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     bigtile_kernel(const __grid_constant__ CUtensorMap tw, const __grid_constant__ CUtensorMap tx,
                    const __grid_constant__ Args a) {
@@ -133,11 +139,18 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
   extern __shared__ __align__(1024) unsigned char smem[];
   const uint32_t base = (smem_u32(smem) + 1023) & ~1023u;  // stages 1024-aligned (swizzle atoms)
   const uint32_t bars = base + NS * STAGE;                 // full[NS], empty[NS]
-  const int c = blockIdx.z, slice = c / a.kwarps, wk = c % a.kwarps;
+  static_assert(CPB == 1 || ((MODE == 3 || MODE == 5) && RPW == 1), "chain pairs: the loop or the cluster sum");
+  const int c = blockIdx.z * CPB, slice = c / a.kwarps, wk = c % a.kwarps;
   const int k0 = a.slices.k[slice], k1 = a.slices.k[slice + 1];
   int j0, j1;
   bf16fp32__smallm_chain((k1 - k0 + 31) / 32, wk, a.kwarps, &j0, &j1);
-  const int sub0 = k0 / 32 + j0, subs = j1 - j0;  // the chain's sub-chunks of K (slices start at multiples of 32)
+  int jend = j1;  // CPB 2: the second chain's end (the chains of a slice are contiguous)
+  if constexpr (CPB == 2) {
+    int jx;
+    bf16fp32__smallm_chain((k1 - k0 + 31) / 32, wk + 1, a.kwarps, &jx, &jend);
+  }
+  const int boundary = j1 - j0;  // CPB 2: the sub-chunk where the second chain starts
+  const int sub0 = k0 / 32 + j0, subs = jend - j0;  // the block's sub-chunks of K (slices start at multiples of 32)
   const int stages = (subs + NQ - 1) / NQ;
   const int row0 = blockIdx.x * BR, tok0 = blockIdx.y * BT;
   if (threadIdx.x == 0) {
@@ -184,12 +197,16 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
   const int rw = 64 * RPW * wg + 16 * w + g;  // the lane's weight row in the block (and rw + 8)
   float acc[BT / 2];                           // with PROD zeroed on the consumers' path only
   float acc2[RPW == 2 ? BT / 2 : 1];           // RPW 2: rows rw + 64 and rw + 72
+  float first[CPB == 2 ? BT / 2 : 1];          // CPB 2: the first chain's sums (acc: the second's)
   if (!PROD)
 #pragma unroll
     for (int i = 0; i < BT / 2; i++) acc[i] = 0.0f;
   if constexpr (!PROD && RPW == 2)
 #pragma unroll
     for (int i = 0; i < BT / 2; i++) acc2[i] = 0.0f;
+  if constexpr (!PROD && CPB == 2)
+#pragma unroll
+    for (int i = 0; i < BT / 2; i++) first[i] = 0.0f;
   // one sub-chunk's two MMAs; q a compile-time index, so that no wgmma sits on a path the
   // compiler takes for divergent
   auto sub = [&](uint32_t st, int q) {
@@ -214,6 +231,18 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     bf16fp32__wgmma<BT>::run(acc, r0.x, r8.x, r0.y, r8.y, desc_sw64(xq));
     bf16fp32__wgmma<BT>::run(acc, r0.z, r8.z, r0.w, r8.w, desc_sw64(xq + 32));
   };
+  // CPB 2: a sub-chunk of the first chain, into its own set (two sets zeroed up front: no
+  // accumulator is redefined between wgmmas, which would make ptxas serialise them)
+  auto sub_first = [&](uint32_t st, int q) {
+    if constexpr (CPB == 2) {
+      const uint4 r0 = lds16(st + q * WQ + rw * 64 + 16 * t);
+      const uint4 r8 = lds16(st + q * WQ + (rw + 8) * 64 + 16 * t);
+      const uint32_t xq = st + NQ * WQ + q * XQ;
+      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+      bf16fp32__wgmma<BT>::run(first, r0.x, r8.x, r0.y, r8.y, desc_sw64(xq));
+      bf16fp32__wgmma<BT>::run(first, r0.z, r8.z, r0.w, r8.w, desc_sw64(xq + 32));
+    }
+  };
   // stage j's slot is free again: each warp arrives; thread 0 refills it with stage j + NS
   auto release = [&](int j) {
     const int slot = j % NS;
@@ -231,7 +260,12 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     if (MODE != 2 || s < NS) bf16fp32__bar_wait(bars + 8 * slot, (s / NS) & 1);
     if (nq == NQ) {
 #pragma unroll
-      for (int q = 0; q < NQ; q++) sub(st, q);
+      for (int q = 0; q < NQ; q++) {
+        if (CPB == 2 && s * NQ + q < boundary) sub_first(st, q);
+        else sub(st, q);
+      }
+    } else if (CPB == 2 && s * NQ < boundary) {
+      sub_first(st, 0);
     } else {
       sub(st, 0);  // the one sub-chunk left (NQ = 2)
     }
@@ -305,11 +339,21 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
 #pragma unroll
         for (int i = 0; i < BT / 2; i++) asm volatile("" : "+f"(acc2[i])::"memory");
       }
+      if constexpr (CPB == 2) {
+#pragma unroll
+        for (int i = 0; i < BT / 2; i++) first[i] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < BT / 2; i++) asm volatile("" : "+f"(first[i])::"memory");
+      }
     }
     const int full = subs / NQ;
     for (int s = 0; s < full; s++) stage(s, NQ);
     if (subs % NQ) stage(full, subs % NQ);
     if (DEPTH) asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    if constexpr (CPB == 2)
+      if (wk == 0)  // a slice's first pair, added as the library adds it: c0 + c1
+#pragma unroll
+        for (int i = 0; i < BT / 2; i++) first[i] += acc[i];
   }
   if (MODE == 4 || MODE == 5) {  // the chains of a tile form one cluster (rank = chain): sums in the library's tree
     constexpr int P = BR + 4;  // row pitch in floats: the lanes' stores hit 32 different banks
@@ -318,6 +362,18 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
 #pragma unroll
     for (int i = 0; i < BT / 8 && !producer; i++) {
       const int tk = 8 * i + 2 * t, r = rw;
+      if constexpr (CPB == 2) {  // set 0: the first chain (or the pair's sum), set 1: the second
+        ps[tk * P + r] = first[4 * i];
+        ps[(tk + 1) * P + r] = first[4 * i + 1];
+        ps[tk * P + r + 8] = first[4 * i + 2];
+        ps[(tk + 1) * P + r + 8] = first[4 * i + 3];
+        float *p1 = ps + BT * P;
+        p1[tk * P + r] = acc[4 * i];
+        p1[(tk + 1) * P + r] = acc[4 * i + 1];
+        p1[tk * P + r + 8] = acc[4 * i + 2];
+        p1[(tk + 1) * P + r + 8] = acc[4 * i + 3];
+        continue;
+      }
       ps[tk * P + r] = acc[4 * i];
       ps[(tk + 1) * P + r] = acc[4 * i + 1];
       ps[tk * P + r + 8] = acc[4 * i + 2];
@@ -346,7 +402,31 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
       const int tl = static_cast<int>(rank) * per + it / (BR / 4), r4 = 4 * (it % (BR / 4));
       const uint32_t at = base + 4u * static_cast<uint32_t>(tl * P + r4);
       float4 o = make_float4(0, 0, 0, 0);
-      if (MODE == 4) {  // each peer's piece added as it arrives
+      if constexpr (CPB == 2) {  // per slice: its first rank's pair sum, then the others' chains in order
+        const int rps = a.kwarps / 2, per_slice = 2 * rps - 1, total = a.ksplit * per_slice;
+        constexpr int MAXL = 24;  // the host runs no split with more
+        float4 v[MAXL];
+#pragma unroll
+        for (int j = 0; j < MAXL; j++)
+          if (j < total) {
+            const int sl = j / per_slice, jj = j % per_slice;
+            const int rk = sl * rps + (jj == 0 ? 0 : 1 + (jj - 1) / 2), set = jj == 0 ? 0 : (jj - 1) % 2;
+            v[j] = ld_peer(at + static_cast<uint32_t>(set * BT * P * 4), rk);
+          }
+        float4 b = v[0];
+        o = v[0];
+#pragma unroll
+        for (int j = 1; j < MAXL; j++) {
+          if (j >= total) break;
+          const int jj = j % per_slice;
+          if (jj == 0) b = v[j];
+          else bf16fp32__smallm_add4(b, v[j]);
+          if (jj == per_slice - 1) {
+            if (j == jj) o = b;
+            else bf16fp32__smallm_add4(o, b);
+          }
+        }
+      } else if (MODE == 4) {  // each peer's piece added as it arrives
         for (int sl = 0; sl < a.ksplit; sl++) {
           float4 b = ld_peer(at, sl * a.kwarps);
           for (int j = 1; j < a.kwarps; j++) bf16fp32__smallm_add4(b, ld_peer(at, sl * a.kwarps + j));
@@ -384,6 +464,9 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     float sum = 0.0f;
 #pragma unroll
     for (int i = 0; i < BT / 2; i++) sum += acc[i];
+    if constexpr (CPB == 2)
+#pragma unroll
+      for (int i = 0; i < BT / 2; i++) sum += first[i];
     if constexpr (RPW == 2)
 #pragma unroll
       for (int i = 0; i < BT / 2; i++) sum += acc2[i];
@@ -422,15 +505,21 @@ __global__ void reduce_kernel(const float *part, int m, int n, int mp, int kspli
 }
 
 struct Variant {
-  int wg, bt, ns, depth, mode, prod, rpw;  // rpw 0 or 1: one 64-row tile per warpgroup
+  int wg, bt, ns, depth, mode, prod, rpw, cpb;  // rpw, cpb 0 or 1: one row tile, one chain
 };
 using Kern = void (*)(CUtensorMap, CUtensorMap, Args);
 #define BIGTILE_PICK(WG, BT, NS, D, MODE)                                                   \
-  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == D && v.mode == MODE && !v.prod && v.rpw < 2) \
+  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == D && v.mode == MODE && !v.prod && v.rpw < 2 && \
+      v.cpb < 2)                                                                                       \
     return bigtile_kernel<WG, BT, NS, D, MODE>;
 #define BIGTILE_PICK_PROD(WG, BT, NS, MODE)                                                               \
-  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == 1 && v.mode == MODE && v.prod && v.rpw < 2) \
+  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == 1 && v.mode == MODE && v.prod && v.rpw < 2 && \
+      v.cpb < 2)                                                                                         \
     return bigtile_kernel<WG, BT, NS, 1, MODE, 1>;
+#define BIGTILE_PICK_PAIRS(WG, BT, NS, MODE, PROD)                                                   \
+  if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == 1 && v.mode == MODE && v.prod == PROD && \
+      v.cpb == 2)                                                                                   \
+    return bigtile_kernel<WG, BT, NS, 1, MODE, PROD, 1, 2>;
 #define BIGTILE_PICK_ROWS(WG, BT, NS, MODE, PROD)                                                   \
   if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == 1 && v.mode == MODE && v.prod == PROD && \
       v.rpw == 2)                                                                                   \
@@ -450,6 +539,7 @@ Kern kernel_of(const Variant &v) {
   BIGTILE_PICK_PROD(1, 256, 4, 5)
   BIGTILE_PICK_ROWS(1, 128, 3, 3, 0) BIGTILE_PICK_ROWS(1, 128, 4, 3, 0) BIGTILE_PICK_ROWS(2, 128, 4, 3, 0)
   BIGTILE_PICK_ROWS(1, 128, 3, 5, 0) BIGTILE_PICK_ROWS(1, 128, 4, 3, 1) BIGTILE_PICK_ROWS(1, 128, 4, 5, 1)
+  BIGTILE_PICK_PAIRS(1, 128, 4, 3, 1) BIGTILE_PICK_PAIRS(1, 128, 3, 5, 1) BIGTILE_PICK_PAIRS(1, 128, 4, 5, 1)
   return nullptr;
 }
 int rows_of(const Variant &v) { return 64 * v.wg * (v.rpw == 2 ? 2 : 1); }  // weight rows per block
@@ -468,6 +558,10 @@ const std::vector<Variant> kProd = {{1, 128, 4, 1, 3, 0}, {1, 128, 4, 1, 3, 1}, 
 const std::vector<Variant> kRows = {{2, 128, 4, 1, 3, 0, 1}, {1, 128, 3, 1, 3, 0, 2}, {1, 128, 4, 1, 3, 0, 2},
                                     {2, 128, 4, 1, 3, 0, 2}, {1, 128, 3, 1, 5, 0, 2}, {1, 128, 4, 1, 3, 1, 2},
                                     {1, 128, 4, 1, 5, 1, 2}};
+// (with the producer only: without it ptxas serialises the wgmmas of the two sets (C7520), and
+// with two consumer warpgroups it runs short of registers (C7512))
+const std::vector<Variant> kPairs = {{1, 128, 4, 1, 3, 1, 1, 1}, {1, 128, 4, 1, 3, 1, 1, 2},
+                                     {1, 128, 3, 1, 5, 1, 1, 2}, {1, 128, 4, 1, 5, 1, 1, 2}};
 const std::vector<Variant> kCluster = {{2, 128, 4, 1, 3}, {1, 128, 4, 1, 3}, {2, 256, 4, 1, 3},
                                        {2, 128, 4, 1, 4}, {1, 128, 4, 1, 4}, {1, 128, 6, 1, 4},
                                        {2, 256, 4, 1, 4}, {1, 256, 4, 1, 4}};
@@ -502,14 +596,20 @@ struct Shape {
 void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, size_t smem_limit) {
   const int n = sh.n, k = sh.k, m = sh.m, chains = sh.chains, br = rows_of(v);
   const Kern kern = kernel_of(v);
-  if (!kern || n % br || (v.bt == 256 && m <= 128) || (v.mode >= 4 && chains > 16)) return;
+  const int cpb = v.cpb == 2 ? 2 : 1, blocks_z = chains / cpb;  // blocks along K, one cluster in MODE 4-5
+  const std::string label = std::string(v.prod ? " +producer" : "") + (cpb == 2 ? " +pairs" : "");
+  if (!kern || n % br || (v.bt == 256 && m <= 128) || sh.sp.kwarps % cpb || (v.mode >= 4 && blocks_z > 16)) return;
+  // CPB 2: the pull's loads (at most 24) and the two sets of sums in the ring
+  if (cpb == 2 && (sh.sp.ksplit * (sh.sp.kwarps - 1) > 24 ||
+                   2 * v.bt * (br + 4) * 4 > v.ns * NQ * (br + v.bt) * 64))
+    return;
   const size_t smem = smem_of(v);
   if (smem > smem_limit ||
       cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)) != cudaSuccess) {
     printf("      wg %d bt %d: %zu bytes of shared memory do not fit\n", v.wg, v.bt, smem);
     return;
   }
-  if (v.mode >= 4 && chains > 8) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  if (v.mode >= 4 && blocks_z > 8) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   const int mp = (m + v.bt - 1) / v.bt * v.bt, kp = (k + 31) / 32 * 32;
   uint16_t *xp;
   float *part;
@@ -528,7 +628,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   a.out = sh.out, a.ldo = n, a.slices = sh.sl;
   a.x = sh.dx, a.ldx = k, a.k = k;
   const int threads = 128 * v.wg + 128 * v.prod;
-  const dim3 grid(n / br, mp / v.bt, chains);
+  const dim3 grid(n / br, mp / v.bt, blocks_z);
   const int64_t pieces = static_cast<int64_t>(mp) * (kp / 32);
   auto xperm = [&]() {
     xperm_kernel<<<static_cast<unsigned>((pieces + 127) / 128), 128, 0, s>>>(sh.dx, k, m, k, xp, mp, kp);
@@ -539,7 +639,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   };
   cudaLaunchAttribute cluster_attr;
   cluster_attr.id = cudaLaunchAttributeClusterDimension;
-  cluster_attr.val.clusterDim.x = 1, cluster_attr.val.clusterDim.y = 1, cluster_attr.val.clusterDim.z = chains;
+  cluster_attr.val.clusterDim.x = 1, cluster_attr.val.clusterDim.y = 1, cluster_attr.val.clusterDim.z = blocks_z;
   auto launch_status = [&](int b, int pdl) {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[2];
@@ -569,7 +669,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   // threads) is reported and skipped, and the set goes on
   const cudaError_t launched = v.mode >= 4 && clusters == 0 ? cudaErrorLaunchOutOfResources : launch_status(0, 0);
   if (launched != cudaSuccess) {
-    printf("      mode %d%s ns %d: %d x %d rows x %d tokens does not launch: %s\n", v.mode, v.prod ? " +producer" : "",
+    printf("      mode %d%s ns %d: %d x %d rows x %d tokens does not launch: %s\n", v.mode, label.c_str(),
            v.ns, v.wg, 64 * (v.rpw == 2 ? 2 : 1), v.bt, cudaGetErrorString(launched));
     CK(cudaFree(xp));
     CK(cudaFree(part));
@@ -601,7 +701,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   printf("      mode %d%s ns %d depth %d: %d x %d rows x %3d tokens, %4d blocks, %6.1f KB, clusters %d | bits %s (%ld "
          "differ, row 0 vs fp64 %.3g) | main %.2f us, x' %.2f, reduce %.2f, x'+main %.2f, PDL %.2f | target %.2f | "
          "best / cuBLAS %.2f\n",
-         v.mode, v.prod ? " +producer" : "", v.ns, v.depth, v.wg, 64 * (v.rpw == 2 ? 2 : 1), v.bt, grid.x * grid.y * grid.z, smem / 1024.0, clusters,
+         v.mode, label.c_str(), v.ns, v.depth, v.wg, 64 * (v.rpw == 2 ? 2 : 1), v.bt, grid.x * grid.y * grid.z, smem / 1024.0, clusters,
          checked ? (bad ? "DIFFER" : "same") : "unchecked", bad, err0, t_main, t_x, t_red, t_pair, t_pdl, target,
          (v.mode >= 4 && !v.prod ? std::min(t_pair, t_pdl) : t_main) / t_cublas);
   CK(cudaFree(xp));
@@ -701,6 +801,7 @@ int main(int argc, char **argv) {
                                       : arg == "--pull" ? &kPull
                                       : arg == "--prod" ? &kProd
                                       : arg == "--rows" ? &kRows
+                                      : arg == "--pairs" ? &kPairs
                                                         : nullptr;
     if (set) vars.insert(vars.end(), set->begin(), set->end());
     else args.push_back(atoi(argv[i]));

@@ -6,7 +6,7 @@
 # Logs and CSVs go to $OUT (or ./device-out). Usage: tools/device-run.sh [parts]
 # parts: build tests check bench pdl decode tune shipped sanitize (default: all, in that order),
 # and bigtile (only when named): the M > 64 probe, bench/bigtile.cu, one run per variant set in
-# BIGTILE_SETS (--pull --prod --rows), on BIGTILE_SHAPES (N K M ...; default: its own list).
+# BIGTILE_SETS (--pull --prod --rows --pairs), on BIGTILE_SHAPES (N K M ...; default: its own list).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-device-out}
@@ -99,7 +99,7 @@ if want bigtile; then
     src/backends/smallm/smallm-config.c -lcublas -o $build/bigtile >"$out/bigtile-build.log" 2>&1 ||
     { tail -5 "$out/bigtile-build.log"; exit 1; }
   # one run per variant set, each with its own time limit (a set that hangs costs 90 s, not all)
-  for set in ${BIGTILE_SETS:---pull --prod --rows}; do
+  for set in ${BIGTILE_SETS:---pull --prod --rows --pairs}; do
     timeout 90 $build/bigtile $set ${BIGTILE_SHAPES:-} >"$out/bigtile${set#-}.txt" 2>&1
     echo "bigtile $set exit $?"
   done
