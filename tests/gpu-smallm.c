@@ -223,31 +223,28 @@ static int to_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
   if (bf16fp32__smallm_use_share(c, m, n, k, args[0], args[1], smem) != 0) return 1;
   return bf16fp32__smallm_share_late(c, args[2]) == 0 ? 0 : 1;
 }
+/* Each form of kinds (to_share's args) plainly and under PDL, named after its args. */
 static int check_share_kinds(set *s, const int64_t *ms, int count, const int (*kinds)[3],
-                             const char *const (*names)[2], int nkinds) {
+                             int nkinds) {
+  static const char *const wpre[3] = {"", ", w read first", ", w read with x"};
   int ran = 0;
   for (int i = 0; i < nkinds; i++)
-    for (int pdl = 0; pdl < 2; pdl++)
-      ran += check_direct(s, ms, count, names[i][pdl], to_share, kinds[i], pdl);
+    for (int pdl = 0; pdl < 2; pdl++) {
+      char name[96], late[24] = "";
+      if (kinds[i][2]) snprintf(late, sizeof late, ", %d late", kinds[i][2]);
+      snprintf(name, sizeof name, "share%s%s%s%s", kinds[i][0] ? ", x in registers" : "",
+               wpre[kinds[i][1]], late, pdl ? " (pdl)" : "");
+      ran += check_direct(s, ms, count, name, to_share, kinds[i], pdl);
+    }
   return ran;
 }
 static int check_share(set *s, const int64_t *ms, int count) {
   static const int kinds[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 2, 0}};
-  static const char *const names[4][2] = {
-      {"share", "share (pdl)"},
-      {"share, x in registers", "share, x in registers (pdl)"},
-      {"share, w read first", "share, w read first (pdl)"},
-      {"share, w read with x", "share, w read with x (pdl)"}};
-  return check_share_kinds(s, ms, count, kinds, names, 4);
+  return check_share_kinds(s, ms, count, kinds, 4);
 }
 static int check_share_late(set *s, const int64_t *ms, int count) {
   static const int kinds[4][3] = {{0, 0, 1}, {0, 0, 3}, {1, 0, 2}, {0, 0, 2}};
-  static const char *const names[4][2] = {
-      {"share, 1 late", "share, 1 late (pdl)"},
-      {"share, 3 late", "share, 3 late (pdl)"},
-      {"share, x in registers, 2 late", "share, x in registers, 2 late (pdl)"},
-      {"share, 2 late", "share, 2 late (pdl)"}};
-  return check_share_kinds(s, ms, count, kinds, names, 4);
+  return check_share_kinds(s, ms, count, kinds, 4);
 }
 /* K ends inside a 32-wide sub-chunk; tiny shapes (M x N x K; set i with seed 20 + i) */
 static const int64_t tails[4][3] = {{5, 256, 4104}, {3, 48, 8}, {70, 64, 40}, {256, 1040, 72}};
