@@ -240,12 +240,13 @@ ShareKernel share_kernel(int mt, bool xreg, int wpre, bool late) {
 
 extern "C" int bf16fp32__smallm_share_load(size_t smem_limit) {
   cudaError_t e = cudaSuccess;
-  for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2) /* x in registers: mt <= 2 */
+  for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2)
     e = bf16fp32__smallm_allow_smem(
         smem_limit, share_kernel(mt, false, 0, false), share_kernel(mt, false, 1, false),
-        share_kernel(mt, false, 2, false), share_kernel(mt, false, 0, true),
-        share_kernel(mt <= 2 ? mt : 2, true, 0, false),
-        share_kernel(mt <= 2 ? mt : 2, true, 0, true));
+        share_kernel(mt, false, 2, false), share_kernel(mt, false, 0, true));
+  for (int mt = 1; mt <= 2 && e == cudaSuccess; mt++) /* x in registers: mt <= 2 */
+    e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, true, 0, false),
+                                    share_kernel(mt, true, 0, true));
   return static_cast<int>(e);
 }
 
