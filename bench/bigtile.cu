@@ -388,10 +388,7 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     if (MODE == 4) {
       cluster_sync_all();
     } else {  // as the library's pull: a release of this block's shared memory only (no GPU-wide barrier)
-      asm volatile(
-          "fence.release.sync_restrict::shared::cta.cluster;\n\t"
-          "barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;\n\t"
-          "fence.acquire.sync_restrict::shared::cluster.cluster;" ::: "memory");
+      bf16fp32__smallm_cluster_share();
     }
     uint32_t rank, ranks;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
@@ -456,7 +453,7 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
       if (tok < a.m) *reinterpret_cast<float4 *>(a.out + tok * a.ldo + row0 + r4) = o;
     }
     if (MODE == 4) cluster_sync_all();  // peers' reads done before any block leaves
-    else asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+    else bf16fp32__smallm_cluster_exit();
     return;
   }
   if (MODE == 3) {  // the loop alone: one checksum per thread instead of the partial sums

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/smallm/smallm-cluster-sum.cuh" /* the pull's cluster barriers */
 #include "bench-cuda.cuh"
 #include "measure-floor.h"
 
@@ -98,14 +99,11 @@ __global__ void __launch_bounds__(256) floor_kernel(const FArgs a) {
     cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
     reinterpret_cast<unsigned *>(smem + 64)[threadIdx.x & 7] = v;
     __syncthreads();
-    asm volatile(
-        "fence.release.sync_restrict::shared::cta.cluster;\n\t"
-        "barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;\n\t"
-        "fence.acquire.sync_restrict::shared::cluster.cluster;" ::: "memory");
+    bf16fp32__smallm_cluster_share();
     const unsigned *peer = cl.map_shared_rank(reinterpret_cast<unsigned *>(smem + 64),
                                               (cl.block_rank() + 1) % cl.num_blocks());
     v ^= peer[threadIdx.x & 7];
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+    bf16fp32__smallm_cluster_exit();
   }
   const float f = __uint_as_float(v); /* the stores wait for both */
   for (int i = 4 * threadIdx.x; i < olen; i += 4 * blockDim.x)

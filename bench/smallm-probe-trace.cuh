@@ -8,6 +8,8 @@
 #ifdef BF16FP32_SMALLM_TRACE
 #include <cooperative_groups.h>
 
+#include "backends/smallm/smallm-cluster-sum.cuh" /* the pull's cluster barriers */
+
 __device__ unsigned long long
     bf16fp32__smallm_trace[2 * BF16FP32__SMALLM_TRACE_BLOCKS * BF16FP32__SMALLM_TRACE_WORDS];
 __device__ unsigned bf16fp32__smallm_trace_calls[BF16FP32__SMALLM_TRACE_BLOCKS];
@@ -77,10 +79,7 @@ __global__ void cluster_barriers(unsigned *sink) {
   BF16FP32__SMALLM_STAMP(1);
   cl.sync();
   BF16FP32__SMALLM_STAMP(2);
-  asm volatile(
-      "fence.release.sync_restrict::shared::cta.cluster;\n\t"
-      "barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;\n\t"
-      "fence.acquire.sync_restrict::shared::cluster.cluster;" ::: "memory");
+  bf16fp32__smallm_cluster_share();
   BF16FP32__SMALLM_STAMP(3);
   const unsigned v = *cl.map_shared_rank(word + threadIdx.x, (cl.block_rank() + 1) % cl.num_blocks());
   if (v == 0x12345679u) sink[blockIdx.x] = v;

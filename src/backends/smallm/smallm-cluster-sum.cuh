@@ -22,6 +22,24 @@
 #include "smallm-config.h"
 #include "smallm-trace.cuh"
 
+/* A cluster barrier after which each block's shared-memory writes are visible to the other
+ * ranks' reads: a release restricted to this block's shared memory, then an acquire for the
+ * reads from the others'. The plain cluster barrier's release is a GPU-wide memory barrier
+ * (MEMBAR.ALL.GPU in the SASS), about 0.35 us on the H200; this one is a block-wide one
+ * (docs/smallm-notes.md, session 9). */
+static __device__ __forceinline__ void bf16fp32__smallm_cluster_share() {
+  asm volatile(
+      "fence.release.sync_restrict::shared::cta.cluster;\n\t"
+      "barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;\n\t"
+      "fence.acquire.sync_restrict::shared::cluster.cluster;" ::: "memory");
+}
+/* The barrier before a block of the cluster leaves: no block leaves while another may still
+ * read its shared memory; the values read are already in registers, so no memory ordering is
+ * needed. */
+static __device__ __forceinline__ void bf16fp32__smallm_cluster_exit() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+}
+
 /* s += v, component by component (fp32 adds, in the order of the callers' loops). */
 static __device__ __forceinline__ void bf16fp32__smallm_add4(float4 &s, const float4 &v) {
   s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
@@ -43,14 +61,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_pull(float *sets
   const int lg = __ffs(r4n) - 1, total = SINGLE ? ranks : 1 + (ranks - 1) * chains;
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank());
-  /* The sets visible to the whole cluster: a release restricted to this block's shared memory,
-   * then an acquire for the reads from the others'. The plain cluster barrier's release is a
-   * GPU-wide memory barrier (MEMBAR.ALL.GPU in the SASS), about 0.35 us on the H200; this one
-   * is a block-wide one (docs/smallm-notes.md, session 9). */
-  asm volatile(
-      "fence.release.sync_restrict::shared::cta.cluster;\n\t"
-      "barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;\n\t"
-      "fence.acquire.sync_restrict::shared::cluster.cluster;" ::: "memory");
+  bf16fp32__smallm_cluster_share(); /* the sets visible to the whole cluster */
   BF16FP32__SMALLM_STAMP(6);
   const int u1 = bf16fp32__smallm_share(rank + 1, units, ranks);
   for (int u = bf16fp32__smallm_share(rank, units, ranks) + threadIdx.x; u < u1; u += blockDim.x) {
@@ -69,9 +80,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_pull(float *sets
       if (i < total) bf16fp32__smallm_add4(sum, v[i]);
     *reinterpret_cast<float4 *>(out + tok * ldo + 4 * r4) = sum;
   }
-  /* No block leaves while another may still read its shared memory; the values read are already
-   * in registers, so no memory ordering is needed here. */
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+  bf16fp32__smallm_cluster_exit();
 }
 
 /* By every thread of the block, after a __syncthreads that makes the partial sums visible:
