@@ -11,20 +11,25 @@
 // holds every chain (rank = chain) and adds them over DSMEM into the outputs, optionally with the
 // weights of the first stages requested before griddepcontrol.wait (x' launched before it);
 // 5: as 4 with the library's pull (every peer's piece requested before any is added, the block's
-// release restricted to its shared memory) and 3 blocks per SM (not yet run: session 28's device
-// time ended before it).
+// release restricted to its shared memory) and 3 blocks per SM; 6: mode 5's cluster sum with no
+// loop in front of it (the sums of zeros: what the cluster launch and the sum cost alone), taken
+// apart by Args::cut; 7: as 5 with the pieces exchanged through L2 (each chain's sums stored, a
+// cluster barrier, each rank's share loaded from L2) instead of the peers' shared memory.
 // PROD: the producer warpgroup above; RPW 2: two 64-row tiles per warpgroup; CPB 2: two chains
-// per block (none of the three run yet).
+// per block.
+// Placement (--place): mode 3 launched in the clusters of modes 4-6 (no sum), and the clusters
+// with the spread scheduling policy; every variant reports the SMs its blocks ran on.
 // Variant sets (any of them, in order): --diag (modes 0-2), --loop (modes 0 and 3), --pull
-// (modes 3-5), --prod (the producer), --rows (two row tiles), --pairs (two chains per block);
-// none: modes 3 and 4.
+// (modes 3-5), --prod (the producer), --rows (two row tiles), --pairs (two chains per block),
+// --place (where the clusters' blocks run), --cut (the sum alone, taken apart), --l2 (mode 7),
+// --wait (griddepcontrol.wait in a plain launch); none: modes 3 and 4.
 // Timed: graphs of 200 calls over rotated weight copies (cold L2), median of 7 replays.
 //
 // Build (from the repository root):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude bench/bigtile.cu \
 //     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,wgmma-sm90a}.cu \
 //     src/backends/smallm/smallm-config.c -lcublas -o bigtile
-// Run: bigtile [--diag] [--loop] [--pull] [--prod] [--rows] [--pairs] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
+// Run: bigtile [--diag] [--loop] [--pull] [--prod] [--rows] [--pairs] [--place] [--cut] [--l2] [--wait] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -109,6 +114,11 @@ struct Args {
   const uint16_t *x;  // PROD: x itself, read by the producer warpgroup (no x' pass)
   int64_t ldx;
   int k;
+  int *where;  // when set (the checked launch only): each block's SM, by linear block index
+  int cut;     // MODE 6, the sum taken apart: 0 whole; 1 own pieces only (no DSMEM); 2 nothing
+               // after the setup; 3 no cluster barriers and no DSMEM (the stores only); 4 the
+               // pieces exchanged through L2 as in MODE 7; 5 nothing after the sums' stores to
+               // shared memory; 6 as 3 without griddepcontrol.wait; 7 as 5 with it
 };
 
 // Block: WG warpgroups of 64 RPW weight rows each (blockIdx.x: BR = 64 WG RPW rows), BT tokens
@@ -134,6 +144,7 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
                    const __grid_constant__ Args a) {
   constexpr int BR = 64 * WG * RPW;
   static_assert(RPW == 1 || MODE == 3 || MODE == 5, "two row tiles: the loop alone or the cluster sum");
+  static_assert(MODE != 7 || (CPB == 1 && !PROD), "the exchange through L2: one chain per block, no producer");
   constexpr int WQ = BR * 64, XQ = BT * 64;  // bytes of one sub-chunk's boxes
   constexpr int STAGE = NQ * (WQ + XQ);
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -150,9 +161,14 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     bf16fp32__smallm_chain((k1 - k0 + 31) / 32, wk + 1, a.kwarps, &jx, &jend);
   }
   const int boundary = j1 - j0;  // CPB 2: the sub-chunk where the second chain starts
-  const int sub0 = k0 / 32 + j0, subs = jend - j0;  // the block's sub-chunks of K (slices start at multiples of 32)
+  const int sub0 = k0 / 32 + j0, subs = MODE == 6 ? 0 : jend - j0;  // MODE 6: the sum of zeros, no loop  // the block's sub-chunks of K (slices start at multiples of 32)
   const int stages = (subs + NQ - 1) / NQ;
   const int row0 = blockIdx.x * BR, tok0 = blockIdx.y * BT;
+  if (threadIdx.x == 0 && a.where) {
+    uint32_t sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    a.where[(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] = static_cast<int>(sm);
+  }
   if (threadIdx.x == 0) {
     for (int i = 0; i < NS; i++) {
       // full: the copies' arrival, and with PROD the producer's four warps after their x stores
@@ -162,6 +178,7 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
+  if (MODE == 6 && a.cut == 2) return;
   auto issue = [&](int s) {
     const int slot = s % NS, nq = min(NQ, subs - s * NQ);
     const uint32_t st = base + slot * STAGE, full = bars + 8 * slot;
@@ -355,7 +372,7 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
 #pragma unroll
         for (int i = 0; i < BT / 2; i++) first[i] += acc[i];
   }
-  if (MODE == 4 || MODE == 5) {  // the chains of a tile form one cluster (rank = chain): sums in the library's tree
+  if (MODE >= 4) {  // the chains of a tile form one cluster (rank = chain): sums in the library's tree
     constexpr int P = BR + 4;  // row pitch in floats: the lanes' stores hit 32 different banks
     __syncthreads();           // every warp's MMAs are done with the ring
     float *ps = reinterpret_cast<float *>(smem + (base - smem_u32(smem)));
@@ -385,16 +402,34 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
         ps[(tk + 1) * P + r + 72] = acc2[4 * i + 3];
       }
     }
-    if (MODE == 4) {
+    // MODE 7 (and 6 cut 4): each chain's sums to its plane of part in 16-byte stores, and after
+    // a cluster barrier (release and acquire at cluster scope, which covers global memory) each
+    // rank reads its share of every plane from L2 instead of the peers' shared memory
+    const bool via_l2 = MODE == 7 || (MODE == 6 && a.cut == 4);
+    if (via_l2) {
+      __syncthreads();
+      float *plane = a.part + static_cast<int64_t>(c) * a.mp * a.n;
+      for (int it = threadIdx.x; it < BT * (BR / 4); it += blockDim.x) {
+        const int tl = it / (BR / 4), r4 = 4 * (it % (BR / 4));
+        const uint4 u = lds16(base + 4u * static_cast<uint32_t>(tl * P + r4));
+        *reinterpret_cast<uint4 *>(plane + static_cast<int64_t>(tok0 + tl) * a.n + row0 + r4) = u;
+      }
+    }
+    if (MODE == 4 || via_l2) {
       cluster_sync_all();
+    } else if (MODE == 6 && a.cut >= 3 && a.cut != 4) {
+      __syncthreads();
+      if (a.cut == 7) asm volatile("griddepcontrol.wait;" ::: "memory");
+      if (a.cut == 5 || a.cut == 7) return;
     } else {  // as the library's pull: a release of this block's shared memory only (no GPU-wide barrier)
       bf16fp32__smallm_cluster_share();
     }
+    const bool own = MODE == 6 && (a.cut == 1 || a.cut == 3 || a.cut == 6);  // MODE 6 cut 1, 3, 6: the block's own pieces
     uint32_t rank, ranks;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
     asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(ranks));
     const int per = BT / static_cast<int>(ranks), items = per * (BR / 4);
-    asm volatile("griddepcontrol.wait;" ::: "memory");  // the previous call may still read out
+    if (!(MODE == 6 && a.cut == 6)) asm volatile("griddepcontrol.wait;" ::: "memory");  // the previous call may still read out
     for (int it = threadIdx.x; it < items; it += blockDim.x) {
       const int tl = static_cast<int>(rank) * per + it / (BR / 4), r4 = 4 * (it % (BR / 4));
       const uint32_t at = base + 4u * static_cast<uint32_t>(tl * P + r4);
@@ -434,7 +469,17 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
         float4 v[16];
 #pragma unroll
         for (int j = 0; j < 16; j++)
-          if (j < static_cast<int>(ranks)) v[j] = ld_peer(at, j);
+          if (j < static_cast<int>(ranks)) {
+            if (via_l2) {
+              v[j] = __ldcg(reinterpret_cast<const float4 *>(
+                  a.part + (static_cast<int64_t>(j) * a.mp + tok0 + tl) * a.n + row0 + r4));
+            } else if (own) {
+              const uint4 u = lds16(at);
+              v[j] = make_float4(__uint_as_float(u.x), __uint_as_float(u.y), __uint_as_float(u.z), __uint_as_float(u.w));
+            } else {
+              v[j] = ld_peer(at, j);
+            }
+          }
         float4 b = v[0];  // the slice in progress; a slice's last chain folds it into o
         o = v[0];
 #pragma unroll
@@ -453,7 +498,7 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
       if (tok < a.m) *reinterpret_cast<float4 *>(a.out + tok * a.ldo + row0 + r4) = o;
     }
     if (MODE == 4) cluster_sync_all();  // peers' reads done before any block leaves
-    else bf16fp32__smallm_cluster_exit();
+    else if (!(MODE == 6 && (a.cut == 3 || a.cut == 6)) && !via_l2) bf16fp32__smallm_cluster_exit();
     return;
   }
   if (MODE == 3) {  // the loop alone: one checksum per thread instead of the partial sums
@@ -503,7 +548,10 @@ __global__ void reduce_kernel(const float *part, int m, int n, int mp, int kspli
 
 struct Variant {
   int wg, bt, ns, depth, mode, prod, rpw, cpb;  // rpw, cpb 0 or 1: one row tile, one chain
+  int clu, spread;  // mode 3 in clusters; the clusters under the spread scheduling policy
+  int cut, cz;      // mode 6: Args::cut; clusters of cz blocks instead of the chains (times only)
 };
+bool clustered(const Variant &v) { return v.mode >= 4 || v.clu; }
 using Kern = void (*)(CUtensorMap, CUtensorMap, Args);
 #define BIGTILE_PICK(WG, BT, NS, D, MODE)                                                   \
   if (v.wg == WG && v.bt == BT && v.ns == NS && v.depth == D && v.mode == MODE && !v.prod && v.rpw < 2 && \
@@ -530,7 +578,8 @@ Kern kernel_of(const Variant &v) {
   BIGTILE_PICK(1, 256, 4, 1, 3) BIGTILE_PICK(2, 128, 4, 1, 4) BIGTILE_PICK(1, 128, 4, 1, 4)
   BIGTILE_PICK(1, 128, 6, 1, 4) BIGTILE_PICK(2, 256, 4, 1, 4) BIGTILE_PICK(1, 256, 4, 1, 4)
   BIGTILE_PICK(1, 128, 3, 1, 3) BIGTILE_PICK(1, 128, 3, 1, 5) BIGTILE_PICK(1, 128, 4, 1, 5)
-  BIGTILE_PICK(2, 128, 4, 1, 5) BIGTILE_PICK(2, 256, 4, 1, 5)
+  BIGTILE_PICK(2, 128, 4, 1, 5) BIGTILE_PICK(2, 256, 4, 1, 5) BIGTILE_PICK(1, 128, 3, 1, 6)
+  BIGTILE_PICK(2, 128, 4, 1, 6) BIGTILE_PICK(1, 128, 3, 1, 7) BIGTILE_PICK(2, 128, 4, 1, 7)
   BIGTILE_PICK_PROD(1, 128, 4, 3) BIGTILE_PICK_PROD(2, 128, 4, 3) BIGTILE_PICK_PROD(1, 256, 4, 3)
   BIGTILE_PICK_PROD(1, 128, 3, 5) BIGTILE_PICK_PROD(1, 128, 4, 5) BIGTILE_PICK_PROD(2, 128, 4, 5)
   BIGTILE_PICK_PROD(1, 256, 4, 5)
@@ -559,6 +608,34 @@ const std::vector<Variant> kRows = {{2, 128, 4, 1, 3, 0, 1}, {1, 128, 3, 1, 3, 0
 // with two consumer warpgroups it runs short of registers (C7512))
 const std::vector<Variant> kPairs = {{1, 128, 4, 1, 3, 1, 1, 1}, {1, 128, 4, 1, 3, 1, 1, 2},
                                      {1, 128, 3, 1, 5, 1, 1, 2}, {1, 128, 4, 1, 5, 1, 1, 2}};
+// the loop plain, in clusters, in spread clusters; the sum after it, plainly and spread; the sum alone
+const std::vector<Variant> kPlace = {
+    {1, 128, 3, 1, 3}, {1, 128, 3, 1, 3, 0, 0, 0, 1}, {1, 128, 3, 1, 3, 0, 0, 0, 1, 1}, {1, 128, 3, 1, 5},
+    {1, 128, 3, 1, 5, 0, 0, 0, 0, 1}, {1, 128, 3, 1, 6}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 1}, {2, 128, 4, 1, 3},
+    {2, 128, 4, 1, 3, 0, 0, 0, 1}, {2, 128, 4, 1, 5}, {2, 128, 4, 1, 6}};
+// the sum alone taken apart (Args::cut), and in smaller clusters
+const std::vector<Variant> kCut = {{1, 128, 3, 1, 6},
+                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 1},
+                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 2},
+                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 3},
+                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 0, 8},
+                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 0, 4},
+                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 0, 2},
+                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 2, 2},
+                                   {2, 128, 4, 1, 6},
+                                   {2, 128, 4, 1, 6, 0, 0, 0, 0, 0, 2}};
+// the chains' sums exchanged through L2 inside the cluster (MODE 7; 6 cut 4 without the loop),
+// against the loop in clusters and the DSMEM pull
+// griddepcontrol.wait in a plain launch, and the sum's loads and stores without it
+const std::vector<Variant> kWait = {{1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 2}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 5},
+                                    {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 7}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 3},
+                                    {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 6}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 2, 2},
+                                    {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 7, 2}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 6, 2}};
+const std::vector<Variant> kL2 = {{1, 128, 3, 1, 3, 0, 0, 0, 1}, {1, 128, 3, 1, 5}, {1, 128, 3, 1, 7},
+                                  {1, 128, 3, 1, 6}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 4},
+                                  {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 1}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 2},
+                                  {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 5}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 3},
+                                  {2, 128, 4, 1, 7}};
 const std::vector<Variant> kCluster = {{2, 128, 4, 1, 3}, {1, 128, 4, 1, 3}, {2, 256, 4, 1, 3},
                                        {2, 128, 4, 1, 4}, {1, 128, 4, 1, 4}, {1, 128, 6, 1, 4},
                                        {2, 256, 4, 1, 4}, {1, 256, 4, 1, 4}};
@@ -588,14 +665,45 @@ struct Shape {
   float *out = nullptr;
 };
 
+// Where the checked launch's blocks ran: SMs used, the most blocks on one SM, and for clusters
+// (cz blocks along z at each x, y: the chains) the groups of SMs that clusters shared (each cluster runs
+// in one GPC, so a group is at most a GPC; fewer groups than GPCs = GPCs left idle).
+std::string placement(const int *where, dim3 grid, bool clusters, int cz) {
+  const int nblocks = static_cast<int>(grid.x * grid.y * grid.z);
+  std::vector<int> sm(nblocks);
+  CK(cudaMemcpy(sm.data(), where, nblocks * sizeof(int), cudaMemcpyDeviceToHost));
+  std::vector<int> per(1024, 0), parent(1024);
+  for (int i = 0; i < 1024; i++) parent[i] = i;
+  auto root = [&](int i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  int used = 0, most = 0;
+  for (int b = 0; b < nblocks; b++) {
+    const int id = sm[b] & 1023;
+    used += per[id]++ == 0;
+    most = std::max(most, per[id]);
+    const int plane = static_cast<int>(grid.x * grid.y), z = b / plane;
+    const int first = sm[(z - z % cz) * plane + b % plane] & 1023;  // the cluster's first block
+    if (clusters) parent[root(id)] = root(first);
+  }
+  int groups = 0;
+  for (int i = 0; i < 1024; i++) groups += per[i] > 0 && root(i) == i;
+  char buf[96];
+  snprintf(buf, sizeof buf, "SMs %d, at most %d blocks on one, SM groups %d", used, most, clusters ? groups : 0);
+  return buf;
+}
+
 // One variant: the first call's outputs against the library's bits (modes 0 and 4) and row 0
 // against fp64, then the times.
 void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, size_t smem_limit) {
   const int n = sh.n, k = sh.k, m = sh.m, chains = sh.chains, br = rows_of(v);
   const Kern kern = kernel_of(v);
   const int cpb = v.cpb == 2 ? 2 : 1, blocks_z = chains / cpb;  // blocks along K, one cluster in MODE 4-5
-  const std::string label = std::string(v.prod ? " +producer" : "") + (cpb == 2 ? " +pairs" : "");
-  if (!kern || n % br || (v.bt == 256 && m <= 128) || sh.sp.kwarps % cpb || (v.mode >= 4 && blocks_z > 16)) return;
+  const std::string label = std::string(v.prod ? " +producer" : "") + (cpb == 2 ? " +pairs" : "") +
+                            (v.clu ? " +clusters" : "") + (v.spread ? " +spread" : "") +
+                            (v.cut ? " cut " + std::to_string(v.cut) : "") + (v.cz ? " cz " + std::to_string(v.cz) : "");
+  if (!kern || n % br || (v.bt == 256 && m <= 128) || sh.sp.kwarps % cpb || (clustered(v) && blocks_z > 16)) return;
   // CPB 2: the pull's loads (at most 24) and the two sets of sums in the ring
   if (cpb == 2 && (sh.sp.ksplit * (sh.sp.kwarps - 1) > 24 ||
                    2 * v.bt * (br + 4) * 4 > v.ns * NQ * (br + v.bt) * 64))
@@ -606,7 +714,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
     printf("      wg %d bt %d: %zu bytes of shared memory do not fit\n", v.wg, v.bt, smem);
     return;
   }
-  if (v.mode >= 4 && blocks_z > 8) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  if (clustered(v) && blocks_z > 8) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   const int mp = (m + v.bt - 1) / v.bt * v.bt, kp = (k + 31) / 32 * 32;
   uint16_t *xp;
   float *part;
@@ -620,10 +728,10 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
     printf("      tensor maps refused\n");
     exit(1);
   }
-  Args a;
+  Args a = {};
   a.part = part, a.m = m, a.n = n, a.mp = mp, a.kwarps = sh.sp.kwarps, a.ksplit = sh.sp.ksplit, a.pdl = 0;
   a.out = sh.out, a.ldo = n, a.slices = sh.sl;
-  a.x = sh.dx, a.ldx = k, a.k = k;
+  a.x = sh.dx, a.ldx = k, a.k = k, a.cut = v.cut;
   const int threads = 128 * v.wg + 128 * v.prod;
   const dim3 grid(n / br, mp / v.bt, blocks_z);
   const int64_t pieces = static_cast<int64_t>(mp) * (kp / 32);
@@ -636,13 +744,18 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   };
   cudaLaunchAttribute cluster_attr;
   cluster_attr.id = cudaLaunchAttributeClusterDimension;
-  cluster_attr.val.clusterDim.x = 1, cluster_attr.val.clusterDim.y = 1, cluster_attr.val.clusterDim.z = blocks_z;
+  cluster_attr.val.clusterDim.x = 1, cluster_attr.val.clusterDim.y = 1;
+  cluster_attr.val.clusterDim.z = v.cz && v.mode == 6 ? v.cz : blocks_z;
   auto launch_status = [&](int b, int pdl) {
     cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[2];
+    cudaLaunchAttribute at[3];
     int na = 0;
     cfg.gridDim = grid, cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = smem, cfg.stream = s;
-    if (v.mode >= 4) at[na++] = cluster_attr;
+    if (clustered(v)) at[na++] = cluster_attr;
+    if (v.spread) {
+      at[na].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
+      at[na++].val.clusterSchedulingPolicyPreference = cudaClusterSchedulingPolicySpread;
+    }
     if (pdl) {
       at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
       at[na++].val.programmaticStreamSerializationAllowed = 1;
@@ -654,7 +767,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   };
   auto launch = [&](int b, int pdl) { CK(launch_status(b, pdl)); };
   int clusters = 0;
-  if (v.mode >= 4) {
+  if (clustered(v)) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid, cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = smem;
     cfg.attrs = &cluster_attr, cfg.numAttrs = 1;
@@ -664,19 +777,26 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   xperm();
   // a variant that cannot launch (no cluster of its size fits, too many registers for its
   // threads) is reported and skipped, and the set goes on
-  const cudaError_t launched = v.mode >= 4 && clusters == 0 ? cudaErrorLaunchOutOfResources : launch_status(0, 0);
+  int *where;
+  CK(cudaMalloc(&where, static_cast<size_t>(grid.x) * grid.y * grid.z * sizeof(int)));
+  a.where = where;  // the checked launch only
+  const cudaError_t launched = clustered(v) && clusters == 0 ? cudaErrorLaunchOutOfResources : launch_status(0, 0);
+  a.where = nullptr;
   if (launched != cudaSuccess) {
     printf("      mode %d%s ns %d: %d x %d rows x %d tokens does not launch: %s\n", v.mode, label.c_str(),
            v.ns, v.wg, 64 * (v.rpw == 2 ? 2 : 1), v.bt, cudaGetErrorString(launched));
     CK(cudaFree(xp));
     CK(cudaFree(part));
+    CK(cudaFree(where));
     return;
   }
   if (v.mode < 4) reduce();
   CK(cudaStreamSynchronize(s));
+  const std::string placed = placement(where, grid, clustered(v), static_cast<int>(cluster_attr.val.clusterDim.z));
+  CK(cudaFree(where));
   std::vector<float> hout(static_cast<size_t>(m) * n);
   CK(cudaMemcpy(hout.data(), sh.out, hout.size() * 4, cudaMemcpyDeviceToHost));
-  const bool checked = v.mode == 0 || v.mode >= 4;
+  const bool checked = v.mode == 0 || v.mode == 4 || v.mode == 5 || v.mode == 7;  // mode 6 adds zeros
   long bad = 0;
   double err0 = 0;  // row 0 against fp64 (the bound is the library's business; this catches layout bugs)
   for (size_t i = 0; checked && i < hout.size(); i++) bad += memcmp(&hout[i], &sh.href[i], 4) != 0;
@@ -697,10 +817,10 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   const double target = t_cublas / (n <= 512 ? 1.5 : 1.2);
   printf("      mode %d%s ns %d depth %d: %d x %d rows x %3d tokens, %4d blocks, %6.1f KB, clusters %d | bits %s (%ld "
          "differ, row 0 vs fp64 %.3g) | main %.2f us, x' %.2f, reduce %.2f, x'+main %.2f, PDL %.2f | target %.2f | "
-         "best / cuBLAS %.2f\n",
+         "best / cuBLAS %.2f | %s\n",
          v.mode, label.c_str(), v.ns, v.depth, v.wg, 64 * (v.rpw == 2 ? 2 : 1), v.bt, grid.x * grid.y * grid.z, smem / 1024.0, clusters,
          checked ? (bad ? "DIFFER" : "same") : "unchecked", bad, err0, t_main, t_x, t_red, t_pair, t_pdl, target,
-         (v.mode >= 4 && !v.prod ? std::min(t_pair, t_pdl) : t_main) / t_cublas);
+         (v.mode >= 4 && !v.prod ? std::min(t_pair, t_pdl) : t_main) / t_cublas, placed.c_str());
   CK(cudaFree(xp));
   CK(cudaFree(part));
 }
@@ -799,6 +919,10 @@ int main(int argc, char **argv) {
                                       : arg == "--prod" ? &kProd
                                       : arg == "--rows" ? &kRows
                                       : arg == "--pairs" ? &kPairs
+                                      : arg == "--place" ? &kPlace
+                                      : arg == "--cut" ? &kCut
+                                      : arg == "--l2" ? &kL2
+                                      : arg == "--wait" ? &kWait
                                                         : nullptr;
     if (set) vars.insert(vars.end(), set->begin(), set->end());
     else args.push_back(atoi(argv[i]));
