@@ -12,24 +12,25 @@
 // weights of the first stages requested before griddepcontrol.wait (x' launched before it);
 // 5: as 4 with the library's pull (every peer's piece requested before any is added, the block's
 // release restricted to its shared memory) and 3 blocks per SM; 6: mode 5's cluster sum with no
-// loop in front of it (the sums of zeros: what the cluster launch and the sum cost alone), taken
-// apart by Args::cut; 7: as 5 with the pieces exchanged through L2 (each chain's sums stored, a
-// cluster barrier, each rank's share loaded from L2) instead of the peers' shared memory.
+// loop in front of it (the sums of zeros: what the cluster launch and the sum cost alone; Args::cut
+// stops it early); 7: as 5 with the pieces exchanged through L2 (each chain's sums stored, a
+// cluster barrier, each rank's share loaded from L2) instead of the peers' shared memory; 8: mode
+// 7's sum with no loop; 9: the sum with no loop and no exchange (each rank loads its own pieces).
 // PROD: the producer warpgroup above; RPW 2: two 64-row tiles per warpgroup; CPB 2: two chains
 // per block.
 // Placement (--place): mode 3 launched in the clusters of modes 4-6 (no sum), and the clusters
 // with the spread scheduling policy; every variant reports the SMs its blocks ran on.
 // Variant sets (any of them, in order): --diag (modes 0-2), --loop (modes 0 and 3), --pull
 // (modes 3-5), --prod (the producer), --rows (two row tiles), --pairs (two chains per block),
-// --place (where the clusters' blocks run), --cut (the sum alone, taken apart), --l2 (mode 7),
-// --wait (griddepcontrol.wait in a plain launch); none: modes 3 and 4.
+// --place (where the clusters' blocks run), --sum (the sum alone and with the loop, by where its
+// pieces come from); none: modes 3 and 4.
 // Timed: graphs of 200 calls over rotated weight copies (cold L2), median of 7 replays.
 //
 // Build (from the repository root):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude bench/bigtile.cu \
 //     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,wgmma-sm90a}.cu \
 //     src/backends/smallm/smallm-config.c -lcublas -o bigtile
-// Run: bigtile [--diag] [--loop] [--pull] [--prod] [--rows] [--pairs] [--place] [--cut] [--l2] [--wait] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
+// Run: bigtile [--diag] [--loop] [--pull] [--prod] [--rows] [--pairs] [--place] [--sum] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -115,10 +116,8 @@ struct Args {
   int64_t ldx;
   int k;
   int *where;  // when set (the checked launch only): each block's SM, by linear block index
-  int cut;     // MODE 6, the sum taken apart: 0 whole; 1 own pieces only (no DSMEM); 2 nothing
-               // after the setup; 3 no cluster barriers and no DSMEM (the stores only); 4 the
-               // pieces exchanged through L2 as in MODE 7; 5 nothing after the sums' stores to
-               // shared memory; 6 as 3 without griddepcontrol.wait; 7 as 5 with it
+  int cut;     // MODE 6: 0 the whole sum; 2 nothing after the setup; 5 nothing after the sums'
+               // stores to shared memory; 7 as 5, then griddepcontrol.wait
 };
 
 // Block: WG warpgroups of 64 RPW weight rows each (blockIdx.x: BR = 64 WG RPW rows), BT tokens
@@ -144,7 +143,7 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
                    const __grid_constant__ Args a) {
   constexpr int BR = 64 * WG * RPW;
   static_assert(RPW == 1 || MODE == 3 || MODE == 5, "two row tiles: the loop alone or the cluster sum");
-  static_assert(MODE != 7 || (CPB == 1 && !PROD), "the exchange through L2: one chain per block, no producer");
+  static_assert(MODE < 6 || (CPB == 1 && !PROD), "modes 6-9: one chain per block, no producer");
   constexpr int WQ = BR * 64, XQ = BT * 64;  // bytes of one sub-chunk's boxes
   constexpr int STAGE = NQ * (WQ + XQ);
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -161,7 +160,8 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
     bf16fp32__smallm_chain((k1 - k0 + 31) / 32, wk + 1, a.kwarps, &jx, &jend);
   }
   const int boundary = j1 - j0;  // CPB 2: the sub-chunk where the second chain starts
-  const int sub0 = k0 / 32 + j0, subs = MODE == 6 ? 0 : jend - j0;  // MODE 6: the sum of zeros, no loop  // the block's sub-chunks of K (slices start at multiples of 32)
+  constexpr bool NOLOOP = MODE == 6 || MODE == 8 || MODE == 9;  // the sums of zeros, no loop
+  const int sub0 = k0 / 32 + j0, subs = NOLOOP ? 0 : jend - j0;  // the block's sub-chunks of K (slices start at multiples of 32)
   const int stages = (subs + NQ - 1) / NQ;
   const int row0 = blockIdx.x * BR, tok0 = blockIdx.y * BT;
   if (threadIdx.x == 0 && a.where) {
@@ -402,11 +402,12 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
         ps[(tk + 1) * P + r + 72] = acc2[4 * i + 3];
       }
     }
-    // MODE 7 (and 6 cut 4): each chain's sums to its plane of part in 16-byte stores, and after
-    // a cluster barrier (release and acquire at cluster scope, which covers global memory) each
-    // rank reads its share of every plane from L2 instead of the peers' shared memory
-    const bool via_l2 = MODE == 7 || (MODE == 6 && a.cut == 4);
-    if (via_l2) {
+    // where a rank's pieces come from: 0 the peers' shared memory; 1 L2 (MODE 7, 8: each chain's
+    // sums stored to its plane of part in 16-byte stores, then a cluster barrier, whose release
+    // and acquire at cluster scope cover global memory); 2 the block's own shared memory (MODE 9:
+    // no exchange and no cluster barrier, the loads, adds and stores alone)
+    constexpr int SRC = MODE == 7 || MODE == 8 ? 1 : MODE == 9 ? 2 : 0;
+    if (SRC == 1) {
       __syncthreads();
       float *plane = a.part + static_cast<int64_t>(c) * a.mp * a.n;
       for (int it = threadIdx.x; it < BT * (BR / 4); it += blockDim.x) {
@@ -415,21 +416,23 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
         *reinterpret_cast<uint4 *>(plane + static_cast<int64_t>(tok0 + tl) * a.n + row0 + r4) = u;
       }
     }
-    if (MODE == 4 || via_l2) {
-      cluster_sync_all();
-    } else if (MODE == 6 && a.cut >= 3 && a.cut != 4) {
+    if (MODE == 6 && (a.cut == 5 || a.cut == 7)) {
       __syncthreads();
       if (a.cut == 7) asm volatile("griddepcontrol.wait;" ::: "memory");
-      if (a.cut == 5 || a.cut == 7) return;
+      return;
+    }
+    if (MODE == 4 || SRC == 1) {
+      cluster_sync_all();
+    } else if (SRC == 2) {
+      __syncthreads();
     } else {  // as the library's pull: a release of this block's shared memory only (no GPU-wide barrier)
       bf16fp32__smallm_cluster_share();
     }
-    const bool own = MODE == 6 && (a.cut == 1 || a.cut == 3 || a.cut == 6);  // MODE 6 cut 1, 3, 6: the block's own pieces
     uint32_t rank, ranks;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
     asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(ranks));
     const int per = BT / static_cast<int>(ranks), items = per * (BR / 4);
-    if (!(MODE == 6 && a.cut == 6)) asm volatile("griddepcontrol.wait;" ::: "memory");  // the previous call may still read out
+    asm volatile("griddepcontrol.wait;" ::: "memory");  // the previous call may still read out
     for (int it = threadIdx.x; it < items; it += blockDim.x) {
       const int tl = static_cast<int>(rank) * per + it / (BR / 4), r4 = 4 * (it % (BR / 4));
       const uint32_t at = base + 4u * static_cast<uint32_t>(tl * P + r4);
@@ -470,10 +473,10 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
 #pragma unroll
         for (int j = 0; j < 16; j++)
           if (j < static_cast<int>(ranks)) {
-            if (via_l2) {
+            if constexpr (SRC == 1) {
               v[j] = __ldcg(reinterpret_cast<const float4 *>(
                   a.part + (static_cast<int64_t>(j) * a.mp + tok0 + tl) * a.n + row0 + r4));
-            } else if (own) {
+            } else if constexpr (SRC == 2) {
               const uint4 u = lds16(at);
               v[j] = make_float4(__uint_as_float(u.x), __uint_as_float(u.y), __uint_as_float(u.z), __uint_as_float(u.w));
             } else {
@@ -498,7 +501,7 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
       if (tok < a.m) *reinterpret_cast<float4 *>(a.out + tok * a.ldo + row0 + r4) = o;
     }
     if (MODE == 4) cluster_sync_all();  // peers' reads done before any block leaves
-    else if (!(MODE == 6 && (a.cut == 3 || a.cut == 6)) && !via_l2) bf16fp32__smallm_cluster_exit();
+    else if (SRC == 0) bf16fp32__smallm_cluster_exit();
     return;
   }
   if (MODE == 3) {  // the loop alone: one checksum per thread instead of the partial sums
@@ -549,7 +552,7 @@ __global__ void reduce_kernel(const float *part, int m, int n, int mp, int kspli
 struct Variant {
   int wg, bt, ns, depth, mode, prod, rpw, cpb;  // rpw, cpb 0 or 1: one row tile, one chain
   int clu, spread;  // mode 3 in clusters; the clusters under the spread scheduling policy
-  int cut, cz;      // mode 6: Args::cut; clusters of cz blocks instead of the chains (times only)
+  int cut, cz;      // mode 6: Args::cut; modes 6, 8, 9: clusters of cz blocks, not the chains (times only)
 };
 bool clustered(const Variant &v) { return v.mode >= 4 || v.clu; }
 using Kern = void (*)(CUtensorMap, CUtensorMap, Args);
@@ -580,6 +583,7 @@ Kern kernel_of(const Variant &v) {
   BIGTILE_PICK(1, 128, 3, 1, 3) BIGTILE_PICK(1, 128, 3, 1, 5) BIGTILE_PICK(1, 128, 4, 1, 5)
   BIGTILE_PICK(2, 128, 4, 1, 5) BIGTILE_PICK(2, 256, 4, 1, 5) BIGTILE_PICK(1, 128, 3, 1, 6)
   BIGTILE_PICK(2, 128, 4, 1, 6) BIGTILE_PICK(1, 128, 3, 1, 7) BIGTILE_PICK(2, 128, 4, 1, 7)
+  BIGTILE_PICK(1, 128, 3, 1, 8) BIGTILE_PICK(1, 128, 3, 1, 9) BIGTILE_PICK(2, 128, 4, 1, 9)
   BIGTILE_PICK_PROD(1, 128, 4, 3) BIGTILE_PICK_PROD(2, 128, 4, 3) BIGTILE_PICK_PROD(1, 256, 4, 3)
   BIGTILE_PICK_PROD(1, 128, 3, 5) BIGTILE_PICK_PROD(1, 128, 4, 5) BIGTILE_PICK_PROD(2, 128, 4, 5)
   BIGTILE_PICK_PROD(1, 256, 4, 5)
@@ -613,29 +617,14 @@ const std::vector<Variant> kPlace = {
     {1, 128, 3, 1, 3}, {1, 128, 3, 1, 3, 0, 0, 0, 1}, {1, 128, 3, 1, 3, 0, 0, 0, 1, 1}, {1, 128, 3, 1, 5},
     {1, 128, 3, 1, 5, 0, 0, 0, 0, 1}, {1, 128, 3, 1, 6}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 1}, {2, 128, 4, 1, 3},
     {2, 128, 4, 1, 3, 0, 0, 0, 1}, {2, 128, 4, 1, 5}, {2, 128, 4, 1, 6}};
-// the sum alone taken apart (Args::cut), and in smaller clusters
-const std::vector<Variant> kCut = {{1, 128, 3, 1, 6},
-                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 1},
-                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 2},
-                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 3},
-                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 0, 8},
-                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 0, 4},
-                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 0, 2},
-                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 2, 2},
-                                   {2, 128, 4, 1, 6},
-                                   {2, 128, 4, 1, 6, 0, 0, 0, 0, 0, 2}};
-// the chains' sums exchanged through L2 inside the cluster (MODE 7; 6 cut 4 without the loop),
-// against the loop in clusters and the DSMEM pull
-// griddepcontrol.wait in a plain launch, and the sum's loads and stores without it
-const std::vector<Variant> kWait = {{1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 2}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 5},
-                                    {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 7}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 3},
-                                    {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 6}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 2, 2},
-                                    {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 7, 2}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 6, 2}};
-const std::vector<Variant> kL2 = {{1, 128, 3, 1, 3, 0, 0, 0, 1}, {1, 128, 3, 1, 5}, {1, 128, 3, 1, 7},
-                                  {1, 128, 3, 1, 6}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 4},
-                                  {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 1}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 2},
-                                  {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 5}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 3},
-                                  {2, 128, 4, 1, 7}};
+// the sum with no loop: setup only, the stores to shared memory, the block's own pieces, L2,
+// DSMEM (also in clusters of 2); then with the loop: in clusters without a sum, DSMEM, L2
+const std::vector<Variant> kSum = {{1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 2}, {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 5},
+                                   {1, 128, 3, 1, 9},  {1, 128, 3, 1, 8},
+                                   {1, 128, 3, 1, 6},  {1, 128, 3, 1, 9, 0, 0, 0, 0, 0, 0, 2},
+                                   {1, 128, 3, 1, 6, 0, 0, 0, 0, 0, 0, 2}, {1, 128, 3, 1, 3, 0, 0, 0, 1},
+                                   {1, 128, 3, 1, 5},  {1, 128, 3, 1, 7},
+                                   {2, 128, 4, 1, 9},  {2, 128, 4, 1, 6}};
 const std::vector<Variant> kCluster = {{2, 128, 4, 1, 3}, {1, 128, 4, 1, 3}, {2, 256, 4, 1, 3},
                                        {2, 128, 4, 1, 4}, {1, 128, 4, 1, 4}, {1, 128, 6, 1, 4},
                                        {2, 256, 4, 1, 4}, {1, 256, 4, 1, 4}};
@@ -745,7 +734,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   cudaLaunchAttribute cluster_attr;
   cluster_attr.id = cudaLaunchAttributeClusterDimension;
   cluster_attr.val.clusterDim.x = 1, cluster_attr.val.clusterDim.y = 1;
-  cluster_attr.val.clusterDim.z = v.cz && v.mode == 6 ? v.cz : blocks_z;
+  cluster_attr.val.clusterDim.z = v.cz && v.mode >= 6 && v.mode != 7 ? v.cz : blocks_z;
   auto launch_status = [&](int b, int pdl) {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[3];
@@ -796,7 +785,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   CK(cudaFree(where));
   std::vector<float> hout(static_cast<size_t>(m) * n);
   CK(cudaMemcpy(hout.data(), sh.out, hout.size() * 4, cudaMemcpyDeviceToHost));
-  const bool checked = v.mode == 0 || v.mode == 4 || v.mode == 5 || v.mode == 7;  // mode 6 adds zeros
+  const bool checked = v.mode == 0 || v.mode == 4 || v.mode == 5 || v.mode == 7;  // modes 6, 8, 9 add zeros
   long bad = 0;
   double err0 = 0;  // row 0 against fp64 (the bound is the library's business; this catches layout bugs)
   for (size_t i = 0; checked && i < hout.size(); i++) bad += memcmp(&hout[i], &sh.href[i], 4) != 0;
@@ -920,9 +909,7 @@ int main(int argc, char **argv) {
                                       : arg == "--rows" ? &kRows
                                       : arg == "--pairs" ? &kPairs
                                       : arg == "--place" ? &kPlace
-                                      : arg == "--cut" ? &kCut
-                                      : arg == "--l2" ? &kL2
-                                      : arg == "--wait" ? &kWait
+                                      : arg == "--sum" ? &kSum
                                                         : nullptr;
     if (set) vars.insert(vars.end(), set->begin(), set->end());
     else args.push_back(atoi(argv[i]));
