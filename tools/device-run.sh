@@ -6,7 +6,8 @@
 # Logs and CSVs go to $OUT (or ./device-out). Usage: tools/device-run.sh [parts]
 # parts: build tests check bench pdl decode tune shipped sanitize (default: all, in that order),
 # and bigtile (only when named): the M > 64 probe, bench/bigtile.cu, one run per variant set in
-# BIGTILE_SETS (--pull --prod --rows --pairs), on BIGTILE_SHAPES (N K M ...; default: its own list).
+# BIGTILE_SETS (default --pull --prod --rows --pairs; the others, such as --place and --sum, are
+# listed in the probe's header), on BIGTILE_SHAPES (N K M ...; default: its own list).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-device-out}
