@@ -1,5 +1,5 @@
 // bigtile: a wgmma kernel for M > 64 in smallm's fixed summation order, as a probe for the
-// tile kernel that M = 128-256 would need (docs/smallm-notes.md, sessions 27-28). It answers:
+// tile kernel that M = 128-256 would need (docs/smallm-notes.md, sessions 27-29). It answers:
 //   1. bits: with x written once per call in the k-permuted order (x'), does wgmma m64nNk16
 //      (A = the weight fragments of the other kernels, from registers; B = x' by descriptor) give,
 //      once the chains are added in the split's order, the library's bits?
@@ -18,7 +18,7 @@
 // 7's sum with no loop; 9: the sum with no loop and no exchange (each rank loads its own pieces).
 // PROD: the producer warpgroup above; RPW 2: two 64-row tiles per warpgroup; CPB 2: two chains
 // per block.
-// Placement (--place): mode 3 launched in the clusters of modes 4-6 (no sum), and the clusters
+// Placement (--place): mode 3 launched in the clusters of modes 4-9 (no sum), and the clusters
 // with the spread scheduling policy; every variant reports the SMs its blocks ran on.
 // Variant sets (any of them, in order): --diag (modes 0-2), --loop (modes 0 and 3), --pull
 // (modes 3-5), --prod (the producer), --rows (two row tiles), --pairs (two chains per block),
