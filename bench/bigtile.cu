@@ -108,8 +108,8 @@ struct Args {
   int m, n, mp;
   int kwarps;   // chains per slice
   int ksplit;   // slices
-  int pdl;      // MODE 4-5: weights of the first stages before griddepcontrol.wait, x' after
-  float *out;   // MODE 4-5: the outputs
+  int pdl;      // MODE 4-9: weights of the first stages before griddepcontrol.wait, x' after
+  float *out;   // MODE 4-9: the outputs
   int64_t ldo;
   bf16fp32__smallm_slices slices;
   const uint16_t *x;  // PROD: x itself, read by the producer warpgroup (no x' pass)
@@ -683,12 +683,12 @@ std::string placement(const int *where, dim3 grid, bool clusters, int cz) {
   return buf;
 }
 
-// One variant: the first call's outputs against the library's bits (modes 0 and 4) and row 0
+// One variant: the first call's outputs against the library's bits (modes 0, 4, 5 and 7) and row 0
 // against fp64, then the times.
 void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, size_t smem_limit) {
   const int n = sh.n, k = sh.k, m = sh.m, chains = sh.chains, br = rows_of(v);
   const Kern kern = kernel_of(v);
-  const int cpb = v.cpb == 2 ? 2 : 1, blocks_z = chains / cpb;  // blocks along K, one cluster in MODE 4-5
+  const int cpb = v.cpb == 2 ? 2 : 1, blocks_z = chains / cpb;  // blocks along K, one cluster in modes 4-9
   const std::string label = std::string(v.prod ? " +producer" : "") + (cpb == 2 ? " +pairs" : "") +
                             (v.clu ? " +clusters" : "") + (v.spread ? " +spread" : "") +
                             (v.cut ? " cut " + std::to_string(v.cut) : "") + (v.cz ? " cz " + std::to_string(v.cz) : "");
