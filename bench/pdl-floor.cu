@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "backends/smallm/smallm-cluster-sum.cuh" /* the pull's cluster barriers */
+#include "backends/smallm/smallm-fragments.cuh"   /* the bulk copy and the request into L2 */
 #include "bench-cuda.cuh"
 #include "measure-floor.h"
 
@@ -75,12 +76,8 @@ __global__ void __launch_bounds__(256) floor_kernel(const FArgs a) {
                  : "memory");
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(wlen) : "memory");
     for (int off = 0; off < wlen; off += PIECE)
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(buf + off),
-          "l"(a.w + w0 + off), "r"(min(PIECE, wlen - off)), "r"(bar)
-          : "memory");
-    if (xlen > 0)
-      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.x + x0), "r"(xlen) : "memory");
+      bf16fp32__bulk_copy(buf + off, a.w + w0 + off, min(PIECE, wlen - off), bar);
+    if (xlen > 0) bf16fp32__bulk_to_l2(a.x + x0, static_cast<uint32_t>(xlen));
   }
   __syncthreads(); /* the barrier is set up before anyone waits on it */
   if (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");

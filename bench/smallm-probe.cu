@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "backends/smallm/smallm-config.h"
+#include "backends/smallm/smallm-fragments.cuh"
 #include "backends/smallm/smallm-launch.h"
 #include "measure-floor.h"
 #include "backends/smallm/smallm-trace.cuh"
@@ -804,8 +805,7 @@ __global__ void read_bulk(const uint16_t *w, int64_t ldw, int k, int rows, int k
     for (int r = threadIdx.x; r < rows; r += 32) {
       const uint16_t *src = w + ((int64_t)blockIdx.y * rows + r) * ldw + kb;
       uint32_t dst = (uint32_t)__cvta_generic_to_shared(buf + r * pitch);
-      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                   ::"r"(dst), "l"(src), "r"(bytes), "r"(bar_s) : "memory");
+      bf16fp32__bulk_copy(dst, src, static_cast<int>(bytes), bar_s);
     }
   }
   asm volatile("{\n\t.reg .pred p;\n\tWAIT_%=:\n\t"
