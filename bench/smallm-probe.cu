@@ -25,6 +25,8 @@
 //   fragments read into registers, up to M = 16); --no-share: the stream kernel's table alone.
 // --share-late L: where the share kernel runs, its last L warp groups' weight columns are copied
 //   after griddepcontrol.wait (bf16fp32__smallm_share_late; where L does not apply, as chosen).
+// --late-l2: under PDL, the share kernel's late columns without and with L2 requests before the
+//   wait, L = 1-4 and all groups, against the choice (timing_late_l2).
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
@@ -67,6 +69,7 @@ static bool g_early; // --early: the stream kernel lets the next call launch at 
 static int g_share;  // --share (1), --share-xreg (2): the share kernel where it fits
 static bool g_no_share; // --no-share: not where the table picks it
 static int g_share_late = -1; // --share-late L: the last L warp groups' weights after the wait
+static int g_rounds = 3; // --rounds: interleaved rounds of --late-l2
 
 __global__ void fill_bf16(uint16_t *p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -124,7 +127,7 @@ static int run_smallm(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_
   }
   if (g_early) c.stream_early = 1;
   if (g_share) bf16fp32__smallm_use_share(&c, m, n, k, g_share == 2, 0, g_smem);
-  if (g_share_late >= 0) bf16fp32__smallm_share_late(&c, g_share_late);
+  if (g_share_late >= 0) bf16fp32__smallm_share_late(&c, g_share_late, 0);
   return bf16fp32__smallm_launch(&c, m, n, k, x, ldx, w, ldw, out, ldo, s, pdl);
 }
 
@@ -488,11 +491,13 @@ static void ncu_wide_calls() {
   }
 }
 
-// One poisoned call of cfg (nullptr: the library's choice) on copy 0: its first `rows` rows.
-static std::vector<float> output_of(const Rot &r, const bf16fp32__smallm_config *cfg, int64_t rows) {
+// One poisoned call of cfg (nullptr: the library's choice) on copy 0, under PDL where pdl is set:
+// its first `rows` rows.
+static std::vector<float> output_of(const Rot &r, const bf16fp32__smallm_config *cfg, int64_t rows,
+                                    int pdl = 0) {
   const int64_t m = r.m, n = r.n, k = r.k;
   fill_u32<<<256, 256, 0, g_s>>>((uint32_t *)r.out(0), (size_t)m * n, POISON);
-  launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, 0, cfg));
+  launch_or_die(run_smallm(m, n, k, r.x(0), k, r.w(0), k, r.out(0), n, g_s, pdl, cfg));
   CK(cudaStreamSynchronize(g_s));
   std::vector<float> o((size_t)(rows * n));
   CK(cudaMemcpy(o.data(), r.out(0), o.size() * 4, cudaMemcpyDeviceToHost));
@@ -502,8 +507,8 @@ static std::vector<float> output_of(const Rot &r, const bf16fp32__smallm_config 
 // cfg's whole output bit for bit equal to ref, another kernel's of the same split (every kernel
 // sums alike); counts failures.
 static bool same_output(const Rot &r, const bf16fp32__smallm_config &cfg,
-                        const std::vector<float> &ref) {
-  const std::vector<float> o = output_of(r, &cfg, r.m);
+                        const std::vector<float> &ref, int pdl = 0) {
+  const std::vector<float> o = output_of(r, &cfg, r.m, pdl);
   const bool same = memcmp(o.data(), ref.data(), o.size() * 4) == 0;
   if (!same) g_fail++;
   return same;
@@ -692,6 +697,60 @@ static void timing_stream_tokens(const std::vector<int> &mlist) {
         printf(" %dx%d/%d:%.2f %.2f%s", kd[0], c.stream_stages, kd[2], tp, tq, same ? "" : "!");
       }
       printf(" | %.2f %.2f\n", bp, bq);
+      fflush(stdout);
+    }
+}
+
+// --late-l2: under PDL, the share kernel with its last L warp groups' weight columns copied after
+// the wait (L = 1 to all of them), each without and with those columns requested into L2 before
+// the wait, x's rows and (M <= 16) x in registers, against the choice; --rounds interleaved
+// rounds (3), the median of each (us per call); "!" marks a variant whose bits differ from the
+// choice's.
+static void timing_late_l2(const std::vector<int> &mlist) {
+  printf("\nshare kernel, late columns without / with L2 requests (us per call, pdl, median of the "
+         "rounds): N K M | chosen | x L:plain l2 ...\n");
+  for (auto &sh : g_shapes)
+    for (int m : mlist) {
+      if (g_only_n && sh[0] != g_only_n) continue;
+      Rot r(m, sh[0], sh[1]);
+      const int64_t n = r.n, k = r.k;
+      std::vector<bf16fp32__smallm_config> vs;
+      std::vector<const char *> xs;
+      std::vector<int> ls;
+      for (int xreg = 0; xreg < 2; xreg++) {
+        bf16fp32__smallm_config c;
+        if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0 ||
+            bf16fp32__smallm_use_share(&c, m, n, k, xreg, 0, g_smem) != 0)
+          continue;
+        const int wk = c.split.kwarps;
+        for (int l = 1; l <= wk; l++) {
+          for (int l2 = 0; l2 < 2; l2++) {
+            bf16fp32__smallm_config t = c;
+            t.share_late = l; /* all wk groups late: past the library's setter, for this sweep */
+            t.share_late_l2 = l2;
+            vs.push_back(t);
+            xs.push_back(xreg ? "xr" : "xs");
+            ls.push_back(l);
+          }
+        }
+      }
+      const std::vector<float> ref = output_of(r, nullptr, m);
+      std::vector<char> same(vs.size());
+      for (size_t v = 0; v < vs.size(); v++) same[v] = same_output(r, vs[v], ref, 1);
+      std::vector<std::vector<double>> t(vs.size() + 1);
+      for (int round = 0; round < g_rounds; round++) {
+        t[0].push_back(time_smallm(r, 1));
+        for (size_t v = 0; v < vs.size(); v++) t[v + 1].push_back(time_smallm(r, 1, &vs[v]));
+      }
+      auto med = [](std::vector<double> a) {
+        std::sort(a.begin(), a.end());
+        return a[a.size() / 2];
+      };
+      printf("%5lld %5lld %3d | %6.2f |", (long long)n, (long long)k, m, med(t[0]));
+      for (size_t v = 0; v < vs.size(); v += 2)
+        printf(" %s %d:%.2f %.2f%s%s", xs[v], ls[v], med(t[v + 1]), med(t[v + 2]), same[v] ? "" : "!",
+               same[v + 1] ? "" : "!");
+      printf("\n");
       fflush(stdout);
     }
 }
@@ -970,6 +1029,7 @@ int main(int argc, char **argv) {
   if (e) { printf("load failed %d\n", e); return 2; }
   bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true, do_wide = false, do_table = true;
   bool do_stream_sweep = false, do_chosen = false, do_split_stream = false, do_stream_tokens = false;
+  bool do_late_l2 = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--no-check")) do_check = false;
     if (!strcmp(argv[i], "--no-time")) do_time = false;
@@ -1001,6 +1061,8 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--no-share")) g_no_share = true;
     if (!strcmp(argv[i], "--share-xreg")) g_share = 2;
     if (!strcmp(argv[i], "--share-late") && i + 1 < argc) g_share_late = atoi(argv[++i]);
+    if (!strcmp(argv[i], "--late-l2")) do_late_l2 = true;
+    if (!strcmp(argv[i], "--rounds") && i + 1 < argc) g_rounds = std::max(1, atoi(argv[++i]));
     if (!strcmp(argv[i], "--no-table")) do_table = false;
     if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */
       g_mlist.clear();
@@ -1055,6 +1117,7 @@ int main(int argc, char **argv) {
     if (do_split_stream) timing_split_stream(g_mlist.empty() ? std::vector<int>{1, 8, 16} : g_mlist);
     if (do_stream_sweep) timing_stream_sweep(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
     if (do_wide) timing_wide();
+    if (do_late_l2) timing_late_l2(g_mlist.empty() ? std::vector<int>{1, 2, 4, 8, 16} : g_mlist);
     if (do_stream_tokens)
       timing_stream_tokens(g_mlist.empty() ? std::vector<int>{96, 128, 192, 256} : g_mlist);
     if (do_pairs) timing_pairs();

@@ -213,25 +213,27 @@ static void check_stream(set *s, const int64_t *ms, int count) {
 }
 /* The share kernel (M <= 64, where a block's rows fit its shared memory), with x's fragments
  * read into registers when args[0] says so (M <= 16), the weight fragments when args[1] does
- * (share_wpre 1 or 2), its last args[2] warp groups' weight columns copied after the wait
- * (bf16fp32__smallm_share_late); each check returns the cases run. */
+ * (share_wpre 1 or 2), its last args[2] warp groups' weight columns copied after the wait, and
+ * requested into L2 before it when args[3] says so (bf16fp32__smallm_share_late); each check
+ * returns the cases run. */
 static int to_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k, size_t smem,
                     const int *args) {
   if (args[0] && m > 16) return 1;
   /* skipped where the rows do not fit, a warp's range is too long for registers, or the late
    * groups do not apply */
   if (bf16fp32__smallm_use_share(c, m, n, k, args[0], args[1], smem) != 0) return 1;
-  return bf16fp32__smallm_share_late(c, args[2]) == 0 ? 0 : 1;
+  return bf16fp32__smallm_share_late(c, args[2], args[3]) == 0 ? 0 : 1;
 }
 /* Each form of kinds (to_share's args) plainly and under PDL, named after its args. */
-static int check_share_kinds(set *s, const int64_t *ms, int count, const int (*kinds)[3],
+static int check_share_kinds(set *s, const int64_t *ms, int count, const int (*kinds)[4],
                              int nkinds) {
   static const char *const wpre[3] = {"", ", w read first", ", w read with x"};
   int ran = 0;
   for (int i = 0; i < nkinds; i++)
     for (int pdl = 0; pdl < 2; pdl++) {
       char name[96], late[24] = "";
-      if (kinds[i][2]) snprintf(late, sizeof late, ", %d late", kinds[i][2]);
+      if (kinds[i][2])
+        snprintf(late, sizeof late, ", %d late%s", kinds[i][2], kinds[i][3] ? " via L2" : "");
       snprintf(name, sizeof name, "share%s%s%s%s", kinds[i][0] ? ", x in registers" : "",
                wpre[kinds[i][1]], late, pdl ? " (pdl)" : "");
       ran += check_direct(s, ms, count, name, to_share, kinds[i], pdl);
@@ -239,11 +241,12 @@ static int check_share_kinds(set *s, const int64_t *ms, int count, const int (*k
   return ran;
 }
 static int check_share(set *s, const int64_t *ms, int count) {
-  static const int kinds[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 2, 0}};
+  static const int kinds[4][4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {0, 2, 0, 0}};
   return check_share_kinds(s, ms, count, kinds, 4);
 }
 static int check_share_late(set *s, const int64_t *ms, int count) {
-  static const int kinds[4][3] = {{0, 0, 1}, {0, 0, 3}, {1, 0, 2}, {0, 0, 2}};
+  /* with and without the late columns' L2 requests, x's rows and x in registers */
+  static const int kinds[4][4] = {{0, 0, 1, 0}, {0, 0, 3, 1}, {1, 0, 2, 1}, {0, 0, 2, 0}};
   return check_share_kinds(s, ms, count, kinds, 4);
 }
 /* K ends inside a 32-wide sub-chunk; tiny shapes (M x N x K; set i with seed 20 + i) */

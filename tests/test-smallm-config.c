@@ -540,37 +540,46 @@ static void test_share(void) {
   /* late warp groups: 0 to kwarps - 1, on the share kernel only, not with the weight fragments
    * in registers; use_share starts from none */
   CHECK(bf16fp32__smallm_choose(2, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_share_late(&c, 1) != 0 && c.share_late == 0); /* not the share kernel */
+  CHECK(bf16fp32__smallm_share_late(&c, 1, 0) != 0 && c.share_late == 0); /* not the share kernel */
   CHECK(bf16fp32__smallm_use_share(&c, 2, 1024, 4096, 0, 0, H200_SMEM) == 0 && c.split.kwarps == 8);
-  CHECK(bf16fp32__smallm_share_late(&c, 7) == 0 && c.share_late == 7);
-  CHECK(bf16fp32__smallm_share_late(&c, 8) != 0 && c.share_late == 7);
-  CHECK(bf16fp32__smallm_share_late(&c, -1) != 0 && c.share_late == 7);
+  CHECK(bf16fp32__smallm_share_late(&c, 7, 0) == 0 && c.share_late == 7);
+  CHECK(bf16fp32__smallm_share_late(&c, 8, 0) != 0 && c.share_late == 7);
+  CHECK(bf16fp32__smallm_share_late(&c, -1, 0) != 0 && c.share_late == 7);
   CHECK(bf16fp32__smallm_use_share(&c, 2, 1024, 4096, 0, 0, H200_SMEM) == 0 && c.share_late == 0);
   CHECK(bf16fp32__smallm_use_share(&c, 2, 1024, 4096, 0, 1, H200_SMEM) == 0 &&
-        bf16fp32__smallm_share_late(&c, 1) != 0 && bf16fp32__smallm_share_late(&c, 0) == 0);
+        bf16fp32__smallm_share_late(&c, 1, 0) != 0 && bf16fp32__smallm_share_late(&c, 0, 0) == 0);
   CHECK(bf16fp32__smallm_use_share(&c, 2, 1024, 4096, 0, 2, H200_SMEM) == 0 &&
-        bf16fp32__smallm_share_late(&c, 3) != 0 && c.share_late == 0);
+        bf16fp32__smallm_share_late(&c, 3, 0) != 0 && c.share_late == 0);
   CHECK(bf16fp32__smallm_use_share(&c, 2, 1024, 4096, 1, 0, H200_SMEM) == 0 &&
-        bf16fp32__smallm_share_late(&c, 3) == 0 && c.share_late == 3);
+        bf16fp32__smallm_share_late(&c, 3, 0) == 0 && c.share_late == 3);
+  /* the late columns' L2 requests: 0 or 1, only with late groups; use_share starts from none */
+  CHECK(bf16fp32__smallm_share_late(&c, 4, 1) == 0 && c.share_late == 4 && c.share_late_l2 == 1);
+  CHECK(bf16fp32__smallm_share_late(&c, 0, 1) != 0 && c.share_late == 4 && c.share_late_l2 == 1);
+  CHECK(bf16fp32__smallm_share_late(&c, 2, 2) != 0 && bf16fp32__smallm_share_late(&c, 2, -1) != 0 &&
+        c.share_late == 4 && c.share_late_l2 == 1);
+  CHECK(bf16fp32__smallm_share_late(&c, 2, 0) == 0 && c.share_late == 2 && c.share_late_l2 == 0);
+  CHECK(bf16fp32__smallm_share_late(&c, 2, 1) == 0 &&
+        bf16fp32__smallm_use_share(&c, 2, 1024, 4096, 1, 0, H200_SMEM) == 0 &&
+        c.share_late == 0 && c.share_late_l2 == 0);
   /* the table: its shapes, launches and M classes, 132 SMs, up to M = 64 */
-  static const struct { int64_t m, n, k; int pdl, sms, share, xreg, wpre, late; } table[] = {
-      {1, 384, 7168, 1, 132, 1, 0, 0, 0},  {24, 384, 7168, 1, 132, 1, 0, 1, 0},
-      {33, 384, 7168, 1, 132, 0, 0, 0, 0}, {1, 384, 7168, 0, 132, 0, 0, 0, 0},
-      {12, 384, 7168, 0, 132, 1, 0, 0, 2}, {1, 384, 7168, 1, 114, 0, 0, 0, 0},
-      {8, 512, 4096, 1, 132, 1, 0, 0, 0},  {32, 512, 4096, 1, 132, 1, 0, 1, 0},
-      {48, 512, 4096, 1, 132, 0, 0, 0, 0}, {12, 256, 7168, 1, 132, 1, 0, 0, 0},
-      {64, 256, 7168, 1, 132, 1, 0, 2, 0}, {16, 256, 7168, 0, 132, 0, 0, 0, 0},
-      {4, 256, 4096, 1, 132, 1, 0, 2, 0},  {16, 256, 4096, 1, 132, 1, 0, 0, 0},
-      {64, 256, 4096, 0, 132, 1, 0, 2, 0}, {65, 256, 4096, 1, 132, 0, 0, 0, 0},
-      {1, 1024, 4096, 1, 132, 1, 0, 0, 2}, {4, 1024, 4096, 1, 132, 1, 0, 0, 2},
-      {5, 1024, 4096, 1, 132, 1, 1, 0, 0}, {16, 1024, 4096, 1, 132, 1, 1, 0, 0},
-      {1, 1024, 4096, 0, 132, 0, 0, 0, 0}, {1, 512, 7168, 1, 132, 0, 0, 0, 0},
-      {24, 512, 7168, 1, 132, 1, 0, 0, 0}, {1, 2048, 7168, 1, 132, 0, 0, 0, 0},
-      {48, 256, 7168, 1, 132, 1, 0, 2, 0}, {8, 256, 7168, 1, 132, 1, 0, 0, 0},
-      {32, 256, 4096, 1, 132, 1, 0, 1, 0}, {1, 512, 4096, 0, 132, 1, 0, 0, 2},
-      {32, 512, 4096, 0, 132, 1, 0, 0, 0}, {48, 512, 4096, 0, 132, 0, 0, 0, 0},
-      {24, 256, 7168, 0, 132, 1, 0, 0, 0}, {16, 512, 4096, 0, 132, 1, 0, 0, 0},
-      {8, 512, 4096, 0, 132, 1, 0, 0, 2}};
+  static const struct { int64_t m, n, k; int pdl, sms, share, xreg, wpre, late, l2; } table[] = {
+      {1, 384, 7168, 1, 132, 1, 0, 0, 0, 0},  {24, 384, 7168, 1, 132, 1, 0, 1, 0, 0},
+      {33, 384, 7168, 1, 132, 0, 0, 0, 0, 0}, {1, 384, 7168, 0, 132, 0, 0, 0, 0, 0},
+      {12, 384, 7168, 0, 132, 1, 0, 0, 2, 0}, {1, 384, 7168, 1, 114, 0, 0, 0, 0, 0},
+      {8, 512, 4096, 1, 132, 1, 0, 0, 0, 0},  {32, 512, 4096, 1, 132, 1, 0, 1, 0, 0},
+      {48, 512, 4096, 1, 132, 0, 0, 0, 0, 0}, {12, 256, 7168, 1, 132, 1, 0, 0, 0, 0},
+      {64, 256, 7168, 1, 132, 1, 0, 2, 0, 0}, {16, 256, 7168, 0, 132, 0, 0, 0, 0, 0},
+      {4, 256, 4096, 1, 132, 1, 0, 2, 0, 0},  {16, 256, 4096, 1, 132, 1, 0, 0, 0, 0},
+      {64, 256, 4096, 0, 132, 1, 0, 2, 0, 0}, {65, 256, 4096, 1, 132, 0, 0, 0, 0, 0},
+      {1, 1024, 4096, 1, 132, 1, 0, 0, 4, 1}, {4, 1024, 4096, 1, 132, 1, 0, 0, 4, 1},
+      {5, 1024, 4096, 1, 132, 1, 1, 0, 0, 0}, {16, 1024, 4096, 1, 132, 1, 1, 0, 0, 0},
+      {1, 1024, 4096, 0, 132, 0, 0, 0, 0, 0}, {1, 512, 7168, 1, 132, 0, 0, 0, 0, 0},
+      {24, 512, 7168, 1, 132, 1, 0, 0, 0, 0}, {1, 2048, 7168, 1, 132, 0, 0, 0, 0, 0},
+      {48, 256, 7168, 1, 132, 1, 0, 2, 0, 0}, {8, 256, 7168, 1, 132, 1, 0, 0, 0, 0},
+      {32, 256, 4096, 1, 132, 1, 0, 1, 0, 0}, {1, 512, 4096, 0, 132, 1, 0, 0, 2, 0},
+      {32, 512, 4096, 0, 132, 1, 0, 0, 0, 0}, {48, 512, 4096, 0, 132, 0, 0, 0, 0, 0},
+      {24, 256, 7168, 0, 132, 1, 0, 0, 0, 0}, {16, 512, 4096, 0, 132, 1, 0, 0, 0, 0},
+      {8, 512, 4096, 0, 132, 1, 0, 0, 2, 0}};
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
     CHECK(bf16fp32__smallm_choose(table[i].m, table[i].n, table[i].k, table[i].sms, H200_SMEM,
                                   &c) == 0);
@@ -580,7 +589,7 @@ static void test_share(void) {
                                   table[i].pdl, H200_SMEM);
     CHECK(c.share == table[i].share && c.share_xreg == table[i].xreg &&
           c.share_wpre == table[i].wpre && c.share_late == table[i].late &&
-          (!c.share || !c.stream));
+          c.share_late_l2 == table[i].l2 && (!c.share || !c.stream));
   }
 }
 

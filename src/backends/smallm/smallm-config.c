@@ -238,6 +238,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->share_xreg = 0;
   c->share_wpre = 0;
   c->share_late = 0;
+  c->share_late_l2 = 0;
   return 0;
 }
 
@@ -418,16 +419,23 @@ static const struct {
    * 512x4096 M = 16-32 and 256x7168 M = 24-32 within 1 %; every other share cell under PDL
    * 1.06-1.37x slower with any late group. */
   int late;
+  /* c->share_late_l2: the late columns also requested into L2 before the wait; session 30
+   * (smallm-probe --late-l2, five interleaved rounds, medians, under PDL): at 1024x4096 with x's
+   * rows, 4 late groups with the requests against the 2 without them that the table had,
+   * M = 1 / 2 / 3 / 4 3.28 / 3.29 / 3.33 / 3.32 -> 3.23 / 3.25 / 3.32 / 3.33 us (M = 6 / 8 with
+   * 3 late 3.48 / 3.44 -> 3.35 / 3.49, so not there); at the other shapes up to M = 16 (three
+   * rounds) they took up to 0.5 us off most late counts, but none came below the table's choice */
+  int l2;
 } share_132[] = {
-    {256, 4096, PDL, 0x7, 0, 2, 0},    {256, 4096, PDL, 0x10, 0, 1, 0},
-    {256, 4096, PDL, 0x68, 0, 0, 0},   {256, 7168, PDL, 0x10, 0, 1, 0},
-    {256, 7168, PDL, 0x60, 0, 2, 0},   {256, 7168, PDL, 0xf, 0, 0, 0},
-    {384, 7168, PDL, 0x10, 0, 1, 0},   {384, 7168, PDL, 0xf, 0, 0, 0},
-    {512, 4096, PDL, 0x10, 0, 1, 0},   {512, 4096, PDL, 0xf, 0, 0, 0},
-    {512, 7168, PDL, 0x10, 0, 0, 0},   {1024, 4096, PDL, 0x3, 0, 0, 2},
-    {1024, 4096, PDL, 0xc, 1, 0, 0},   {256, 4096, PLAIN, 0x60, 0, 2, 0},
-    {256, 7168, PLAIN, 0x10, 0, 0, 0}, {384, 7168, PLAIN, 0x18, 0, 0, 2},
-    {512, 4096, PLAIN, 0x7, 0, 0, 2},  {512, 4096, PLAIN, 0x18, 0, 0, 0}};
+    {256, 4096, PDL, 0x7, 0, 2, 0, 0},    {256, 4096, PDL, 0x10, 0, 1, 0, 0},
+    {256, 4096, PDL, 0x68, 0, 0, 0, 0},   {256, 7168, PDL, 0x10, 0, 1, 0, 0},
+    {256, 7168, PDL, 0x60, 0, 2, 0, 0},   {256, 7168, PDL, 0xf, 0, 0, 0, 0},
+    {384, 7168, PDL, 0x10, 0, 1, 0, 0},   {384, 7168, PDL, 0xf, 0, 0, 0, 0},
+    {512, 4096, PDL, 0x10, 0, 1, 0, 0},   {512, 4096, PDL, 0xf, 0, 0, 0, 0},
+    {512, 7168, PDL, 0x10, 0, 0, 0, 0},   {1024, 4096, PDL, 0x3, 0, 0, 4, 1},
+    {1024, 4096, PDL, 0xc, 1, 0, 0, 0},   {256, 4096, PLAIN, 0x60, 0, 2, 0, 0},
+    {256, 7168, PLAIN, 0x10, 0, 0, 0, 0}, {384, 7168, PLAIN, 0x18, 0, 0, 2, 0},
+    {512, 4096, PLAIN, 0x7, 0, 0, 2, 0},  {512, 4096, PLAIN, 0x18, 0, 0, 0, 0}};
 
 void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                    int sm_count, int use_pdl, size_t smem_limit) {
@@ -439,7 +447,7 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
       bf16fp32__smallm_config t = *c;
       if (bf16fp32__smallm_use_share(&t, m, n, k, share_132[i].xreg, share_132[i].wpre,
                                      smem_limit) == 0 &&
-          bf16fp32__smallm_share_late(&t, share_132[i].late) == 0)
+          bf16fp32__smallm_share_late(&t, share_132[i].late, share_132[i].l2) == 0)
         *c = t;
       return;
     }
@@ -482,14 +490,17 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
   t.share_xreg = xreg != 0;
   t.share_wpre = wpre;
   t.share_late = 0;
+  t.share_late_l2 = 0;
   *c = t;
   return 0;
 }
 
-int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late) {
-  if (!c->share || late < 0 || late >= c->split.kwarps || (late > 0 && c->share_wpre != 0))
+int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late, int l2) {
+  if (!c->share || late < 0 || late >= c->split.kwarps || (late > 0 && c->share_wpre != 0) ||
+      l2 < 0 || l2 > 1 || (l2 && late == 0))
     return -1;
   c->share_late = late;
+  c->share_late_l2 = l2;
   return 0;
 }
 

@@ -141,6 +141,9 @@ typedef struct bf16fp32__smallm_config {
   int share_late;      /* the last share_late warp groups' weight columns are copied after
                           griddepcontrol.wait, the others' before it; 0: all before it
                           (bf16fp32__smallm_share_late) */
+  int share_late_l2;   /* 1: under programmatic dependent launch the late columns are also
+                          requested into L2 before the wait, so that their copies after it
+                          read L2 (bf16fp32__smallm_share_late) */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
@@ -199,14 +202,17 @@ int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs,
 int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                int xreg, int wpre, size_t smem_limit);
 
-/* Sets c->share_late for the share kernel chosen in c: the weight columns of the last `late` of
- * its kwarps warp groups are copied after griddepcontrol.wait (on a barrier of their own, which
- * only those groups' warps wait for), so that under programmatic dependent launch fewer of a
- * call's reads are still in flight when the previous call ends: the wait is released only once
- * they have landed (docs/smallm-notes.md, session 26). Returns 0, or -1 (c unchanged) when c is
- * not the share kernel, late is not 0 to kwarps - 1, or the weight fragments are read into
- * registers (share_wpre 1 or 2). */
-int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late);
+/* Sets c->share_late and c->share_late_l2 for the share kernel chosen in c: the weight columns of
+ * the last `late` of its kwarps warp groups are copied after griddepcontrol.wait (on a barrier of
+ * their own, which only those groups' warps wait for), so that under programmatic dependent
+ * launch fewer of a call's reads are still in flight when the previous call ends: the wait is
+ * released only once they have landed (docs/smallm-notes.md, session 26). With l2 = 1 those
+ * columns are also requested into L2 before the wait, which holds the wait far less than a copy
+ * into shared memory (bench/pdl-drain.cu), so that their copies after it read L2 (session 30).
+ * Returns 0, or -1 (c unchanged) when c is not the share kernel, late is not 0 to kwarps - 1,
+ * l2 is not 0 or 1 or is 1 with no late group, or the weight fragments are read into registers
+ * (share_wpre 1 or 2). */
+int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late, int l2);
 
 /* Switches c, chosen for m > 64 tokens, to the stream kernel in blocks of 64 tokens (the last
  * block the rest) along a third grid dimension: each block runs as for M = 64 (the same split,

@@ -45,6 +45,7 @@ struct HArgs {
   int pitch; /* bytes per row in shared memory */
   int pdl;   /* launched with programmatic dependent launch */
   int late;  /* the last `late` warp groups' weight columns are copied after the wait */
+  int late_l2; /* and (under PDL) requested into L2 before it */
 };
 
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel. WP (share_wpre, ranges of
@@ -106,6 +107,12 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
       bf16fp32__bulk_copy(base + wrows + r * a.pitch, a.w + (n0 + r) * a.ldw + pl.kb,
                           LATE ? early_bytes : 2 * len, wbar);
+  /* late_l2: the late columns requested into L2 before the wait, so that their copies after it
+   * read L2; a dependent's wait waits for its own copies into shared memory in flight, much less
+   * for its L2 requests (bench/pdl-drain.cu) */
+  if (LATE && a.late_l2 && a.pdl && late_bytes)
+    for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
+      bf16fp32__bulk_to_l2(a.w + (n0 + r) * a.ldw + pl.kb + early_bytes / 2, late_bytes);
   if (warp == 1 && a.pdl)
     for (int r = lane; r < a.m; r += 32)
       if (r % gridDim.y == blockIdx.y)
@@ -260,6 +267,7 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
   a.pitch = c->share_pitch;
   a.pdl = use_pdl != 0;
   a.late = c->share_late;
+  a.late_l2 = c->share_late_l2;
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->share_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
