@@ -21,6 +21,8 @@
 // --stream-tokens: the stream kernel in blocks of 64 tokens above M = 64, against the choice
 //        (plain and under PDL, several stagings, each checked bit for bit against the choice).
 // --early: under PDL the stream kernel lets the next call launch at block entry.
+// --wl2: under PDL the stream kernel (the choice, and the sweep's variants) also requests its
+//   weight boxes past the first ring fill into L2 before griddepcontrol.wait.
 // --share / --share-xreg: the share kernel wherever it fits, up to M = 64 (--share-xreg: x's
 //   fragments read into registers, up to M = 16); --no-share: the stream kernel's table alone.
 // --share-late L: where the share kernel runs, its last L warp groups' weight columns are copied
@@ -62,7 +64,8 @@ static size_t g_smem;
 static int g_fail;
 static std::vector<int> g_mlist; /* --ms: the timing table's M values */
 static bool g_quick; // timing table at M = 1, 16, 64 only
-static bool g_wl2 = false; /* --wl2: the stream variants also request their later weight boxes into L2 under PDL */
+static bool g_wl2 = false; /* --wl2: the stream kernel (the choice and the sweep's variants) also
+                             requests its later weight boxes into L2 under PDL */
 static bool g_stream; // --stream: the stream kernel wherever M <= 16 (5-sub-chunk stages, up to 3)
 static int g_tile_subs; // --tile-subs: the wide kernel's stage size where the library chooses it
 static bool g_early; // --early: the stream kernel lets the next call launch at block entry under PDL
@@ -126,6 +129,7 @@ static int run_smallm(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_
     if (!g_no_share) bf16fp32__smallm_prefer_share(&c, m, n, k, g_sms, pdl, g_smem);
   }
   if (g_early) c.stream_early = 1;
+  if (g_wl2 && c.stream) c.stream_wl2 = 1;
   if (g_share) bf16fp32__smallm_use_share(&c, m, n, k, g_share == 2, 0, g_smem);
   if (g_share_late >= 0) bf16fp32__smallm_share_late(&c, g_share_late, 0);
   return bf16fp32__smallm_launch(&c, m, n, k, x, ldx, w, ldw, out, ldo, s, pdl);
