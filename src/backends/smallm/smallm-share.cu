@@ -6,7 +6,9 @@
  * last warp groups' columns of the rows are copied after the wait, on a third mbarrier: a
  * dependent grid's wait is released only once its own reads in flight have landed
  * (bench/pdl-drain.cu), so fewer of them before it can shorten the hand-over from the previous
- * call (docs/smallm-notes.md, session 26).
+ * call (docs/smallm-notes.md, session 26); with share_late_l2 those columns are also requested
+ * into L2 before the wait, which holds it far less, so that their copies after it read L2
+ * (session 30).
  *
  * Why: under programmatic dependent launch all of a block's weights are then requested before
  * the wait, in 16-32 copies as long as the slice's rows, where the stream kernel's rings hold a
