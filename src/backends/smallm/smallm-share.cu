@@ -78,6 +78,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   /* each row's bytes before and after the wait (LATE) */
   const int early_bytes = min(2 * len, 64 * js), late_bytes = 2 * len - early_bytes;
   const uint32_t mybar = LATE && pl.wk >= a.kwarps - a.late ? lbar : wbar;
+  /* row r's late columns in global memory (LATE): what its L2 request and its late copy read */
+  auto late_src = [&](int r) { return a.w + (n0 + r) * a.ldw + pl.kb + early_bytes / 2; };
   if (threadIdx.x == 0) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tmbarrier.init.shared::cta.b64 [%1], 1;"
                  ::"r"(wbar), "r"(xbar));
@@ -114,7 +116,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
    * for its L2 requests (bench/pdl-drain.cu) */
   if (LATE && a.late_l2 && a.pdl && late_bytes)
     for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
-      bf16fp32__bulk_to_l2(a.w + (n0 + r) * a.ldw + pl.kb + early_bytes / 2, late_bytes);
+      bf16fp32__bulk_to_l2(late_src(r), late_bytes);
   if (warp == 1 && a.pdl)
     for (int r = lane; r < a.m; r += 32)
       if (r % gridDim.y == blockIdx.y)
@@ -143,8 +145,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
       bf16fp32__bulk_copy(base + xrows + r * a.pitch, a.x + r * a.ldx + pl.kb, 2 * len, xbar);
   if (LATE && late_bytes)
     for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
-      bf16fp32__bulk_copy(base + wrows + r * a.pitch + early_bytes,
-                          a.w + (n0 + r) * a.ldw + pl.kb + early_bytes / 2, late_bytes, lbar);
+      bf16fp32__bulk_copy(base + wrows + r * a.pitch + early_bytes, late_src(r), late_bytes, lbar);
 
   float acc[MT][4];
 #pragma unroll
