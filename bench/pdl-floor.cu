@@ -37,6 +37,7 @@
 
 #include "backends/smallm/smallm-cluster-sum.cuh" /* the pull's cluster barriers */
 #include "backends/smallm/smallm-fragments.cuh"   /* the bulk copy and the request into L2 */
+#include "backends/smallm/smallm-tiles.cuh"       /* the barrier's expected bytes and wait */
 #include "bench-cuda.cuh"
 #include "measure-floor.h"
 
@@ -74,7 +75,7 @@ __global__ void __launch_bounds__(256) floor_kernel(const FArgs a) {
   if (threadIdx.x == 0) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tfence.mbarrier_init.release.cluster;" ::"r"(bar)
                  : "memory");
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(wlen) : "memory");
+    bf16fp32__bar_expect(bar, wlen);
     for (int off = 0; off < wlen; off += PIECE)
       bf16fp32__bulk_copy(buf + off, a.w + w0 + off, min(PIECE, wlen - off), bar);
     if (xlen > 0) bf16fp32__bulk_to_l2(a.x + x0, static_cast<uint32_t>(xlen));
@@ -87,10 +88,7 @@ __global__ void __launch_bounds__(256) floor_kernel(const FArgs a) {
     const uint4 q = *reinterpret_cast<const uint4 *>(a.x + x0 + i);
     v ^= q.x ^ q.y ^ q.z ^ q.w;
   }
-  asm volatile(
-      "{\n\t.reg .pred p;\n\tW_%=:\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n\t@!p bra W_%=;\n\t}" ::"r"(
-          bar)
-      : "memory");
+  bf16fp32__bar_wait(bar, 0);
   if (wlen > 0) v ^= *reinterpret_cast<const unsigned *>(smem + 128 + (4 * threadIdx.x) % wlen);
   if (a.cluster_end) {
     cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
