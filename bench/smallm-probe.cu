@@ -29,6 +29,8 @@
 //   after griddepcontrol.wait (bf16fp32__smallm_share_late; where L does not apply, as chosen).
 // --late-l2: under PDL, the share kernel's late columns without and with L2 requests before the
 //   wait, L = 1-4 and all groups, against the choice (timing_late_l2).
+// --share-tiles: under PDL, the share kernel with one and two row blocks per block
+//   (bf16fp32__smallm_share_tiles), against the choice (timing_share_tiles).
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
@@ -705,6 +707,31 @@ static void timing_stream_tokens(const std::vector<int> &mlist) {
     }
 }
 
+// The choice and the variants vs timed under PDL in g_rounds interleaved rounds (a variant only
+// where timed says so): the median of each (the choice's first, 0 where not timed), and whether
+// each variant's bits under PDL are the choice's.
+struct PdlRounds {
+  std::vector<double> med;
+  std::vector<char> same;
+};
+static PdlRounds pdl_rounds(const Rot &r, const std::vector<bf16fp32__smallm_config> &vs,
+                            const std::vector<char> &timed) {
+  PdlRounds out;
+  const std::vector<float> ref = output_of(r, nullptr, r.m);
+  for (const auto &v : vs) out.same.push_back(same_output(r, v, ref, 1));
+  std::vector<std::vector<double>> t(vs.size() + 1);
+  for (int round = 0; round < g_rounds; round++) {
+    t[0].push_back(time_smallm(r, 1));
+    for (size_t v = 0; v < vs.size(); v++)
+      if (timed[v]) t[v + 1].push_back(time_smallm(r, 1, &vs[v]));
+  }
+  for (auto &a : t) {
+    std::sort(a.begin(), a.end());
+    out.med.push_back(a.empty() ? 0.0 : a[a.size() / 2]);
+  }
+  return out;
+}
+
 // --late-l2: under PDL, the share kernel with its last L warp groups' weight columns copied after
 // the wait (L = 1 to all of them), each without and with those columns requested into L2 before
 // the wait, x's rows and (M <= 16) x in registers, against the choice; --rounds interleaved
@@ -738,22 +765,58 @@ static void timing_late_l2(const std::vector<int> &mlist) {
           }
         }
       }
-      const std::vector<float> ref = output_of(r, nullptr, m);
-      std::vector<char> same(vs.size());
-      for (size_t v = 0; v < vs.size(); v++) same[v] = same_output(r, vs[v], ref, 1);
-      std::vector<std::vector<double>> t(vs.size() + 1);
-      for (int round = 0; round < g_rounds; round++) {
-        t[0].push_back(time_smallm(r, 1));
-        for (size_t v = 0; v < vs.size(); v++) t[v + 1].push_back(time_smallm(r, 1, &vs[v]));
-      }
-      auto med = [](std::vector<double> a) {
-        std::sort(a.begin(), a.end());
-        return a[a.size() / 2];
-      };
-      printf("%5lld %5lld %3d | %6.2f |", (long long)n, (long long)k, m, med(t[0]));
+      const PdlRounds pr = pdl_rounds(r, vs, std::vector<char>(vs.size(), 1));
+      const auto &med = pr.med;
+      const auto &same = pr.same;
+      printf("%5lld %5lld %3d | %6.2f |", (long long)n, (long long)k, m, med[0]);
       for (size_t v = 0; v < vs.size(); v += 2)
-        printf(" %s %d:%.2f %.2f%s%s", xs[v], ls[v], med(t[v + 1]), med(t[v + 2]), same[v] ? "" : "!",
+        printf(" %s %d:%.2f %.2f%s%s", xs[v], ls[v], med[v + 1], med[v + 2], same[v] ? "" : "!",
                same[v + 1] ? "" : "!");
+      printf("\n");
+      fflush(stdout);
+    }
+}
+
+// --share-tiles: under PDL, the share kernel with one and with two row blocks per block
+// (bf16fp32__smallm_share_tiles), x's rows and (M <= 16) x in registers, with no late group and
+// with L = 2 and 4 late groups requested into L2, against the choice; --rounds interleaved rounds
+// (3), the median of each (us per call); "!" marks a variant whose bits differ from the choice's,
+// "-" one whose rows do not fit.
+static void timing_share_tiles(const std::vector<int> &mlist) {
+  printf("\nshare kernel, one / two row blocks per block (us per call, pdl, median of the rounds): "
+         "N K M | chosen | x L:one two ...\n");
+  for (auto &sh : g_shapes)
+    for (int m : mlist) {
+      if (g_only_n && sh[0] != g_only_n) continue;
+      Rot r(m, sh[0], sh[1]);
+      const int64_t n = r.n, k = r.k;
+      std::vector<bf16fp32__smallm_config> vs; /* pairs: one, two row blocks */
+      std::vector<char> fits;
+      std::vector<const char *> xs;
+      std::vector<int> ls;
+      for (int xreg = 0; xreg < 2; xreg++)
+        for (int late : {0, 2, 4}) {
+          bf16fp32__smallm_config c;
+          if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0 ||
+              bf16fp32__smallm_use_share(&c, m, n, k, xreg, 0, g_smem) != 0 ||
+              bf16fp32__smallm_share_late(&c, late, late > 0) != 0)
+            continue;
+          bf16fp32__smallm_config two = c;
+          fits.push_back(bf16fp32__smallm_share_tiles(&two, m, 2, g_smem) == 0);
+          vs.push_back(c);
+          vs.push_back(fits.back() ? two : c);
+          xs.push_back(xreg ? "xr" : "xs");
+          ls.push_back(late);
+        }
+      std::vector<char> timed;
+      for (size_t v = 0; v < vs.size(); v++) timed.push_back(v % 2 == 0 || fits[v / 2]);
+      const PdlRounds pr = pdl_rounds(r, vs, timed);
+      printf("%5lld %5lld %3d | %6.2f |", (long long)n, (long long)k, m, pr.med[0]);
+      for (size_t v = 0; v < vs.size(); v += 2) {
+        printf(" %s %d:%.2f%s", xs[v / 2], ls[v / 2], pr.med[v + 1], pr.same[v] ? "" : "!");
+        if (fits[v / 2]) printf(" %.2f%s", pr.med[v + 2], pr.same[v + 1] ? "" : "!");
+        else printf(" -");
+      }
       printf("\n");
       fflush(stdout);
     }
@@ -1033,7 +1096,7 @@ int main(int argc, char **argv) {
   if (e) { printf("load failed %d\n", e); return 2; }
   bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true, do_wide = false, do_table = true;
   bool do_stream_sweep = false, do_chosen = false, do_split_stream = false, do_stream_tokens = false;
-  bool do_late_l2 = false;
+  bool do_late_l2 = false, do_share_tiles = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--no-check")) do_check = false;
     if (!strcmp(argv[i], "--no-time")) do_time = false;
@@ -1066,6 +1129,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--share-xreg")) g_share = 2;
     if (!strcmp(argv[i], "--share-late") && i + 1 < argc) g_share_late = atoi(argv[++i]);
     if (!strcmp(argv[i], "--late-l2")) do_late_l2 = true;
+    if (!strcmp(argv[i], "--share-tiles")) do_share_tiles = true;
     if (!strcmp(argv[i], "--rounds") && i + 1 < argc) g_rounds = std::max(1, atoi(argv[++i]));
     if (!strcmp(argv[i], "--no-table")) do_table = false;
     if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */
@@ -1122,6 +1186,8 @@ int main(int argc, char **argv) {
     if (do_stream_sweep) timing_stream_sweep(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
     if (do_wide) timing_wide();
     if (do_late_l2) timing_late_l2(g_mlist.empty() ? std::vector<int>{1, 2, 4, 8, 16} : g_mlist);
+    if (do_share_tiles)
+      timing_share_tiles(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
     if (do_stream_tokens)
       timing_stream_tokens(g_mlist.empty() ? std::vector<int>{96, 128, 192, 256} : g_mlist);
     if (do_pairs) timing_pairs();

@@ -214,39 +214,47 @@ static void check_stream(set *s, const int64_t *ms, int count) {
 /* The share kernel (M <= 64, where a block's rows fit its shared memory), with x's fragments
  * read into registers when args[0] says so (M <= 16), the weight fragments when args[1] does
  * (share_wpre 1 or 2), its last args[2] warp groups' weight columns copied after the wait, and
- * requested into L2 before it when args[3] says so (bf16fp32__smallm_share_late); each check
- * returns the cases run. */
+ * requested into L2 before it when args[3] says so (bf16fp32__smallm_share_late), args[4] row
+ * blocks of the split per block (bf16fp32__smallm_share_tiles); each check returns the cases
+ * run. */
 static int to_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k, size_t smem,
                     const int *args) {
   if (args[0] && m > 16) return 1;
   /* skipped where the rows do not fit, a warp's range is too long for registers, or the late
-   * groups do not apply */
+   * groups or the row blocks do not apply */
   if (bf16fp32__smallm_use_share(c, m, n, k, args[0], args[1], smem) != 0) return 1;
-  return bf16fp32__smallm_share_late(c, args[2], args[3]) == 0 ? 0 : 1;
+  if (bf16fp32__smallm_share_late(c, args[2], args[3]) != 0) return 1;
+  return bf16fp32__smallm_share_tiles(c, m, args[4], smem) == 0 ? 0 : 1;
 }
 /* Each form of kinds (to_share's args) plainly and under PDL, named after its args. */
-static int check_share_kinds(set *s, const int64_t *ms, int count, const int (*kinds)[4],
+static int check_share_kinds(set *s, const int64_t *ms, int count, const int (*kinds)[5],
                              int nkinds) {
   static const char *const wpre[3] = {"", ", w read first", ", w read with x"};
   int ran = 0;
   for (int i = 0; i < nkinds; i++)
     for (int pdl = 0; pdl < 2; pdl++) {
-      char name[96], late[24] = "";
+      char name[112], late[24] = "";
       if (kinds[i][2])
         snprintf(late, sizeof late, ", %d late%s", kinds[i][2], kinds[i][3] ? " via L2" : "");
-      snprintf(name, sizeof name, "share%s%s%s%s", kinds[i][0] ? ", x in registers" : "",
-               wpre[kinds[i][1]], late, pdl ? " (pdl)" : "");
+      snprintf(name, sizeof name, "share%s%s%s%s%s", kinds[i][0] ? ", x in registers" : "",
+               wpre[kinds[i][1]], late, kinds[i][4] == 2 ? ", two row blocks" : "",
+               pdl ? " (pdl)" : "");
       ran += check_direct(s, ms, count, name, to_share, kinds[i], pdl);
     }
   return ran;
 }
 static int check_share(set *s, const int64_t *ms, int count) {
-  static const int kinds[4][4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {0, 2, 0, 0}};
+  static const int kinds[4][5] = {{0, 0, 0, 0, 1}, {1, 0, 0, 0, 1}, {0, 1, 0, 0, 1}, {0, 2, 0, 0, 1}};
   return check_share_kinds(s, ms, count, kinds, 4);
 }
 static int check_share_late(set *s, const int64_t *ms, int count) {
   /* with and without the late columns' L2 requests, x's rows and x in registers */
-  static const int kinds[4][4] = {{0, 0, 1, 0}, {0, 0, 3, 1}, {1, 0, 2, 1}, {0, 0, 2, 0}};
+  static const int kinds[4][5] = {{0, 0, 1, 0, 1}, {0, 0, 3, 1, 1}, {1, 0, 2, 1, 1}, {0, 0, 2, 0, 1}};
+  return check_share_kinds(s, ms, count, kinds, 4);
+}
+/* Two row blocks per block: x's rows and x in registers, with and without late groups */
+static int check_share_tiles(set *s, const int64_t *ms, int count) {
+  static const int kinds[4][5] = {{0, 0, 0, 0, 2}, {1, 0, 0, 0, 2}, {0, 0, 3, 1, 2}, {1, 0, 2, 1, 2}};
   return check_share_kinds(s, ms, count, kinds, 4);
 }
 /* K ends inside a 32-wide sub-chunk; tiny shapes (M x N x K; set i with seed 20 + i) */
@@ -257,6 +265,8 @@ static const int64_t tails[4][3] = {{5, 256, 4104}, {3, 48, 8}, {70, 64, 40}, {2
 static void check_share_tail(set *s, int late_only) {
   if (!late_only) CHECK(check_share(s, &s->mmax, 1) == (s->mmax <= 16 ? 8 : 6));
   CHECK(check_share_late(s, &s->mmax, 1) == (s->mmax <= 16 ? 8 : 6));
+  /* N = 48: three row blocks of 16, which do not pair up */
+  CHECK(check_share_tiles(s, &s->mmax, 1) == (s->n == 48 ? 0 : s->mmax <= 16 ? 8 : 4));
 }
 /* The stream kernel in blocks of 64 tokens above M = 64: stages of args[0] sub-chunks, up to
  * args[1], args[2] blocks per tile; each listed M must run. */
@@ -298,6 +308,7 @@ static void test_router(bf16fp32_context *ctx) {
   CHECK(check_share(&s, ms, 64) == 3 * 2 * 64 + 2 * 16); /* x in registers up to M = 16 */
   CHECK(check_share(&s, ms + 64, 4) == 0);            /* above M = 64: declined */
   CHECK(check_share_late(&s, ms, 64) == 3 * 2 * 64 + 2 * 16);
+  CHECK(check_share_tiles(&s, ms, 64) == 2 * 2 * 64 + 2 * 2 * 16);
   check_tile_subs(&s, ms + 64, 4); /* M = 65, 100, 128, 200 */
   check_stream_tokens(&s, ms + 64, 4, 1);
   free_set(&s);
@@ -327,6 +338,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_stream(&s, few, 3); /* a cluster of 2 */
   CHECK(check_share(&s, few, 4) == 3 * 2 * 4 + 2 * 3); /* M = 33: x's rows */
   CHECK(check_share_late(&s, few, 4) == 3 * 2 * 4 + 2 * 3); /* 8 warp groups */
+  CHECK(check_share_tiles(&s, few, 4) == 4 * 2 * 3); /* M = 33: 32 + 33 rows do not fit */
   check_stream(&s, more_tiles, 5);
   check_wgmma(&s, few, 4, 64, 64, 32); /* WK = 8 */
   free_set(&s);
@@ -347,6 +359,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_stream(&s, padded, 3);
   CHECK(check_share(&s, padded, 3) == 3 * 2 * 3 + 2 * 2); /* rows ldx and ldw apart */
   CHECK(check_share_late(&s, padded, 3) == 3 * 2 * 3 + 2 * 2);
+  CHECK(check_share_tiles(&s, padded, 3) == 4 * 2 * 2); /* M = 64: 64 + 64 rows do not fit */
   free_set(&s);
 
   /* the tails (and the stream kernel where M <= 16) */
@@ -364,12 +377,13 @@ static void test_shapes(bf16fp32_context *ctx) {
   CHECK(run_rows(ctx, &s, 9, 0, s.full));
   check_stream(&s, &s.mmax, 1);
   CHECK(check_share(&s, &s.mmax, 1) == 8);
+  CHECK(check_share_tiles(&s, &s.mmax, 1) == 8);
   free_set(&s);
 }
 
 /* The share kernel's checks alone, in every form (GPU_SMALLM_PART=share: a racecheck run of
  * them fits its time where the whole test does not), or (late_only, GPU_SMALLM_PART=late) its
- * late forms alone at a sample of M, a racecheck run of a few minutes. */
+ * late and two-row-block forms alone at a sample of M, a racecheck run of a few minutes. */
 static void test_share_only(bf16fp32_context *ctx, int late_only) {
   set s;
   int64_t ms[64];
@@ -379,9 +393,11 @@ static void test_share_only(bf16fp32_context *ctx, int late_only) {
   CHECK(run_rows(ctx, &s, 64, 0, s.full));
   if (late_only) {
     CHECK(check_share_late(&s, sample, 7) == 3 * 2 * 7 + 2 * 5);
+    CHECK(check_share_tiles(&s, sample, 7) == 2 * 2 * 7 + 2 * 2 * 5);
   } else {
     CHECK(check_share(&s, ms, 64) == 3 * 2 * 64 + 2 * 16);
     CHECK(check_share_late(&s, ms, 64) == 3 * 2 * 64 + 2 * 16);
+    CHECK(check_share_tiles(&s, ms, 64) == 2 * 2 * 64 + 2 * 2 * 16);
   }
   free_set(&s);
   const int64_t few[] = {1, 7, 16, 33};
@@ -389,6 +405,7 @@ static void test_share_only(bf16fp32_context *ctx, int late_only) {
   CHECK(run_rows(ctx, &s, 33, 0, s.full));
   if (!late_only) CHECK(check_share(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
   CHECK(check_share_late(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
+  CHECK(check_share_tiles(&s, few, 4) == 4 * 2 * 3);
   free_set(&s);
   for (int i = 0; i < 4; i++) {
     if (tails[i][0] > 64) continue; /* the share kernel runs up to M = 64 */
@@ -449,7 +466,7 @@ static bf16fp32_context *pdl_context(void) {
  * L2, before griddepcontrol.wait: 2048 x 4096 runs the stream kernel (two blocks per tile at
  * M = 5-8 and 49-64, else a ring per warp); 512 x 7168 at M = 1-8 lets the next call launch at
  * block entry; the share kernel (x read after the wait) runs 256 x 4096 at every M, 1024 x 4096
- * up to M = 16 (x's rows with late weight columns at M = 1, x in registers at 8 and 16), 512 x 7168
+ * up to M = 16 (two row blocks per block, x in registers), 512 x 7168
  * at M = 24 and 384 x 7168 up to M = 24. */
 static void test_pdl_after_producer(void) {
   bf16fp32_context *ctx = pdl_context();
@@ -494,8 +511,8 @@ static void test_pdl_after_producer(void) {
 }
 
 /* use_pdl = 1, calls that let the next one launch at block entry (512 x 7168 M = 4;
- * bf16fp32__smallm_prefer_stream) and of the share kernel (1024 x 4096 M = 1 with late weight
- * columns, 256 x 7168 M = 8, 384 x 7168 M = 5, 1024 x 4096 M = 12 with x in registers;
+ * bf16fp32__smallm_prefer_stream) and of the share kernel (1024 x 4096 M = 1 and 12 with two row
+ * blocks per block and x in registers, 256 x 7168 M = 8, 384 x 7168 M = 5;
  * bf16fp32__smallm_prefer_share): a replayed graph of eight back to back, each into its own
  * poisoned output, every one the bits of the M = 64 call. */
 static void test_pdl_chain(void) {
@@ -615,7 +632,8 @@ int main(void) {
   /* GPU_SMALLM_PART runs one part (so that compute-sanitizer's racecheck of each fits its time,
    * tools/device-run.sh sanitize): router (every kernel on 256 x 4096, M = 1-64 and above),
    * shapes (every kernel on the other shapes), rest (the declines and the PDL launches), share
-   * (the share kernel's forms alone) or late (its late forms alone, sampled); unset: router,
+   * (the share kernel's forms alone) or late (its late and two-row-block forms alone, sampled);
+   * unset: router,
    * shapes and rest */
   const char *part = getenv("GPU_SMALLM_PART");
   const int all = part == NULL || part[0] == '\0';

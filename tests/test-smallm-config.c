@@ -561,25 +561,67 @@ static void test_share(void) {
   CHECK(bf16fp32__smallm_share_late(&c, 2, 1) == 0 &&
         bf16fp32__smallm_use_share(&c, 2, 1024, 4096, 1, 0, H200_SMEM) == 0 &&
         c.share_late == 0 && c.share_late_l2 == 0);
+  /* two row blocks per block: the grid along N halved, the rows (and the partial sums) of both
+   * in the shared memory; not with the weight fragments in registers, nor where the rows or the
+   * row blocks do not pair up; use_share starts from one */
+  CHECK(bf16fp32__smallm_share_tiles(&c, 2, 1, H200_SMEM) == 0 && c.share_tiles == 1);
+  CHECK(bf16fp32__smallm_use_share(&c, 16, 1024, 4096, 0, 0, H200_SMEM) == 0 &&
+        c.share_tiles == 1 && c.grid_y == 64 && c.share_smem == (size_t)(64 + 32 * 65 * 64));
+  CHECK(bf16fp32__smallm_share_tiles(&c, 16, 2, H200_SMEM) == 0 && c.share_tiles == 2 &&
+        c.grid_y == 32 && c.grid_x == 2 && c.share_smem == (size_t)(64 + 48 * 65 * 64));
+  CHECK(bf16fp32__smallm_share_tiles(&c, 16, 2, H200_SMEM) == 0 && c.grid_y == 32); /* again */
+  CHECK(bf16fp32__smallm_share_tiles(&c, 16, 1, H200_SMEM) == 0 && c.share_tiles == 1 &&
+        c.grid_y == 64 && c.share_smem == (size_t)(64 + 32 * 65 * 64));
+  CHECK(bf16fp32__smallm_share_tiles(&c, 16, 3, H200_SMEM) != 0 &&
+        bf16fp32__smallm_share_tiles(&c, 16, 0, H200_SMEM) != 0 && c.share_tiles == 1);
+  CHECK(bf16fp32__smallm_use_share(&c, 24, 1024, 4096, 0, 0, H200_SMEM) == 0 &&
+        bf16fp32__smallm_share_tiles(&c, 24, 2, H200_SMEM) != 0 && c.share_tiles == 1 &&
+        c.grid_y == 64); /* 32 + 24 rows of 4160 bytes do not fit */
+  CHECK(bf16fp32__smallm_use_share(&c, 16, 1024, 4096, 1, 0, H200_SMEM) == 0 &&
+        bf16fp32__smallm_share_tiles(&c, 16, 2, H200_SMEM) == 0 &&
+        c.share_smem == (size_t)(64 + 32 * 65 * 64)); /* x in registers: no token rows */
+  CHECK(bf16fp32__smallm_share_late(&c, 3, 1) == 0 && c.share_tiles == 2); /* late groups too */
+  CHECK(bf16fp32__smallm_use_share(&c, 16, 1024, 4096, 0, 1, H200_SMEM) == 0 &&
+        bf16fp32__smallm_share_tiles(&c, 16, 2, H200_SMEM) != 0 && c.share_tiles == 1);
+  /* (use_share keeps the split of the shape c was chosen for) */
+  CHECK(bf16fp32__smallm_choose(8, 48, 4096, H200_SMS, H200_SMEM, &c) == 0 &&
+        bf16fp32__smallm_use_share(&c, 8, 48, 4096, 0, 0, H200_SMEM) == 0 && c.grid_y == 3 &&
+        bf16fp32__smallm_share_tiles(&c, 8, 2, H200_SMEM) != 0); /* three row blocks */
+  CHECK(bf16fp32__smallm_choose(64, 256, 4096, H200_SMS, H200_SMEM, &c) == 0 &&
+        bf16fp32__smallm_use_share(&c, 64, 256, 4096, 0, 0, H200_SMEM) == 0 &&
+        bf16fp32__smallm_share_tiles(&c, 64, 2, H200_SMEM) == 0 && c.grid_y == 4 &&
+        c.grid_x == 8 && c.share_smem == (size_t)(64 + 128 * 17 * 64));
+  /* one sub-chunk: the partial sums take more room than the rows */
+  CHECK(bf16fp32__smallm_choose(1, 64, 32, H200_SMS, H200_SMEM, &c) == 0 &&
+        bf16fp32__smallm_use_share(&c, 1, 64, 32, 0, 0, H200_SMEM) == 0 &&
+        bf16fp32__smallm_share_tiles(&c, 1, 2, H200_SMEM) == 0 && c.grid_y == 1 &&
+        c.share_smem == (size_t)(64 + c.split.kwarps * c.mpad * (2 * c.split.rows + 4) * 4) &&
+        c.share_smem > (size_t)(64 + (2 * c.split.rows + 1) * c.share_pitch));
+  CHECK(bf16fp32__smallm_choose(1, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0 &&
+        bf16fp32__smallm_share_tiles(&c, 1, 2, H200_SMEM) != 0); /* not the share kernel */
   /* the table: its shapes, launches and M classes, 132 SMs, up to M = 64 */
-  static const struct { int64_t m, n, k; int pdl, sms, share, xreg, wpre, late, l2; } table[] = {
-      {1, 384, 7168, 1, 132, 1, 0, 0, 0, 0},  {24, 384, 7168, 1, 132, 1, 0, 1, 0, 0},
-      {33, 384, 7168, 1, 132, 0, 0, 0, 0, 0}, {1, 384, 7168, 0, 132, 0, 0, 0, 0, 0},
-      {12, 384, 7168, 0, 132, 1, 0, 0, 2, 0}, {1, 384, 7168, 1, 114, 0, 0, 0, 0, 0},
-      {8, 512, 4096, 1, 132, 1, 0, 0, 0, 0},  {32, 512, 4096, 1, 132, 1, 0, 1, 0, 0},
-      {48, 512, 4096, 1, 132, 0, 0, 0, 0, 0}, {12, 256, 7168, 1, 132, 1, 0, 0, 0, 0},
-      {64, 256, 7168, 1, 132, 1, 0, 2, 0, 0}, {16, 256, 7168, 0, 132, 0, 0, 0, 0, 0},
-      {4, 256, 4096, 1, 132, 1, 0, 2, 0, 0},  {16, 256, 4096, 1, 132, 1, 0, 0, 0, 0},
-      {64, 256, 4096, 0, 132, 1, 0, 2, 0, 0}, {65, 256, 4096, 1, 132, 0, 0, 0, 0, 0},
-      {1, 1024, 4096, 1, 132, 1, 0, 0, 4, 1}, {4, 1024, 4096, 1, 132, 1, 0, 0, 4, 1},
-      {5, 1024, 4096, 1, 132, 1, 1, 0, 0, 0}, {16, 1024, 4096, 1, 132, 1, 1, 0, 0, 0},
-      {1, 1024, 4096, 0, 132, 0, 0, 0, 0, 0}, {1, 512, 7168, 1, 132, 0, 0, 0, 0, 0},
-      {24, 512, 7168, 1, 132, 1, 0, 0, 0, 0}, {1, 2048, 7168, 1, 132, 0, 0, 0, 0, 0},
-      {48, 256, 7168, 1, 132, 1, 0, 2, 0, 0}, {8, 256, 7168, 1, 132, 1, 0, 0, 0, 0},
-      {32, 256, 4096, 1, 132, 1, 0, 1, 0, 0}, {1, 512, 4096, 0, 132, 1, 0, 0, 2, 0},
-      {32, 512, 4096, 0, 132, 1, 0, 0, 0, 0}, {48, 512, 4096, 0, 132, 0, 0, 0, 0, 0},
-      {24, 256, 7168, 0, 132, 1, 0, 0, 0, 0}, {16, 512, 4096, 0, 132, 1, 0, 0, 0, 0},
-      {8, 512, 4096, 0, 132, 1, 0, 0, 2, 0}};
+  static const struct {
+    int64_t m, n, k;
+    int pdl, sms, share, xreg, wpre, late, l2, tiles;
+  } table[] = {
+      {1, 384, 7168, 1, 132, 1, 0, 0, 0, 0, 1},  {24, 384, 7168, 1, 132, 1, 0, 1, 0, 0, 1},
+      {33, 384, 7168, 1, 132, 0, 0, 0, 0, 0, 0}, {1, 384, 7168, 0, 132, 0, 0, 0, 0, 0, 0},
+      {12, 384, 7168, 0, 132, 1, 0, 0, 2, 0, 1}, {1, 384, 7168, 1, 114, 0, 0, 0, 0, 0, 0},
+      {8, 512, 4096, 1, 132, 1, 0, 0, 0, 0, 1},  {32, 512, 4096, 1, 132, 1, 0, 1, 0, 0, 1},
+      {48, 512, 4096, 1, 132, 0, 0, 0, 0, 0, 0}, {12, 256, 7168, 1, 132, 1, 0, 0, 0, 0, 1},
+      {64, 256, 7168, 1, 132, 1, 0, 2, 0, 0, 1}, {16, 256, 7168, 0, 132, 0, 0, 0, 0, 0, 0},
+      {4, 256, 4096, 1, 132, 1, 0, 2, 0, 0, 1},  {16, 256, 4096, 1, 132, 1, 0, 0, 0, 0, 1},
+      {64, 256, 4096, 0, 132, 1, 0, 2, 0, 0, 1}, {65, 256, 4096, 1, 132, 0, 0, 0, 0, 0, 0},
+      {1, 1024, 4096, 1, 132, 1, 1, 0, 0, 0, 2}, {4, 1024, 4096, 1, 132, 1, 1, 0, 0, 0, 2},
+      {5, 1024, 4096, 1, 132, 1, 1, 0, 0, 0, 2}, {16, 1024, 4096, 1, 132, 1, 1, 0, 0, 0, 2},
+      {17, 1024, 4096, 1, 132, 0, 0, 0, 0, 0, 0},
+      {1, 1024, 4096, 0, 132, 0, 0, 0, 0, 0, 0}, {1, 512, 7168, 1, 132, 0, 0, 0, 0, 0, 0},
+      {24, 512, 7168, 1, 132, 1, 0, 0, 0, 0, 1}, {1, 2048, 7168, 1, 132, 0, 0, 0, 0, 0, 0},
+      {48, 256, 7168, 1, 132, 1, 0, 2, 0, 0, 1}, {8, 256, 7168, 1, 132, 1, 0, 0, 0, 0, 1},
+      {32, 256, 4096, 1, 132, 1, 0, 1, 0, 0, 1}, {1, 512, 4096, 0, 132, 1, 0, 0, 2, 0, 1},
+      {32, 512, 4096, 0, 132, 1, 0, 0, 0, 0, 1}, {48, 512, 4096, 0, 132, 0, 0, 0, 0, 0, 0},
+      {24, 256, 7168, 0, 132, 1, 0, 0, 0, 0, 1}, {16, 512, 4096, 0, 132, 1, 0, 0, 0, 0, 1},
+      {8, 512, 4096, 0, 132, 1, 0, 0, 2, 0, 1}};
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
     CHECK(bf16fp32__smallm_choose(table[i].m, table[i].n, table[i].k, table[i].sms, H200_SMEM,
                                   &c) == 0);
@@ -589,7 +631,8 @@ static void test_share(void) {
                                   table[i].pdl, H200_SMEM);
     CHECK(c.share == table[i].share && c.share_xreg == table[i].xreg &&
           c.share_wpre == table[i].wpre && c.share_late == table[i].late &&
-          c.share_late_l2 == table[i].l2 && (!c.share || !c.stream));
+          c.share_late_l2 == table[i].l2 && (c.share ? c.share_tiles : 0) == table[i].tiles &&
+          (!c.share || !c.stream));
   }
 }
 

@@ -80,7 +80,7 @@ if want sanitize; then
   # part took about 7; the router and shapes parts together ran past 8.5, shapes alone took 3).
   # SANITIZE_PARTS picks the runs, e.g. "memcheck share" for one command on a machine that
   # allows 10 minutes per command; "late" (gpu-smallm's GPU_SMALLM_PART=late, the share kernel's
-  # late forms at a sample of M) is a short racecheck of those forms alone.
+  # late and two-row-block forms at a sample of M) is a short racecheck of those forms alone.
   for p in ${SANITIZE_PARTS:-memcheck router shapes rest share}; do
     if [ "$p" = memcheck ]; then
       timeout 420 compute-sanitizer --tool memcheck --error-exitcode 9 $build/gpu-smallm \

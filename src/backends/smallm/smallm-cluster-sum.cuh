@@ -143,22 +143,33 @@ static __device__ __forceinline__ void bf16fp32__smallm_store_warp(const float (
     }
 }
 
-/* The end of the decode, tiled and stream kernels, by every thread: warp (wk, wn)'s partial sums
- * into part[wk][token][row], a __syncthreads, then the block and cluster sums of rows
- * out[.., 0 .. rows - 1]. */
+/* The end of the decode, tiled, stream and share kernels, by every thread: warp (wk, wn)'s
+ * partial sums into part[wk][token][row], a __syncthreads, then the block and cluster sums of rows
+ * out[.., 0 .. rows - 1]. A share block of TL row blocks of the split (share_tiles) has `rows`
+ * rows in all: the warp's sums of row block b are its 16-row set b * tile_sets + wn of the
+ * block's, so that the block and cluster sums add every output as for one row block. */
+template <int MT, int TL>
+static __device__ __forceinline__ void bf16fp32__smallm_finish_tiles(
+    const float (&acc)[TL][MT][4], float *part, int wk, int wn, int tile_sets, int m, int mpad,
+    int rows, int kwarps, int ksplit, float *out, long long ldo) {
+  const int rs = rows + 4;
+#pragma unroll
+  for (int b = 0; b < TL; b++)
+    bf16fp32__smallm_store_warp<MT>(acc[b], part, wk, b * tile_sets + wn, m, mpad, rs);
+  __syncthreads();
+  BF16FP32__SMALLM_STAMP(4);
+  bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, mpad * rs, rs, kwarps,
+                                                       m * (rows >> 2), rows >> 2, ksplit, out, ldo);
+  BF16FP32__SMALLM_STAMP(5);
+}
 template <int MT>
 static __device__ __forceinline__ void bf16fp32__smallm_finish_warps(const float (&acc)[MT][4],
                                                                      float *part, int wk, int wn,
                                                                      int m, int mpad, int rows,
                                                                      int kwarps, int ksplit,
                                                                      float *out, long long ldo) {
-  const int rs = rows + 4;
-  bf16fp32__smallm_store_warp<MT>(acc, part, wk, wn, m, mpad, rs);
-  __syncthreads();
-  BF16FP32__SMALLM_STAMP(4);
-  bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, mpad * rs, rs, kwarps,
-                                                       m * (rows >> 2), rows >> 2, ksplit, out, ldo);
-  BF16FP32__SMALLM_STAMP(5);
+  bf16fp32__smallm_finish_tiles<MT, 1>(reinterpret_cast<const float(&)[1][MT][4]>(acc), part, wk,
+                                       wn, 0, m, mpad, rows, kwarps, ksplit, out, ldo);
 }
 
 /* The end of the stream kernel with groups (one K slice; rank r of `groups` holds chains

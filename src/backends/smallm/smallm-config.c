@@ -239,6 +239,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->share_wpre = 0;
   c->share_late = 0;
   c->share_late_l2 = 0;
+  c->share_tiles = 1;
   return 0;
 }
 
@@ -343,6 +344,8 @@ static const struct {
 
 static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                       int min_stages, int groups, size_t smem_limit);
+static size_t share_smem(const bf16fp32__smallm_config *c, int64_t m, int64_t pitch, int xreg,
+                         int tiles);
 
 static int m_class(int64_t m) {
   return m == 1 ? 0 : m <= 4 ? 1 : m <= 8 ? 2 : m <= 16 ? 3 : m <= 32 ? 4 : m <= 48 ? 5 : 6;
@@ -424,18 +427,27 @@ static const struct {
    * rows, 4 late groups with the requests against the 2 without them that the table had,
    * M = 1 / 2 / 3 / 4 3.28 / 3.29 / 3.33 / 3.32 -> 3.23 / 3.25 / 3.32 / 3.33 us (M = 6 / 8 with
    * 3 late 3.48 / 3.44 -> 3.35 / 3.49, so not there); at the other shapes up to M = 16 (three
-   * rounds) they took up to 0.5 us off most late counts, but none came below the table's choice */
+   * rounds) they took up to 0.5 us off most late counts, but none came below the table's choice
+   * (session 31 replaced them at 1024x4096 by two row blocks per block, below) */
   int l2;
+  /* c->share_tiles (bf16fp32__smallm_share_tiles): session 31 (smallm-probe --share-tiles, five
+   * interleaved rounds, medians, under PDL): at 1024x4096 two row blocks per block, x in
+   * registers, no late group, against the table's 4 late groups via L2 (M = 1-4) and x in
+   * registers (M = 5-16), M = 1 / 2 / 4 / 6 / 8 / 12 / 16 3.25 / 3.28 / 3.37 / 3.48 / 3.45 / 3.57 /
+   * 3.59 -> 3.02 / 3.04 / 3.08 / 3.09 / 3.10 / 3.50 / 3.58 us: 64 blocks of 133 KB, so that the
+   * next call's 64 find SMs of their own; at M = 20 (x's rows) 4.47 against 4.32. Elsewhere two
+   * row blocks were slower or within 3 % (256 x K, 512 x K, 384x7168 at M = 1-64) */
+  int tiles;
 } share_132[] = {
-    {256, 4096, PDL, 0x7, 0, 2, 0, 0},    {256, 4096, PDL, 0x10, 0, 1, 0, 0},
-    {256, 4096, PDL, 0x68, 0, 0, 0, 0},   {256, 7168, PDL, 0x10, 0, 1, 0, 0},
-    {256, 7168, PDL, 0x60, 0, 2, 0, 0},   {256, 7168, PDL, 0xf, 0, 0, 0, 0},
-    {384, 7168, PDL, 0x10, 0, 1, 0, 0},   {384, 7168, PDL, 0xf, 0, 0, 0, 0},
-    {512, 4096, PDL, 0x10, 0, 1, 0, 0},   {512, 4096, PDL, 0xf, 0, 0, 0, 0},
-    {512, 7168, PDL, 0x10, 0, 0, 0, 0},   {1024, 4096, PDL, 0x3, 0, 0, 4, 1},
-    {1024, 4096, PDL, 0xc, 1, 0, 0, 0},   {256, 4096, PLAIN, 0x60, 0, 2, 0, 0},
-    {256, 7168, PLAIN, 0x10, 0, 0, 0, 0}, {384, 7168, PLAIN, 0x18, 0, 0, 2, 0},
-    {512, 4096, PLAIN, 0x7, 0, 0, 2, 0},  {512, 4096, PLAIN, 0x18, 0, 0, 0, 0}};
+    {256, 4096, PDL, 0x7, 0, 2, 0, 0, 1},    {256, 4096, PDL, 0x10, 0, 1, 0, 0, 1},
+    {256, 4096, PDL, 0x68, 0, 0, 0, 0, 1},   {256, 7168, PDL, 0x10, 0, 1, 0, 0, 1},
+    {256, 7168, PDL, 0x60, 0, 2, 0, 0, 1},   {256, 7168, PDL, 0xf, 0, 0, 0, 0, 1},
+    {384, 7168, PDL, 0x10, 0, 1, 0, 0, 1},   {384, 7168, PDL, 0xf, 0, 0, 0, 0, 1},
+    {512, 4096, PDL, 0x10, 0, 1, 0, 0, 1},   {512, 4096, PDL, 0xf, 0, 0, 0, 0, 1},
+    {512, 7168, PDL, 0x10, 0, 0, 0, 0, 1},   {1024, 4096, PDL, 0xf, 1, 0, 0, 0, 2},
+    {256, 4096, PLAIN, 0x60, 0, 2, 0, 0, 1}, {256, 7168, PLAIN, 0x10, 0, 0, 0, 0, 1},
+    {384, 7168, PLAIN, 0x18, 0, 0, 2, 0, 1}, {512, 4096, PLAIN, 0x7, 0, 0, 2, 0, 1},
+    {512, 4096, PLAIN, 0x18, 0, 0, 0, 0, 1}};
 
 void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                    int sm_count, int use_pdl, size_t smem_limit) {
@@ -447,7 +459,8 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
       bf16fp32__smallm_config t = *c;
       if (bf16fp32__smallm_use_share(&t, m, n, k, share_132[i].xreg, share_132[i].wpre,
                                      smem_limit) == 0 &&
-          bf16fp32__smallm_share_late(&t, share_132[i].late, share_132[i].l2) == 0)
+          bf16fp32__smallm_share_late(&t, share_132[i].late, share_132[i].l2) == 0 &&
+          bf16fp32__smallm_share_tiles(&t, m, share_132[i].tiles, smem_limit) == 0)
         *c = t;
       return;
     }
@@ -480,8 +493,7 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
   if (bf16fp32__smallm_choose_with(m, n, k, &c->split, smem_limit, &t) != 0) return -1;
   if ((xreg || wpre) && warp_subs(k, &t.split) > BF16FP32__SMALLM_XREG_SUBS) return -1;
   const int64_t pitch = 64 * (slice_subs(k, &t.split) | 1);
-  const size_t rows = (size_t)pitch * (size_t)(t.split.rows + (xreg ? 0 : m));
-  const size_t smem = BF16FP32__SMALLM_SHARE_BARS + (rows > t.decode_smem ? rows : t.decode_smem);
+  const size_t smem = share_smem(&t, m, pitch, xreg, 1);
   if (smem > smem_limit) return -1;
   t.share = 1;
   t.decode = 0;
@@ -491,7 +503,32 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
   t.share_wpre = wpre;
   t.share_late = 0;
   t.share_late_l2 = 0;
+  t.share_tiles = 1;
   *c = t;
+  return 0;
+}
+
+/* The share kernel's shared memory for `tiles` row blocks of c's split: the barriers, then the
+ * weight rows and (not xreg) x's m token rows, or the partial sums laid over them where those
+ * are larger (kwarps sets of mpad tokens x (rows + 4) floats). */
+static size_t share_smem(const bf16fp32__smallm_config *c, int64_t m, int64_t pitch, int xreg,
+                         int tiles) {
+  const int rows = tiles * c->split.rows;
+  const size_t bytes = (size_t)pitch * (size_t)(rows + (xreg ? 0 : m));
+  const size_t sums = (size_t)c->split.kwarps * (size_t)c->mpad * (size_t)(rows + 4) * 4;
+  return BF16FP32__SMALLM_SHARE_BARS + (bytes > sums ? bytes : sums);
+}
+
+int bf16fp32__smallm_share_tiles(bf16fp32__smallm_config *c, int64_t m, int tiles,
+                                 size_t smem_limit) {
+  if (!c->share || (tiles != 1 && tiles != 2) || (tiles == 2 && c->share_wpre != 0)) return -1;
+  const int blocks = c->grid_y * c->share_tiles; /* the split's row blocks */
+  if (blocks % tiles != 0) return -1;
+  const size_t smem = share_smem(c, m, c->share_pitch, c->share_xreg, tiles);
+  if (smem > smem_limit) return -1;
+  c->share_tiles = tiles;
+  c->grid_y = blocks / tiles;
+  c->share_smem = smem;
   return 0;
 }
 

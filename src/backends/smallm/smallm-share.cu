@@ -8,7 +8,9 @@
  * (bench/pdl-drain.cu), so fewer of them before it can shorten the hand-over from the previous
  * call (docs/smallm-notes.md, session 26); with share_late_l2 those columns are also requested
  * into L2 before the wait, which holds it far less, so that their copies after it read L2
- * (session 30).
+ * (session 30). With share_tiles = 2 a block holds two neighbouring row blocks of the split (same
+ * K slice), each warp summing its rows of both with the same x fragments: x is fetched once per
+ * twice the rows, and the grid along N is halved.
  *
  * Why: under programmatic dependent launch all of a block's weights are then requested before
  * the wait, in 16-32 copies as long as the slice's rows, where the stream kernel's rings hold a
@@ -55,10 +57,12 @@ struct HArgs {
  * memory into registers once the weights have landed, before griddepcontrol.wait (1) or once x's
  * copies are on their way (2); then each sub-chunk's MMAs read only x's fragments. LATE
  * (share_late, WP = 0): instances of their own, so that the others' code stays as it was
- * measured (its branches cost 1-3 % under PDL where no group is late, session 26). */
-template <int MT, bool XREG, int WP, bool LATE = false>
+ * measured (its branches cost 1-3 % under PDL where no group is late, session 26). TL: row
+ * blocks of the split per block (share_tiles; 2 only with WP = 0). */
+template <int MT, bool XREG, int WP, bool LATE = false, int TL = 1>
 __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     smallm_share_kernel(const __grid_constant__ HArgs a) {
+  static_assert(TL == 1 || (TL == 2 && WP == 0), "two row blocks: weight fragments from shared memory");
   extern __shared__ __align__(128) unsigned char smem[];
   BF16FP32__SMALLM_STAMP(0);
   const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.slices, a.ksplit, a.kwarps);
@@ -122,8 +126,10 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
       if (r % gridDim.y == blockIdx.y)
         bf16fp32__bulk_to_l2(a.x + r * a.ldx + pl.kb, 2 * len);
   /* lane (g, t): 16 bytes at k = 8t of rows g and g + 8 of the warp's 16 and of token g in each
-   * sub-chunk, the decode kernel's fragments */
+   * sub-chunk, the decode kernel's fragments; TL = 2 (share_tiles): the same rows of the second
+   * row block (a.rows / 2 rows on) at tb bytes on */
   const unsigned char *wr = smem + wrows + (16 * pl.wn + g) * a.pitch + 16 * t;
+  const int trows = TL == 1 ? a.rows : a.rows >> 1, tb = trows * a.pitch;
   const int nq = pl.j1 - pl.j0; /* the warp's sub-chunks */
   /* WP: where each form measured faster, the table in smallm-config.c (share_132) says */
   uint4 w0[WP ? XR : 1], w8[WP ? XR : 1];
@@ -147,9 +153,11 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     for (int r = warp + CW * lane; r < a.rows; r += 32 * CW)
       bf16fp32__bulk_copy(base + wrows + r * a.pitch + early_bytes, late_src(r), late_bytes, lbar);
 
-  float acc[MT][4];
+  float acc[TL][MT][4];
 #pragma unroll
-  for (int j = 0; j < MT; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  for (int b = 0; b < TL; b++)
+#pragma unroll
+    for (int j = 0; j < MT; j++) acc[b][j][0] = acc[b][j][1] = acc[b][j][2] = acc[b][j][3] = 0.0f;
   /* tokens past M read token M - 1, whose products go only to outputs that are never stored */
   if constexpr (XREG) {
     /* x's fragments of the warp's whole range (at most XR sub-chunks) from global memory, where
@@ -168,10 +176,16 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
 #pragma unroll
     for (int q = 0; q < XR; q++)
       if (pl.j0 + q < pl.j1) {
-        const uint4 r0 = bf16fp32__lds16(wr + 64 * (pl.j0 + q));
-        const uint4 r8 = bf16fp32__lds16(wr + 8 * a.pitch + 64 * (pl.j0 + q));
+        uint4 r0[TL], r8[TL];
 #pragma unroll
-        for (int j = 0; j < MT; j++) bf16fp32__smallm_mma_sub(acc[j], r0, r8, xv[q][j]);
+        for (int b = 0; b < TL; b++) {
+          r0[b] = bf16fp32__lds16(wr + b * tb + 64 * (pl.j0 + q));
+          r8[b] = bf16fp32__lds16(wr + b * tb + 8 * a.pitch + 64 * (pl.j0 + q));
+        }
+#pragma unroll
+        for (int j = 0; j < MT; j++)
+#pragma unroll
+          for (int b = 0; b < TL; b++) bf16fp32__smallm_mma_sub(acc[b][j], r0[b], r8[b], xv[q][j]);
       }
   } else if constexpr (WP != 0) {
     if (WP == 2) read_w();
@@ -187,7 +201,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
 #pragma unroll
         for (int j = 0; j < MT; j++) xf[j] = bf16fp32__lds16(xr[j] + 64 * (pl.j0 + q));
 #pragma unroll
-        for (int j = 0; j < MT; j++) bf16fp32__smallm_mma_sub(acc[j], w0[q], w8[q], xf[j]);
+        for (int j = 0; j < MT; j++) bf16fp32__smallm_mma_sub(acc[0][j], w0[q], w8[q], xf[j]);
       }
   } else {
     const unsigned char *xr[MT];
@@ -198,15 +212,19 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     BF16FP32__SMALLM_STAMP(2);
     /* PF sub-chunks' fragments are read before their MMAs, so that the reads' latency is paid
      * once per PF sub-chunks and not between the chain's MMAs (on the H200 0.97-0.98x the time
-     * under PDL at 256x7168, 384x7168 and 512x4096 M <= 8; docs/smallm-notes.md, session 24) */
-    constexpr int PF = MT >= 8 ? 1 : 8 / MT;
+     * under PDL at 256x7168, 384x7168 and 512x4096 M <= 8; docs/smallm-notes.md, session 24);
+     * with two row blocks half as many, so that the fragments take as many registers */
+    constexpr int PF = MT * TL >= 8 ? 1 : 8 / (MT * TL);
     for (int s0 = pl.j0; s0 < pl.j1; s0 += PF) {
-      uint4 r0[PF], r8[PF], xf[PF][MT];
+      uint4 r0[PF][TL], r8[PF][TL], xf[PF][MT];
 #pragma unroll
       for (int q = 0; q < PF; q++)
         if (s0 + q < pl.j1) {
-          r0[q] = bf16fp32__lds16(wr + 64 * (s0 + q));
-          r8[q] = bf16fp32__lds16(wr + 8 * a.pitch + 64 * (s0 + q));
+#pragma unroll
+          for (int b = 0; b < TL; b++) {
+            r0[q][b] = bf16fp32__lds16(wr + b * tb + 64 * (s0 + q));
+            r8[q][b] = bf16fp32__lds16(wr + b * tb + 8 * a.pitch + 64 * (s0 + q));
+          }
 #pragma unroll
           for (int j = 0; j < MT; j++) xf[q][j] = bf16fp32__lds16(xr[j] + 64 * (s0 + q));
         }
@@ -214,49 +232,62 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
       for (int q = 0; q < PF; q++)
         if (s0 + q < pl.j1)
 #pragma unroll
-          for (int j = 0; j < MT; j++) bf16fp32__smallm_mma_sub(acc[j], r0[q], r8[q], xf[q][j]);
+          for (int j = 0; j < MT; j++)
+#pragma unroll
+            for (int b = 0; b < TL; b++)
+              bf16fp32__smallm_mma_sub(acc[b][j], r0[q][b], r8[q][b], xf[q][j]);
     }
   }
   BF16FP32__SMALLM_STAMP(3);
   /* The partial sums go over the rows, once every warp is done with them. */
   __syncthreads();
-  bf16fp32__smallm_finish_warps<MT>(acc, reinterpret_cast<float *>(smem + wrows), pl.wk, pl.wn, a.m,
-                                    a.mpad, a.rows, a.kwarps, a.ksplit, a.out + n0, a.ldo);
+  bf16fp32__smallm_finish_tiles<MT, TL>(acc, reinterpret_cast<float *>(smem + wrows), pl.wk, pl.wn,
+                                        trows >> 4, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
+                                        a.out + n0, a.ldo);
 }
 
 /* The instance a launch runs: mt token tiles, x in registers (xreg, mt <= 2) or the weight
- * fragments in registers (wpre 1 or 2; not with xreg), late warp groups (not with wpre). */
+ * fragments in registers (wpre 1 or 2; not with xreg), late warp groups (not with wpre), two
+ * row blocks (tiles = 2; not with wpre). */
 using ShareKernel = void (*)(HArgs);
-template <int WP, bool LATE = false>
+template <int WP, bool LATE = false, int TL = 1>
 ShareKernel share_kernel_w(int mt) {
-  return mt == 1   ? smallm_share_kernel<1, false, WP, LATE>
-         : mt == 2 ? smallm_share_kernel<2, false, WP, LATE>
-         : mt == 4 ? smallm_share_kernel<4, false, WP, LATE>
-                   : smallm_share_kernel<8, false, WP, LATE>;
+  return mt == 1   ? smallm_share_kernel<1, false, WP, LATE, TL>
+         : mt == 2 ? smallm_share_kernel<2, false, WP, LATE, TL>
+         : mt == 4 ? smallm_share_kernel<4, false, WP, LATE, TL>
+                   : smallm_share_kernel<8, false, WP, LATE, TL>;
 }
-template <bool LATE>
+template <bool LATE, int TL = 1>
 ShareKernel share_kernel_x(int mt) { /* x in registers: mt <= 2 */
-  return mt == 1 ? smallm_share_kernel<1, true, 0, LATE> : smallm_share_kernel<2, true, 0, LATE>;
+  return mt == 1 ? smallm_share_kernel<1, true, 0, LATE, TL>
+                 : smallm_share_kernel<2, true, 0, LATE, TL>;
 }
-ShareKernel share_kernel(int mt, bool xreg, int wpre, bool late) {
-  if (xreg) return late ? share_kernel_x<true>(mt) : share_kernel_x<false>(mt);
-  if (late) return share_kernel_w<0, true>(mt);
-  return wpre == 1   ? share_kernel_w<1>(mt)
-         : wpre == 2 ? share_kernel_w<2>(mt)
-                     : share_kernel_w<0>(mt);
+template <int TL>
+ShareKernel share_kernel_t(int mt, bool xreg, bool late) { /* wpre 0 */
+  if (xreg) return late ? share_kernel_x<true, TL>(mt) : share_kernel_x<false, TL>(mt);
+  return late ? share_kernel_w<0, true, TL>(mt) : share_kernel_w<0, false, TL>(mt);
+}
+ShareKernel share_kernel(int mt, bool xreg, int wpre, bool late, int tiles) {
+  if (tiles == 2) return share_kernel_t<2>(mt, xreg, late);
+  if (wpre == 0) return share_kernel_t<1>(mt, xreg, late);
+  return wpre == 1 ? share_kernel_w<1>(mt) : share_kernel_w<2>(mt);
 }
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_share_load(size_t smem_limit) {
   cudaError_t e = cudaSuccess;
+  for (int tiles = 1; tiles <= 2; tiles++) {
+    for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2)
+      e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, false, 0, false, tiles),
+                                      share_kernel(mt, false, 0, true, tiles));
+    for (int mt = 1; mt <= 2 && e == cudaSuccess; mt++) /* x in registers: mt <= 2 */
+      e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, true, 0, false, tiles),
+                                      share_kernel(mt, true, 0, true, tiles));
+  }
   for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2)
-    e = bf16fp32__smallm_allow_smem(
-        smem_limit, share_kernel(mt, false, 0, false), share_kernel(mt, false, 1, false),
-        share_kernel(mt, false, 2, false), share_kernel(mt, false, 0, true));
-  for (int mt = 1; mt <= 2 && e == cudaSuccess; mt++) /* x in registers: mt <= 2 */
-    e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, true, 0, false),
-                                    share_kernel(mt, true, 0, true));
+    e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, false, 1, false, 1),
+                                    share_kernel(mt, false, 2, false, 1));
   return static_cast<int>(e);
 }
 
@@ -266,7 +297,7 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
                                              int64_t ldo, void *stream, int use_pdl) {
   HArgs a;
   bf16fp32__smallm_fill_operands(a, x, ldx, w, ldw, out, ldo);
-  bf16fp32__smallm_fill_split(a, c, m, k, c->split.rows);
+  bf16fp32__smallm_fill_split(a, c, m, k, c->share_tiles * c->split.rows);
   a.pitch = c->share_pitch;
   a.pdl = use_pdl != 0;
   a.late = c->share_late;
@@ -274,7 +305,7 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->share_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
-  const ShareKernel kern =
-      share_kernel(c->mt, c->share_xreg != 0, c->share_wpre, c->share_late > 0);
+  const ShareKernel kern = share_kernel(c->mt, c->share_xreg != 0, c->share_wpre,
+                                        c->share_late > 0, c->share_tiles);
   return static_cast<int>(cudaLaunchKernelEx(&cfg, kern, a));
 }
