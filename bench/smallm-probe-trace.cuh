@@ -94,8 +94,9 @@ __global__ void cluster_barriers(unsigned *sink) {
 // cycle counter (medians over blocks, at the device's clock rate): entry to the wait, the wait
 // to the main loop's end, to the block sums, to the cluster barrier's passing, to the end. The
 // call is the chain's last, or with --trace-call T its T-th; then a second line gives call
-// T + 1's points on the same clock and the hand-over: from call T's last block end to call
-// T + 1's first and median wait passing.
+// T + 1's points on the same clock, the hand-over (from call T's last block end to call T + 1's
+// first and median wait passing) and how many of call T + 1's blocks entered an SM on which a
+// block of call T ran.
 static void trace_report(const char *what, double per_call, int blocks) {
   constexpr int W = BF16FP32__SMALLM_TRACE_WORDS;
   blocks = std::min(blocks, BF16FP32__SMALLM_TRACE_BLOCKS);
@@ -116,6 +117,7 @@ static void trace_report(const char *what, double per_call, int blocks) {
     return;
   }
   double end0 = 0; /* call T's last block end */
+  std::vector<char> sm0(1024, 0); /* the SMs call T's blocks ran on */
   for (int set = 0; set < (g_trace_call ? 2 : 1); set++) {
     const unsigned long long *h = all.data() + set * per_set;
     bool any = false;
@@ -166,7 +168,14 @@ static void trace_report(const char *what, double per_call, int blocks) {
            dur.empty() ? 0 : dur[dur.size() / 2], dur.empty() ? 0 : dur.back(), blocks, sms, most);
     printf(" | cycles: 0-1 %.2f 1-2 %.2f 1-3 %.2f 3-4 %.2f 4-6 %.2f 6-5 %.2f 1-5 %.2f", step(0, 1),
            step(1, 2), step(1, 3), step(3, 4), step(4, 6), step(6, 5), step(1, 5));
-    if (set == 1) printf(" | hand-over %5.2f first, %5.2f median", w_mn - end0, w_med - end0);
+    if (set == 0)
+      for (int i = 0; i < 1024; i++) sm0[i] = per_sm[i] > 0;
+    if (set == 1) {
+      int shared = 0;
+      for (int b = 0; b < blocks; b++) shared += h[W * b] && sm0[h[W * b + 7] & 1023];
+      printf(" | hand-over %5.2f first, %5.2f median | %d blocks on SMs of call T", w_mn - end0,
+             w_med - end0, shared);
+    }
     printf("\n");
   }
   fflush(stdout);
@@ -321,9 +330,10 @@ static void exp_trace_stream() {
       char name[96];
       trace_clear();
       double t = time_smallm(r, pdl, &c);
-      snprintf(name, sizeof name, "%lldx%lld M=%d %s %dx%d g%d%s", (long long)r.n, (long long)r.k, ru.m,
-               c.wide ? "tile" : c.stream ? "stream" : c.share ? "share" : "other", c.stream_subs,
-               c.stream_stages, c.stream_groups, pdl ? " pdl" : "");
+      snprintf(name, sizeof name, "%lldx%lld M=%d %s %dx%d g%d%s%s", (long long)r.n, (long long)r.k,
+               ru.m, c.wide ? "tile" : c.stream ? "stream" : c.share ? "share" : "other", c.stream_subs,
+               c.stream_stages, c.stream_groups, c.share && c.share_tiles == 2 ? " t2" : "",
+               pdl ? " pdl" : "");
       const int tb = c.stream && c.stream_tblocks > 1 ? c.stream_tblocks : 1;
       trace_report(name, t, c.wide ? 4096 : c.grid_x * c.grid_y * tb);
     }
