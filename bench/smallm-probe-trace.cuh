@@ -330,10 +330,10 @@ static void exp_trace_stream() {
       char name[96];
       trace_clear();
       double t = time_smallm(r, pdl, &c);
+      const char *kind = c.wide ? "tile" : c.stream ? "stream" : c.share ? "share" : "other";
       snprintf(name, sizeof name, "%lldx%lld M=%d %s %dx%d g%d%s%s", (long long)r.n, (long long)r.k,
-               ru.m, c.wide ? "tile" : c.stream ? "stream" : c.share ? "share" : "other", c.stream_subs,
-               c.stream_stages, c.stream_groups, c.share && c.share_tiles == 2 ? " t2" : "",
-               pdl ? " pdl" : "");
+               ru.m, kind, c.stream_subs, c.stream_stages, c.stream_groups,
+               c.share && c.share_tiles == 2 ? " t2" : "", pdl ? " pdl" : "");
       const int tb = c.stream && c.stream_tblocks > 1 ? c.stream_tblocks : 1;
       trace_report(name, t, c.wide ? 4096 : c.grid_x * c.grid_y * tb);
     }

@@ -244,17 +244,20 @@ static int check_share_kinds(set *s, const int64_t *ms, int count, const int (*k
   return ran;
 }
 static int check_share(set *s, const int64_t *ms, int count) {
-  static const int kinds[4][5] = {{0, 0, 0, 0, 1}, {1, 0, 0, 0, 1}, {0, 1, 0, 0, 1}, {0, 2, 0, 0, 1}};
+  static const int kinds[4][5] = {
+      {0, 0, 0, 0, 1}, {1, 0, 0, 0, 1}, {0, 1, 0, 0, 1}, {0, 2, 0, 0, 1}};
   return check_share_kinds(s, ms, count, kinds, 4);
 }
 static int check_share_late(set *s, const int64_t *ms, int count) {
   /* with and without the late columns' L2 requests, x's rows and x in registers */
-  static const int kinds[4][5] = {{0, 0, 1, 0, 1}, {0, 0, 3, 1, 1}, {1, 0, 2, 1, 1}, {0, 0, 2, 0, 1}};
+  static const int kinds[4][5] = {
+      {0, 0, 1, 0, 1}, {0, 0, 3, 1, 1}, {1, 0, 2, 1, 1}, {0, 0, 2, 0, 1}};
   return check_share_kinds(s, ms, count, kinds, 4);
 }
 /* Two row blocks per block: x's rows and x in registers, with and without late groups */
 static int check_share_tiles(set *s, const int64_t *ms, int count) {
-  static const int kinds[4][5] = {{0, 0, 0, 0, 2}, {1, 0, 0, 0, 2}, {0, 0, 3, 1, 2}, {1, 0, 2, 1, 2}};
+  static const int kinds[4][5] = {
+      {0, 0, 0, 0, 2}, {1, 0, 0, 0, 2}, {0, 0, 3, 1, 2}, {1, 0, 2, 1, 2}};
   return check_share_kinds(s, ms, count, kinds, 4);
 }
 /* K ends inside a 32-wide sub-chunk; tiny shapes (M x N x K; set i with seed 20 + i) */

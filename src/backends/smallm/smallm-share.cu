@@ -62,7 +62,8 @@ struct HArgs {
 template <int MT, bool XREG, int WP, bool LATE = false, int TL = 1>
 __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     smallm_share_kernel(const __grid_constant__ HArgs a) {
-  static_assert(TL == 1 || (TL == 2 && WP == 0), "two row blocks: weight fragments from shared memory");
+  static_assert(TL == 1 || (TL == 2 && WP == 0),
+                "two row blocks: the weight fragments from shared memory");
   extern __shared__ __align__(128) unsigned char smem[];
   BF16FP32__SMALLM_STAMP(0);
   const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.slices, a.ksplit, a.kwarps);
