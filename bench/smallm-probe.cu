@@ -707,6 +707,17 @@ static void timing_stream_tokens(const std::vector<int> &mlist) {
     }
 }
 
+// f(r) for each shape of g_shapes (--n: that N only) and each M of mlist, r the cell's operands.
+template <class F>
+static void for_cells(const std::vector<int> &mlist, F f) {
+  for (auto &sh : g_shapes)
+    for (int m : mlist) {
+      if (g_only_n && sh[0] != g_only_n) continue;
+      Rot r(m, sh[0], sh[1]);
+      f(r);
+    }
+}
+
 // The choice and the variants vs timed under PDL in g_rounds interleaved rounds (a variant only
 // where timed says so): the median of each (the choice's first, 0 where not timed), and whether
 // each variant's bits under PDL are the choice's.
@@ -740,41 +751,39 @@ static PdlRounds pdl_rounds(const Rot &r, const std::vector<bf16fp32__smallm_con
 static void timing_late_l2(const std::vector<int> &mlist) {
   printf("\nshare kernel, late columns without / with L2 requests (us per call, pdl, median of the "
          "rounds): N K M | chosen | x L:plain l2 ...\n");
-  for (auto &sh : g_shapes)
-    for (int m : mlist) {
-      if (g_only_n && sh[0] != g_only_n) continue;
-      Rot r(m, sh[0], sh[1]);
-      const int64_t n = r.n, k = r.k;
-      std::vector<bf16fp32__smallm_config> vs;
-      std::vector<const char *> xs;
-      std::vector<int> ls;
-      for (int xreg = 0; xreg < 2; xreg++) {
-        bf16fp32__smallm_config c;
-        if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0 ||
-            bf16fp32__smallm_use_share(&c, m, n, k, xreg, 0, g_smem) != 0)
-          continue;
-        const int wk = c.split.kwarps;
-        for (int l = 1; l <= wk; l++) {
-          for (int l2 = 0; l2 < 2; l2++) {
-            bf16fp32__smallm_config t = c;
-            t.share_late = l; /* all wk groups late: past the library's setter, for this sweep */
-            t.share_late_l2 = l2;
-            vs.push_back(t);
-            xs.push_back(xreg ? "xr" : "xs");
-            ls.push_back(l);
-          }
+  for_cells(mlist, [&](Rot &r) {
+    const int64_t n = r.n, k = r.k;
+    const int m = (int)r.m;
+    std::vector<bf16fp32__smallm_config> vs;
+    std::vector<const char *> xs;
+    std::vector<int> ls;
+    for (int xreg = 0; xreg < 2; xreg++) {
+      bf16fp32__smallm_config c;
+      if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0 ||
+          bf16fp32__smallm_use_share(&c, m, n, k, xreg, 0, g_smem) != 0)
+        continue;
+      const int wk = c.split.kwarps;
+      for (int l = 1; l <= wk; l++) {
+        for (int l2 = 0; l2 < 2; l2++) {
+          bf16fp32__smallm_config t = c;
+          t.share_late = l; /* all wk groups late: past the library's setter, for this sweep */
+          t.share_late_l2 = l2;
+          vs.push_back(t);
+          xs.push_back(xreg ? "xr" : "xs");
+          ls.push_back(l);
         }
       }
-      const PdlRounds pr = pdl_rounds(r, vs, std::vector<char>(vs.size(), 1));
-      const auto &med = pr.med;
-      const auto &same = pr.same;
-      printf("%5lld %5lld %3d | %6.2f |", (long long)n, (long long)k, m, med[0]);
-      for (size_t v = 0; v < vs.size(); v += 2)
-        printf(" %s %d:%.2f %.2f%s%s", xs[v], ls[v], med[v + 1], med[v + 2], same[v] ? "" : "!",
-               same[v + 1] ? "" : "!");
-      printf("\n");
-      fflush(stdout);
     }
+    const PdlRounds pr = pdl_rounds(r, vs, std::vector<char>(vs.size(), 1));
+    const auto &med = pr.med;
+    const auto &same = pr.same;
+    printf("%5lld %5lld %3d | %6.2f |", (long long)n, (long long)k, m, med[0]);
+    for (size_t v = 0; v < vs.size(); v += 2)
+      printf(" %s %d:%.2f %.2f%s%s", xs[v], ls[v], med[v + 1], med[v + 2], same[v] ? "" : "!",
+             same[v + 1] ? "" : "!");
+    printf("\n");
+    fflush(stdout);
+  });
 }
 
 // --share-tiles: under PDL, the share kernel with one and with two row blocks per block
@@ -785,41 +794,80 @@ static void timing_late_l2(const std::vector<int> &mlist) {
 static void timing_share_tiles(const std::vector<int> &mlist) {
   printf("\nshare kernel, one / two row blocks per block (us per call, pdl, median of the rounds): "
          "N K M | chosen | x L:one two ...\n");
-  for (auto &sh : g_shapes)
-    for (int m : mlist) {
-      if (g_only_n && sh[0] != g_only_n) continue;
-      Rot r(m, sh[0], sh[1]);
-      const int64_t n = r.n, k = r.k;
-      std::vector<bf16fp32__smallm_config> vs; /* pairs: one, two row blocks */
-      std::vector<char> fits;
-      std::vector<const char *> xs;
-      std::vector<int> ls;
-      for (int xreg = 0; xreg < 2; xreg++)
-        for (int late : {0, 2, 4}) {
-          bf16fp32__smallm_config c;
-          if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0 ||
-              bf16fp32__smallm_use_share(&c, m, n, k, xreg, 0, g_smem) != 0 ||
-              bf16fp32__smallm_share_late(&c, late, late > 0) != 0)
-            continue;
-          bf16fp32__smallm_config two = c;
-          fits.push_back(bf16fp32__smallm_share_tiles(&two, m, 2, g_smem) == 0);
-          vs.push_back(c);
-          vs.push_back(fits.back() ? two : c);
-          xs.push_back(xreg ? "xr" : "xs");
-          ls.push_back(late);
-        }
-      std::vector<char> timed;
-      for (size_t v = 0; v < vs.size(); v++) timed.push_back(v % 2 == 0 || fits[v / 2]);
-      const PdlRounds pr = pdl_rounds(r, vs, timed);
-      printf("%5lld %5lld %3d | %6.2f |", (long long)n, (long long)k, m, pr.med[0]);
-      for (size_t v = 0; v < vs.size(); v += 2) {
-        printf(" %s %d:%.2f%s", xs[v / 2], ls[v / 2], pr.med[v + 1], pr.same[v] ? "" : "!");
-        if (fits[v / 2]) printf(" %.2f%s", pr.med[v + 2], pr.same[v + 1] ? "" : "!");
-        else printf(" -");
+  for_cells(mlist, [&](Rot &r) {
+    const int64_t n = r.n, k = r.k;
+    const int m = (int)r.m;
+    std::vector<bf16fp32__smallm_config> vs; /* pairs: one, two row blocks */
+    std::vector<char> fits;
+    std::vector<const char *> xs;
+    std::vector<int> ls;
+    for (int xreg = 0; xreg < 2; xreg++)
+      for (int late : {0, 2, 4}) {
+        bf16fp32__smallm_config c;
+        if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0 ||
+            bf16fp32__smallm_use_share(&c, m, n, k, xreg, 0, g_smem) != 0 ||
+            bf16fp32__smallm_share_late(&c, late, late > 0) != 0)
+          continue;
+        bf16fp32__smallm_config two = c;
+        fits.push_back(bf16fp32__smallm_share_tiles(&two, m, 2, g_smem) == 0);
+        vs.push_back(c);
+        vs.push_back(fits.back() ? two : c);
+        xs.push_back(xreg ? "xr" : "xs");
+        ls.push_back(late);
       }
-      printf("\n");
-      fflush(stdout);
+    std::vector<char> timed;
+    for (size_t v = 0; v < vs.size(); v++) timed.push_back(v % 2 == 0 || fits[v / 2]);
+    const PdlRounds pr = pdl_rounds(r, vs, timed);
+    printf("%5lld %5lld %3d | %6.2f |", (long long)n, (long long)k, m, pr.med[0]);
+    for (size_t v = 0; v < vs.size(); v += 2) {
+      printf(" %s %d:%.2f%s", xs[v / 2], ls[v / 2], pr.med[v + 1], pr.same[v] ? "" : "!");
+      if (fits[v / 2]) printf(" %.2f%s", pr.med[v + 2], pr.same[v + 1] ? "" : "!");
+      else printf(" -");
     }
+    printf("\n");
+    fflush(stdout);
+  });
+}
+
+// --share-alone: under PDL, the share kernel (one and two row blocks, x's rows and x in registers,
+// no late group) as chosen and with its shared memory padded past half an SM's, so that no two of
+// its blocks (this call's or the next's) share an SM, against the choice; --rounds interleaved
+// rounds (3), medians (us per call); "!" marks bits that differ from the choice's, "-" a variant
+// that does not fit.
+static void timing_share_alone(const std::vector<int> &mlist) {
+  const size_t alone = 116 * 1024; /* two blocks of this do not fit one SM's 228 KB */
+  printf("\nshare kernel alone on its SM (us per call, pdl, median of the rounds): N K M | chosen | "
+         "x tiles:as-is alone ...\n");
+  for_cells(mlist, [&](Rot &r) {
+    const int64_t n = r.n, k = r.k;
+    const int m = (int)r.m;
+    std::vector<bf16fp32__smallm_config> vs;
+    std::vector<char> fits;
+    std::vector<const char *> xs;
+    std::vector<int> ts;
+    for (int xreg = 0; xreg < 2; xreg++)
+      for (int tiles : {1, 2}) {
+        bf16fp32__smallm_config c;
+        const bool ok = bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) == 0 &&
+                        bf16fp32__smallm_use_share(&c, m, n, k, xreg, 0, g_smem) == 0 &&
+                        bf16fp32__smallm_share_tiles(&c, m, tiles, g_smem) == 0;
+        bf16fp32__smallm_config a = c;
+        a.share_smem = std::max(a.share_smem, alone);
+        vs.push_back(c), vs.push_back(a);
+        fits.push_back(ok), fits.push_back(ok);
+        xs.push_back(xreg ? "xr" : "xs"), ts.push_back(tiles);
+      }
+    const PdlRounds pr = pdl_rounds(r, vs, fits);
+    printf("%5lld %5lld %3d | %6.2f |", (long long)n, (long long)k, m, pr.med[0]);
+    for (size_t v = 0; v < vs.size(); v += 2) {
+      printf(" %s %d:", xs[v / 2], ts[v / 2]);
+      if (!fits[v]) { printf("-"); continue; }
+      printf("%.2f%s %.2f%s", pr.med[v + 1], pr.same[v] ? "" : "!", pr.med[v + 2],
+             pr.same[v + 1] ? "" : "!");
+    }
+    printf("\n");
+    fflush(stdout);
+  });
 }
 
 // A producer kernel writing x, then the GEMM: plain, PDL, PDL with the producer triggering early.
@@ -1096,7 +1144,7 @@ int main(int argc, char **argv) {
   if (e) { printf("load failed %d\n", e); return 2; }
   bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true, do_wide = false, do_table = true;
   bool do_stream_sweep = false, do_chosen = false, do_split_stream = false, do_stream_tokens = false;
-  bool do_late_l2 = false, do_share_tiles = false;
+  bool do_late_l2 = false, do_share_tiles = false, do_share_alone = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--no-check")) do_check = false;
     if (!strcmp(argv[i], "--no-time")) do_time = false;
@@ -1130,6 +1178,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--share-late") && i + 1 < argc) g_share_late = atoi(argv[++i]);
     if (!strcmp(argv[i], "--late-l2")) do_late_l2 = true;
     if (!strcmp(argv[i], "--share-tiles")) do_share_tiles = true;
+    if (!strcmp(argv[i], "--share-alone")) do_share_alone = true;
     if (!strcmp(argv[i], "--rounds") && i + 1 < argc) g_rounds = std::max(1, atoi(argv[++i]));
     if (!strcmp(argv[i], "--no-table")) do_table = false;
     if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */
@@ -1188,6 +1237,8 @@ int main(int argc, char **argv) {
     if (do_late_l2) timing_late_l2(g_mlist.empty() ? std::vector<int>{1, 2, 4, 8, 16} : g_mlist);
     if (do_share_tiles)
       timing_share_tiles(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
+    if (do_share_alone)
+      timing_share_alone(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
     if (do_stream_tokens)
       timing_stream_tokens(g_mlist.empty() ? std::vector<int>{96, 128, 192, 256} : g_mlist);
     if (do_pairs) timing_pairs();
