@@ -436,7 +436,9 @@ static const struct {
    * registers (M = 5-16), M = 1 / 2 / 4 / 6 / 8 / 12 / 16 3.25 / 3.28 / 3.37 / 3.48 / 3.45 / 3.57 /
    * 3.59 -> 3.02 / 3.04 / 3.08 / 3.09 / 3.10 / 3.50 / 3.58 us: 64 blocks of 133 KB, so that the
    * next call's 64 find SMs of their own; at M = 20 (x's rows) 4.47 against 4.32. Elsewhere two
-   * row blocks were slower or within 3 % (256 x K, 512 x K, 384x7168 at M = 1-64) */
+   * row blocks were slower or within 3 % (256 x K, 512 x K, 384x7168 at M = 1-64). In the
+   * dsv4-flash decode step under PDL (bench --decode-step) the step took 358 / 381 / 438 us at
+   * batch 1 / 4 / 16 against 368 / 388 / 455 with the entries it replaced. */
   int tiles;
 } share_132[] = {
     {256, 4096, PDL, 0x7, 0, 2, 0, 0, 1},    {256, 4096, PDL, 0x10, 0, 1, 0, 0, 1},
