@@ -447,18 +447,27 @@ static void timing_stream_sweep(const std::vector<int> &mlist) {
   }
 }
 
-// The library's choice alone (--chosen), plain and under PDL, per shape and M: two builds of the
-// probe compared cell by cell.
-static void timing_chosen(const std::vector<int> &mlist) {
-  printf("\nchosen kernel (us per call, plain / pdl): N K M\n");
+// f(r) for each shape of g_shapes (--n: that N only) and each M of mlist, r the cell's operands.
+template <class F>
+static void for_cells(const std::vector<int> &mlist, F f) {
   for (auto &sh : g_shapes)
     for (int m : mlist) {
       if (g_only_n && sh[0] != g_only_n) continue;
       Rot r(m, sh[0], sh[1]);
-      printf("%5lld %5lld %3d | %6.2f %6.2f\n", (long long)r.n, (long long)r.k, m, time_smallm(r, 0),
-             time_smallm(r, 1));
-      fflush(stdout);
+      f(r);
     }
+}
+
+// The library's choice alone (--chosen), plain and under PDL, per shape and M: two builds of the
+// probe compared cell by cell.
+static void timing_chosen(const std::vector<int> &mlist) {
+  printf("\nchosen kernel (us per call, plain / pdl): N K M\n");
+  for_cells(mlist, [&](Rot &r) {
+    const int m = (int)r.m;
+    printf("%5lld %5lld %3d | %6.2f %6.2f\n", (long long)r.n, (long long)r.k, m, time_smallm(r, 0),
+           time_smallm(r, 1));
+    fflush(stdout);
+  });
 }
 
 // ncu targets: a few single calls (the decode and tiled kernels, then the stream kernel where the
@@ -573,56 +582,54 @@ static void timing_split_stream(const std::vector<int> &mlist) {
   static const int tiles[][2] = {{32, 32}, {32, 64}, {64, 32}, {64, 64}};
   printf("\nsplit sweep, stream kernel (us per call; best staging subs x stages; '!' = oracle "
          "check failed): N K M | R/S: kernel plain pdl | stream plain (kind) pdl (kind)\n");
-  for (auto &sh : g_shapes)
-    for (int m : mlist) {
-      if (g_only_n && sh[0] != g_only_n) continue;
-      Rot r(m, sh[0], sh[1]);
-      const int64_t n = r.n, k = r.k, rows = std::min(2, m);
-      std::vector<uint16_t> hw(n * k), hx(rows * k);
-      CK(cudaMemcpy(hw.data(), r.w(0), n * k * 2, cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(hx.data(), r.x(0), rows * k * 2, cudaMemcpyDeviceToHost));
-      bf16fp32__smallm_split shipped;
-      if (bf16fp32__smallm_choose_split(n, k, g_sms, &shipped) != 0) continue;
-      printf("%5d %5d %3d | shipped %d/%d: %.2f %.2f\n", sh[0], sh[1], m, shipped.rows,
-             shipped.ksplit, time_smallm(r, 0), time_smallm(r, 1));
-      for (int R : {16, 32, 64})
-        for (int S : {1, 2, 4, 8}) {
-          const int64_t blocks = sh[0] / R * S;
-          if (sh[0] % R || blocks < (sh[0] <= 512 ? 16 : 64) || blocks > 264) continue;
-          bf16fp32__smallm_split sp{R, S, 128 / R, 0xf};
-          bf16fp32__smallm_config cfg;
-          if (bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &cfg) != 0) continue;
-          printf("      %d/%d: %6.2f %6.2f |", R, S, time_smallm(r, 0, &cfg), time_smallm(r, 1, &cfg));
-          double best[2] = {1e9, 1e9};
-          int bk[2] = {-1, -1};
-          const bool wide = m > BF16FP32__SMALLM_DECODE_MAX_M;
-          const int nk = wide ? (int)(sizeof tiles / sizeof tiles[0]) : (int)(sizeof kinds / sizeof kinds[0]);
-          auto kind = [&](int i) {
-            if (!wide) return variant(cfg, 4, m, kinds[i][0], kinds[i][1], kinds[i][2]);
-            bf16fp32__smallm_config c = cfg;
-            if (bf16fp32__smallm_use_wide(&c, n, tiles[i][0], tiles[i][1], g_smem) != 0) c.wide = 0;
-            return c;
-          };
-          for (int i = 0; i < nk; i++) {
-            bf16fp32__smallm_config c = kind(i);
-            if (!c.stream && !c.wide) continue;
-            for (int pdl = 0; pdl < 2; pdl++) {
-              const double t = time_smallm(r, pdl, &c);
-              if (t < best[pdl]) best[pdl] = t, bk[pdl] = i;
-            }
+  for_cells(mlist, [&](Rot &r) {
+    const int m = (int)r.m;
+    const int64_t n = r.n, k = r.k, rows = std::min(2, m);
+    std::vector<uint16_t> hw(n * k), hx(rows * k);
+    CK(cudaMemcpy(hw.data(), r.w(0), n * k * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hx.data(), r.x(0), rows * k * 2, cudaMemcpyDeviceToHost));
+    bf16fp32__smallm_split shipped;
+    if (bf16fp32__smallm_choose_split(n, k, g_sms, &shipped) != 0) return;
+    printf("%5d %5d %3d | shipped %d/%d: %.2f %.2f\n", (int)r.n, (int)r.k, m, shipped.rows,
+           shipped.ksplit, time_smallm(r, 0), time_smallm(r, 1));
+    for (int R : {16, 32, 64})
+      for (int S : {1, 2, 4, 8}) {
+        const int64_t blocks = r.n / R * S;
+        if (r.n % R || blocks < (r.n <= 512 ? 16 : 64) || blocks > 264) continue;
+        bf16fp32__smallm_split sp{R, S, 128 / R, 0xf};
+        bf16fp32__smallm_config cfg;
+        if (bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &cfg) != 0) continue;
+        printf("      %d/%d: %6.2f %6.2f |", R, S, time_smallm(r, 0, &cfg), time_smallm(r, 1, &cfg));
+        double best[2] = {1e9, 1e9};
+        int bk[2] = {-1, -1};
+        const bool wide = m > BF16FP32__SMALLM_DECODE_MAX_M;
+        const int nk = wide ? (int)(sizeof tiles / sizeof tiles[0]) : (int)(sizeof kinds / sizeof kinds[0]);
+        auto kind = [&](int i) {
+          if (!wide) return variant(cfg, 4, m, kinds[i][0], kinds[i][1], kinds[i][2]);
+          bf16fp32__smallm_config c = cfg;
+          if (bf16fp32__smallm_use_wide(&c, n, tiles[i][0], tiles[i][1], g_smem) != 0) c.wide = 0;
+          return c;
+        };
+        for (int i = 0; i < nk; i++) {
+          bf16fp32__smallm_config c = kind(i);
+          if (!c.stream && !c.wide) continue;
+          for (int pdl = 0; pdl < 2; pdl++) {
+            const double t = time_smallm(r, pdl, &c);
+            if (t < best[pdl]) best[pdl] = t, bk[pdl] = i;
           }
-          if (bk[0] < 0) { printf(" none\n"); continue; }
-          const bool ok = oracle_rows(r, rows, kind(bk[1]), hx, hw);
-          auto show = [&](double t, int i) {
-            if (wide) printf(" %6.2f (%dx%d)", t, tiles[i][0], tiles[i][1]);
-            else printf(" %6.2f (%dx%d/%d)", t, kinds[i][0], kinds[i][1], kinds[i][2]);
-          };
-          show(best[0], bk[0]);
-          show(best[1], bk[1]);
-          printf("%s\n", ok ? "" : " !");
-          fflush(stdout);
         }
-    }
+        if (bk[0] < 0) { printf(" none\n"); continue; }
+        const bool ok = oracle_rows(r, rows, kind(bk[1]), hx, hw);
+        auto show = [&](double t, int i) {
+          if (wide) printf(" %6.2f (%dx%d)", t, tiles[i][0], tiles[i][1]);
+          else printf(" %6.2f (%dx%d/%d)", t, kinds[i][0], kinds[i][1], kinds[i][2]);
+        };
+        show(best[0], bk[0]);
+        show(best[1], bk[1]);
+        printf("%s\n", ok ? "" : " !");
+        fflush(stdout);
+      }
+  });
 }
 
 // The wide kernel's block shapes (rows x tokens) against the tiled kernel and cuBLAS, each
@@ -630,49 +637,48 @@ static void timing_split_stream(const std::vector<int> &mlist) {
 static void timing_wide() {
   const int blocks[][2] = {{32, 32}, {32, 64}, {64, 32}, {64, 64}, {32, 128}, {64, 128}};
   printf("\nwide kernel (us per call, no PDL): N K M | tiled cublas | rows x tokens:us ...\n");
-  for (auto &sh : g_shapes)
-    for (int m : g_mlist.empty() ? std::vector<int>{64, 128, 256} : g_mlist) {
-      if (g_only_n && sh[0] != g_only_n) continue;
-      Rot r(m, sh[0], sh[1]);
-      const int64_t n = r.n, k = r.k;
-      bf16fp32__smallm_split sp;
-      bf16fp32__smallm_config base;
-      if (bf16fp32__smallm_choose_split(n, k, g_sms, &sp) != 0 ||
-          bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &base) != 0)
-        continue;
-      base = variant(base, 2);
-      const std::vector<float> ref = output_of(r, &base, m);
-      printf("%5d %5d %3d | %6.2f %6.2f |", sh[0], sh[1], m, time_smallm(r, 0, &base), time_cublas(r));
-      /* times c and compares its output bit for bit with the tiled kernel's */
-      auto timed = [&](const bf16fp32__smallm_config &c) {
-        double t = time_smallm(r, 0, &c);
-        printf(":%.2f%s", t, same_output(r, c, ref) ? "" : "!");
-      };
-      for (auto &b : blocks) {
-        bf16fp32__smallm_config c = base;
-        if (bf16fp32__smallm_use_wide(&c, n, b[0], b[1], g_smem) != 0) continue;
-        printf(" %dx%d", b[0], b[1]);
-        timed(c);
-        /* one K slice: the tile shared by 2 or 4 blocks, each summing its group's chains */
-        for (int groups : {2, 4}) {
-          bf16fp32__smallm_config cg = c;
-          if (bf16fp32__smallm_use_groups(&cg, groups, g_smem) != 0) continue;
-          printf(" %dx%d/g%d", b[0], b[1], groups);
-          timed(cg);
-        }
+  for_cells(g_mlist.empty() ? std::vector<int>{64, 128, 256} : g_mlist, [&](Rot &r) {
+    const int m = (int)r.m;
+    const int64_t n = r.n, k = r.k;
+    bf16fp32__smallm_split sp;
+    bf16fp32__smallm_config base;
+    if (bf16fp32__smallm_choose_split(n, k, g_sms, &sp) != 0 ||
+        bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &base) != 0)
+      return;
+    base = variant(base, 2);
+    const std::vector<float> ref = output_of(r, &base, m);
+    printf("%5d %5d %3d | %6.2f %6.2f |", (int)r.n, (int)r.k, m, time_smallm(r, 0, &base),
+           time_cublas(r));
+    /* times c and compares its output bit for bit with the tiled kernel's */
+    auto timed = [&](const bf16fp32__smallm_config &c) {
+      double t = time_smallm(r, 0, &c);
+      printf(":%.2f%s", t, same_output(r, c, ref) ? "" : "!");
+    };
+    for (auto &b : blocks) {
+      bf16fp32__smallm_config c = base;
+      if (bf16fp32__smallm_use_wide(&c, n, b[0], b[1], g_smem) != 0) continue;
+      printf(" %dx%d", b[0], b[1]);
+      timed(c);
+      /* one K slice: the tile shared by 2 or 4 blocks, each summing its group's chains */
+      for (int groups : {2, 4}) {
+        bf16fp32__smallm_config cg = c;
+        if (bf16fp32__smallm_use_groups(&cg, groups, g_smem) != 0) continue;
+        printf(" %dx%d/g%d", b[0], b[1], groups);
+        timed(cg);
       }
-      /* the wgmma kernel: rows x tokens / tokens per warpgroup */
-      const int gblocks[][3] = {{64, 32, 32}, {64, 64, 32}, {64, 64, 64}, {128, 32, 32}, {128, 64, 64}, {64, 128, 64}};
-      printf(" |");
-      for (auto &b : gblocks) {
-        bf16fp32__smallm_config c = base;
-        if (bf16fp32__smallm_use_wgmma(&c, n, b[0], b[1], b[2], g_smem) != 0) continue;
-        printf(" g%dx%d/%d", b[0], b[1], b[2]);
-        timed(c);
-      }
-      printf("\n");
-      fflush(stdout);
     }
+    /* the wgmma kernel: rows x tokens / tokens per warpgroup */
+    const int gblocks[][3] = {{64, 32, 32}, {64, 64, 32}, {64, 64, 64}, {128, 32, 32}, {128, 64, 64}, {64, 128, 64}};
+    printf(" |");
+    for (auto &b : gblocks) {
+      bf16fp32__smallm_config c = base;
+      if (bf16fp32__smallm_use_wgmma(&c, n, b[0], b[1], b[2], g_smem) != 0) continue;
+      printf(" g%dx%d/%d", b[0], b[1], b[2]);
+      timed(c);
+    }
+    printf("\n");
+    fflush(stdout);
+  });
 }
 
 // The stream kernel in token blocks above M = 64 (--stream-tokens): per shape and M, the chosen
@@ -683,39 +689,26 @@ static void timing_stream_tokens(const std::vector<int> &mlist) {
                           {1, 3, 2}, {3, 2, 2}, {3, 3, 2}};
   printf("\nstream kernel in token blocks (us per call, plain / pdl): N K M | chosen | subs x stages / "
          "groups: plain pdl ... | best plain, best pdl\n");
-  for (auto &sh : g_shapes)
-    for (int m : mlist) {
-      if (g_only_n && sh[0] != g_only_n) continue;
-      Rot r(m, sh[0], sh[1]);
-      const int64_t n = r.n, k = r.k;
-      const std::vector<float> ref = output_of(r, nullptr, m);
-      const double cp = time_smallm(r, 0), cq = time_smallm(r, 1);
-      printf("%5lld %5lld %3d | %6.2f %6.2f |", (long long)n, (long long)k, m, cp, cq);
-      double bp = 1e9, bq = 1e9;
-      for (auto &kd : kinds) {
-        bf16fp32__smallm_config c;
-        if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0 ||
-            bf16fp32__smallm_use_stream_tokens(&c, m, n, k, kd[0], kd[1], kd[2], g_smem) != 0)
-          continue;
-        const bool same = same_output(r, c, ref);
-        const double tp = time_smallm(r, 0, &c), tq = time_smallm(r, 1, &c);
-        bp = std::min(bp, tp), bq = std::min(bq, tq);
-        printf(" %dx%d/%d:%.2f %.2f%s", kd[0], c.stream_stages, kd[2], tp, tq, same ? "" : "!");
-      }
-      printf(" | %.2f %.2f\n", bp, bq);
-      fflush(stdout);
+  for_cells(mlist, [&](Rot &r) {
+    const int m = (int)r.m;
+    const int64_t n = r.n, k = r.k;
+    const std::vector<float> ref = output_of(r, nullptr, m);
+    const double cp = time_smallm(r, 0), cq = time_smallm(r, 1);
+    printf("%5lld %5lld %3d | %6.2f %6.2f |", (long long)n, (long long)k, m, cp, cq);
+    double bp = 1e9, bq = 1e9;
+    for (auto &kd : kinds) {
+      bf16fp32__smallm_config c;
+      if (bf16fp32__smallm_choose(m, n, k, g_sms, g_smem, &c) != 0 ||
+          bf16fp32__smallm_use_stream_tokens(&c, m, n, k, kd[0], kd[1], kd[2], g_smem) != 0)
+        continue;
+      const bool same = same_output(r, c, ref);
+      const double tp = time_smallm(r, 0, &c), tq = time_smallm(r, 1, &c);
+      bp = std::min(bp, tp), bq = std::min(bq, tq);
+      printf(" %dx%d/%d:%.2f %.2f%s", kd[0], c.stream_stages, kd[2], tp, tq, same ? "" : "!");
     }
-}
-
-// f(r) for each shape of g_shapes (--n: that N only) and each M of mlist, r the cell's operands.
-template <class F>
-static void for_cells(const std::vector<int> &mlist, F f) {
-  for (auto &sh : g_shapes)
-    for (int m : mlist) {
-      if (g_only_n && sh[0] != g_only_n) continue;
-      Rot r(m, sh[0], sh[1]);
-      f(r);
-    }
+    printf(" | %.2f %.2f\n", bp, bq);
+    fflush(stdout);
+  });
 }
 
 // The choice and the variants vs timed under PDL in g_rounds interleaved rounds (a variant only
