@@ -145,9 +145,8 @@ typedef struct bf16fp32__smallm_config {
                           requested into L2 before the wait, so that their copies after it
                           read L2 (bf16fp32__smallm_share_late) */
   int share_tiles;     /* the split's row blocks (same K slice, neighbours along N) one share
-                          block holds: 1, or 2 with each warp summing its rows of both, so that
-                          x is fetched and read once for twice the rows (the grid along N
-                          halved; bf16fp32__smallm_share_tiles) */
+                          block holds: 1, or 2 with each warp summing its rows of both (the
+                          grid along N halved; bf16fp32__smallm_share_tiles) */
 } bf16fp32__smallm_config;
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
@@ -220,8 +219,9 @@ int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late, int l2);
 
 /* Sets c->share_tiles for the share kernel chosen in c for m tokens: with tiles = 2 each block
  * holds two neighbouring row blocks of the split (same K slice), its warps summing their rows of
- * both with the same x fragments, so that each block fetches x for twice the rows; every output
- * is summed as before (bits included). Returns 0, or -1 (c unchanged) when c is not the share
+ * both with the same x fragments, so that the grid has half the blocks (under programmatic
+ * dependent launch the next call's blocks then find SMs of their own: docs/smallm-notes.md,
+ * session 31); every output is summed as before (bits included). Returns 0, or -1 (c unchanged) when c is not the share
  * kernel, tiles is not 1 or 2, the weight fragments are read into registers (share_wpre), the
  * row blocks do not pair up, or the rows do not fit smem_limit. */
 int bf16fp32__smallm_share_tiles(bf16fp32__smallm_config *c, int64_t m, int tiles,

@@ -9,8 +9,8 @@
  * call (docs/smallm-notes.md, session 26); with share_late_l2 those columns are also requested
  * into L2 before the wait, which holds it far less, so that their copies after it read L2
  * (session 30). With share_tiles = 2 a block holds two neighbouring row blocks of the split (same
- * K slice), each warp summing its rows of both with the same x fragments: x is fetched once per
- * twice the rows, and the grid along N is halved.
+ * K slice), each warp summing its rows of both with the same x fragments, and the grid along N
+ * is halved: under PDL the next call's blocks then run on SMs of their own (session 31).
  *
  * Why: under programmatic dependent launch all of a block's weights are then requested before
  * the wait, in 16-32 copies as long as the slice's rows, where the stream kernel's rings hold a
