@@ -27,7 +27,8 @@ static void add_unique(bf16fp32__plan *p, int b) {
 static void build_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int forced,
                         bf16fp32__plan *p, char *why, size_t why_len) {
   int tuned[2] = {-1, -1};
-  int ntuned = ctx->tune ? bf16fp32__tune_choice(ctx->tune, s, tuned, NULL, 0) : 0;
+  const bool pdl = ctx->cfg.use_pdl != 0;
+  int ntuned = ctx->tune ? bf16fp32__tune_choice(ctx->tune, s, pdl, tuned, NULL, 0) : 0;
   int rule = bf16fp32__rule_choice(ctx->family, s, NULL, 0);
   p->order_len = 0;
   p->reason = REASON_NONE;
@@ -40,7 +41,7 @@ static void build_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int for
     if (tuned[i] < 0 || !usable(ctx, tuned[i], s)) continue;
     if (p->order_len == 0) {
       p->reason = REASON_TUNED;
-      if (why) bf16fp32__tune_choice(ctx->tune, s, tuned, why, why_len);
+      if (why) bf16fp32__tune_choice(ctx->tune, s, pdl, tuned, why, why_len);
     }
     add_unique(p, tuned[i]);
   }

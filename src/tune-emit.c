@@ -30,12 +30,12 @@ bf16fp32_status bf16fp32__tune_emit_c(const bf16fp32__tune_header *h, const bf16
       " * Generated data: regenerate with `bf16fp32 tune --suite FILE --emit-c src/tune-builtin.c`. */\n"
       "#include \"tune-table.h\"\n\n");
   if (count > 0) {
-    bf16fp32__text_printf(&t, "/* where, line, n, k, m (bucket), winner, us, runner-up, us */\n"
+    bf16fp32__text_printf(&t, "/* where, pdl, line, n, k, m (bucket), winner, us, runner-up, us */\n"
                               "static const bf16fp32__tune_entry entries[] = {\n");
     for (int i = 0; i < count; i++) {
-      bf16fp32__text_printf(&t, "    {%s, 0, %lld, %lld, %lld, ",
+      bf16fp32__text_printf(&t, "    {%s, %d, 0, %lld, %lld, %lld, ",
                             e[i].where == BF16FP32_DEVICE ? "BF16FP32_DEVICE" : "BF16FP32_HOST",
-                            (long long)e[i].n, (long long)e[i].k, (long long)e[i].m);
+                            e[i].pdl ? 1 : 0, (long long)e[i].n, (long long)e[i].k, (long long)e[i].m);
       c_string(&t, e[i].winner);
       bf16fp32__text_printf(&t, ", ");
       bf16fp32__text_time(&t, e[i].winner_us);

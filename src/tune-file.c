@@ -232,8 +232,10 @@ static bf16fp32_status data_line(parser *p, char *s) {
     e.where = BF16FP32_HOST;
   else if (strcmp(f[0], "device") == 0)
     e.where = BF16FP32_DEVICE;
+  else if (strcmp(f[0], "device-pdl") == 0)
+    e.where = BF16FP32_DEVICE, e.pdl = 1;
   else
-    bad = "where (host or device)";
+    bad = "where (host, device or device-pdl)";
   if (!bad && !parse_count(f[1], &e.n)) bad = "n";
   if (!bad && !parse_count(f[2], &e.k)) bad = "k";
   if (!bad && !(parse_count(f[3], &e.m) && bf16fp32__tune_is_bucket(e.m)))
@@ -363,7 +365,8 @@ bf16fp32_status bf16fp32__tune_file_format(const bf16fp32__tune_header *h,
   bf16fp32__text_printf(&t,
                         "# bf16fp32 tuning file: the fastest backends for each (location, N, K, M bucket)\n"
                         "# measured on the machine described below, written by `bf16fp32 tune`.\n"
-                        "# Entries apply only to that GPU (device) or CPU (host) and library version.\n"
+                        "# Entries apply only to that GPU (device) or CPU (host) and library version;\n"
+                        "# device-pdl entries were measured with the context's PDL option on.\n"
                         "# M buckets: each M up to 16, then powers of two (M 17..32 uses 32).\n"
                         "# Times: median microseconds per call (GPU: graph replay, cold L2).\n");
   bf16fp32__text_printf(&t, "# format\t%d\n# library\t%s\n", h->format, h->library);
@@ -379,8 +382,9 @@ bf16fp32_status bf16fp32__tune_file_format(const bf16fp32__tune_header *h,
   bf16fp32__text_printf(&t,
                         "# columns\twhere\tn\tk\tm\twinner\twinner_us\trunner_up\trunner_up_us\n");
   for (int i = 0; i < count; i++) {
-    bf16fp32__text_printf(&t, "%s\t%lld\t%lld\t%lld\t%s\t", e[i].where == BF16FP32_DEVICE ? "device" : "host",
-                          (long long)e[i].n, (long long)e[i].k, (long long)e[i].m, e[i].winner);
+    const char *where = e[i].where != BF16FP32_DEVICE ? "host" : e[i].pdl ? "device-pdl" : "device";
+    bf16fp32__text_printf(&t, "%s\t%lld\t%lld\t%lld\t%s\t", where, (long long)e[i].n,
+                          (long long)e[i].k, (long long)e[i].m, e[i].winner);
     bf16fp32__text_time(&t, e[i].winner_us);
     if (e[i].runner_up[0]) {
       bf16fp32__text_printf(&t, "\t%s\t", e[i].runner_up);

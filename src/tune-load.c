@@ -110,7 +110,7 @@ static void load_file(loader *l, bf16fp32__tune_table *t) {
   bf16fp32__tune_file_clear(&f);
 }
 
-/* The built-in entries whose (where, n, k) the user's entries (t, finished) do not cover. */
+/* The built-in entries whose (where, pdl, n, k) the user's entries (t, finished) do not cover. */
 static void load_builtin(loader *l, bf16fp32__tune_table *t) {
   const bf16fp32__tune_builtin *b = &bf16fp32__tune_builtin_table;
   if (b->count == 0) return;
@@ -129,7 +129,7 @@ static void load_builtin(loader *l, bf16fp32__tune_table *t) {
     /* has_pair looks only at the sorted user part: [0, user_count). */
     bf16fp32__tune_table user = *t;
     user.count = user_count;
-    if (bf16fp32__tune_table_has_pair(&user, e->where, e->n, e->k)) continue;
+    if (bf16fp32__tune_table_has_pair(&user, e->where, e->pdl, e->n, e->k)) continue;
     bf16fp32__tune_entry copy = *e;
     copy.line = 0;
     if (bf16fp32__tune_table_add(t, &copy) != BF16FP32_OK) break;

@@ -31,8 +31,9 @@ bf16fp32_status bf16fp32__tune_table_add(bf16fp32__tune_table *t, const bf16fp32
   return BF16FP32_OK;
 }
 
-static int cmp_key(int where, int64_t n, int64_t k, int64_t m, const bf16fp32__tune_entry *e) {
+static int cmp_key(int where, int pdl, int64_t n, int64_t k, int64_t m, const bf16fp32__tune_entry *e) {
   if (where != e->where) return where < e->where ? -1 : 1;
+  if (pdl != e->pdl) return pdl < e->pdl ? -1 : 1;
   if (n != e->n) return n < e->n ? -1 : 1;
   if (k != e->k) return k < e->k ? -1 : 1;
   if (m != e->m) return m < e->m ? -1 : 1;
@@ -47,7 +48,7 @@ typedef struct keyed {
 
 static int cmp_keyed(const void *a, const void *b) {
   const keyed *x = a, *y = b;
-  int c = cmp_key(x->e.where, x->e.n, x->e.k, x->e.m, &y->e);
+  int c = cmp_key(x->e.where, x->e.pdl, x->e.n, x->e.k, x->e.m, &y->e);
   if (c) return c;
   return x->order < y->order ? -1 : x->order > y->order;
 }
@@ -64,7 +65,8 @@ void bf16fp32__tune_table_finish(bf16fp32__tune_table *t) {
     int out = 0;
     for (int i = 0; i < t->count; i++) {
       /* The last of a run of equal keys is the one added last. */
-      if (i + 1 < t->count && cmp_key(k[i].e.where, k[i].e.n, k[i].e.k, k[i].e.m, &k[i + 1].e) == 0)
+      const bf16fp32__tune_entry *e = &k[i].e;
+      if (i + 1 < t->count && cmp_key(e->where, e->pdl, e->n, e->k, e->m, &k[i + 1].e) == 0)
         continue;
       t->entries[out++] = k[i].e;
     }
@@ -75,7 +77,7 @@ void bf16fp32__tune_table_finish(bf16fp32__tune_table *t) {
     for (int i = 1; i < t->count; i++) {
       bf16fp32__tune_entry e = t->entries[i];
       int j = i;
-      while (j > 0 && cmp_key(e.where, e.n, e.k, e.m, &t->entries[j - 1]) < 0) {
+      while (j > 0 && cmp_key(e.where, e.pdl, e.n, e.k, e.m, &t->entries[j - 1]) < 0) {
         t->entries[j] = t->entries[j - 1];
         j--;
       }
@@ -84,7 +86,7 @@ void bf16fp32__tune_table_finish(bf16fp32__tune_table *t) {
     int out = 0;
     for (int i = 0; i < t->count; i++) {
       const bf16fp32__tune_entry *e = &t->entries[i];
-      if (out > 0 && cmp_key(e->where, e->n, e->k, e->m, &t->entries[out - 1]) == 0)
+      if (out > 0 && cmp_key(e->where, e->pdl, e->n, e->k, e->m, &t->entries[out - 1]) == 0)
         t->entries[out - 1] = *e; /* equal keys keep their addition order: the later wins */
       else
         t->entries[out++] = *e;
@@ -95,11 +97,12 @@ void bf16fp32__tune_table_finish(bf16fp32__tune_table *t) {
 }
 
 /* Index of the first entry not below the key (count when none). */
-static int lower_bound(const bf16fp32__tune_table *t, int where, int64_t n, int64_t k, int64_t m) {
+static int lower_bound(const bf16fp32__tune_table *t, int where, int pdl, int64_t n, int64_t k,
+                       int64_t m) {
   int lo = 0, hi = t->count;
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2;
-    if (cmp_key(where, n, k, m, &t->entries[mid]) > 0)
+    if (cmp_key(where, pdl, n, k, m, &t->entries[mid]) > 0)
       lo = mid + 1;
     else
       hi = mid;
@@ -107,21 +110,23 @@ static int lower_bound(const bf16fp32__tune_table *t, int where, int64_t n, int6
   return lo;
 }
 
-static bool same_pair(const bf16fp32__tune_entry *e, int where, int64_t n, int64_t k) {
-  return e->where == where && e->n == n && e->k == k;
+static bool same_pair(const bf16fp32__tune_entry *e, int where, int pdl, int64_t n, int64_t k) {
+  return e->where == where && e->pdl == pdl && e->n == n && e->k == k;
 }
 
-bool bf16fp32__tune_table_has_pair(const bf16fp32__tune_table *t, int where, int64_t n, int64_t k) {
-  int i = lower_bound(t, where, n, k, 0);
-  return i < t->count && same_pair(&t->entries[i], where, n, k);
+bool bf16fp32__tune_table_has_pair(const bf16fp32__tune_table *t, int where, int pdl, int64_t n,
+                                   int64_t k) {
+  if (!t || t->count == 0) return false;
+  int i = lower_bound(t, where, pdl, n, k, 0);
+  return i < t->count && same_pair(&t->entries[i], where, pdl, n, k);
 }
 
 const bf16fp32__tune_entry *bf16fp32__tune_table_lookup(const bf16fp32__tune_table *t, int where,
-                                                        int64_t n, int64_t k, int64_t m) {
+                                                        int pdl, int64_t n, int64_t k, int64_t m) {
   if (!t || !t->sorted || t->count == 0) return NULL;
-  int i = lower_bound(t, where, n, k, bf16fp32__tune_bucket(m));
-  if (i < t->count && same_pair(&t->entries[i], where, n, k)) return &t->entries[i];
-  if (i > 0 && same_pair(&t->entries[i - 1], where, n, k)) return &t->entries[i - 1];
+  int i = lower_bound(t, where, pdl, n, k, bf16fp32__tune_bucket(m));
+  if (i < t->count && same_pair(&t->entries[i], where, pdl, n, k)) return &t->entries[i];
+  if (i > 0 && same_pair(&t->entries[i - 1], where, pdl, n, k)) return &t->entries[i - 1];
   return NULL;
 }
 
@@ -151,10 +156,12 @@ bool bf16fp32__tune_baseline_first(const bf16fp32__tune_entry *e) {
          e->winner_us > e->runner_up_us * (1.0 - BF16FP32__TUNE_BASELINE_MARGIN);
 }
 
-int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, int backends[2],
-                          char *why, size_t why_len) {
+int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, bool pdl,
+                          int backends[2], char *why, size_t why_len) {
   backends[0] = backends[1] = -1;
-  const bf16fp32__tune_entry *e = bf16fp32__tune_table_lookup(t, s->where, s->n, s->k, s->m);
+  const int under_pdl = pdl && s->where == BF16FP32_DEVICE &&
+                        bf16fp32__tune_table_has_pair(t, s->where, 1, s->n, s->k);
+  const bf16fp32__tune_entry *e = bf16fp32__tune_table_lookup(t, s->where, under_pdl, s->n, s->k, s->m);
   if (!e) {
     if (why && why_len) snprintf(why, why_len, "not tuned");
     return 0;
@@ -187,8 +194,9 @@ int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *
                100 * BF16FP32__TUNE_BASELINE_MARGIN, BF16FP32__TUNE_BASELINE, BF16FP32__TUNE_BASELINE);
     else if (w < 0)
       snprintf(note, sizeof note, " (the winner is not in this build)");
-    snprintf(why, why_len, "tuned: %s: M bucket %lld%s: %s %.2f us%s%s", source, (long long)e->m,
-             bucket, e->winner, e->winner_us, runner, note);
+    snprintf(why, why_len, "tuned: %s: %sM bucket %lld%s: %s %.2f us%s%s", source,
+             under_pdl ? "under PDL: " : "", (long long)e->m, bucket, e->winner, e->winner_us, runner,
+             note);
   }
   return count;
 }

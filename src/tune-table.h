@@ -12,10 +12,12 @@
 
 #define BF16FP32__TUNE_NAME_LEN 32
 
-/* One measured (location, N, K, M bucket): the fastest backend and the second, by name (as
- * in the registry), with their median times per call in microseconds. */
+/* One measured (location, launch, N, K, M bucket): the fastest backend and the second, by
+ * name (as in the registry), with their median times per call in microseconds. */
 typedef struct bf16fp32__tune_entry {
   int32_t where;                            /* bf16fp32_location */
+  int32_t pdl;                              /* 1: measured with the context's PDL option on
+                                               (device only; file token "device-pdl") */
   int32_t line;                             /* line in the source file; 0: built-in or new */
   int64_t n, k;
   int64_t m;                                /* the bucket (its representative, upper M) */
@@ -50,7 +52,8 @@ int64_t bf16fp32__tune_bucket(int64_t m);
 /* True when m is a bucket's representative (1..16 or a power of two). */
 bool bf16fp32__tune_is_bucket(int64_t m);
 
-/* The context's tuned choices: entries sorted by key, unique, and where they came from. */
+/* The context's tuned choices: entries sorted by key (where, pdl, n, k, m), unique, and where
+ * they came from. */
 typedef struct bf16fp32__tune_table bf16fp32__tune_table;
 struct bf16fp32__tune_table {
   bf16fp32__tune_entry *entries;
@@ -63,14 +66,15 @@ struct bf16fp32__tune_table {
 /* Appends a copy of e (OUT_OF_MEMORY on failure). Later additions of a key replace earlier
  * ones at bf16fp32__tune_table_finish. */
 bf16fp32_status bf16fp32__tune_table_add(bf16fp32__tune_table *t, const bf16fp32__tune_entry *e);
-/* Sorts by (where, n, k, m) and keeps the last added entry of each key. */
+/* Sorts by (where, pdl, n, k, m) and keeps the last added entry of each key. */
 void bf16fp32__tune_table_finish(bf16fp32__tune_table *t);
-/* Whether the (finished) table has any entry for (where, n, k). */
-bool bf16fp32__tune_table_has_pair(const bf16fp32__tune_table *t, int where, int64_t n, int64_t k);
-/* The entry for a call: the smallest tuned bucket at or above bucket(m) for (where, n, k);
- * beyond the largest tuned bucket, the largest. NULL when (where, n, k) was not tuned. */
+/* Whether the (finished) table has any entry for (where, pdl, n, k). */
+bool bf16fp32__tune_table_has_pair(const bf16fp32__tune_table *t, int where, int pdl, int64_t n,
+                                   int64_t k);
+/* The entry for a call: the smallest tuned bucket at or above bucket(m) for (where, pdl, n, k);
+ * beyond the largest tuned bucket, the largest. NULL when (where, pdl, n, k) was not tuned. */
 const bf16fp32__tune_entry *bf16fp32__tune_table_lookup(const bf16fp32__tune_table *t, int where,
-                                                        int64_t n, int64_t k, int64_t m);
+                                                        int pdl, int64_t n, int64_t k, int64_t m);
 /* Frees the entries only (for tables that live on the stack or in a struct). */
 void bf16fp32__tune_table_clear(bf16fp32__tune_table *t);
 
@@ -94,10 +98,12 @@ bool bf16fp32__tune_baseline_first(const bf16fp32__tune_entry *e);
 
 /* Registry indices of the tuned winner and runner-up for s (where, n, k, bucket(m)), in that
  * order unless bf16fp32__tune_baseline_first, skipping names this build does not know or that
- * run elsewhere; returns how many (0..2). why (may be NULL) says where the choice came from
- * and the measured times. */
-int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, int backends[2],
-                          char *why, size_t why_len);
+ * run elsewhere; returns how many (0..2). With pdl (the context's PDL option, device calls)
+ * the entries measured under PDL decide where the table has them for (n, k), the plain ones
+ * otherwise: PDL shortens our kernels' calls and not cuBLAS's, so the winners differ. why
+ * (may be NULL) says where the choice came from and the measured times. */
+int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, bool pdl,
+                          int backends[2], char *why, size_t why_len);
 void bf16fp32__tune_free(bf16fp32__tune_table *t);
 /* $XDG_CACHE_HOME/bf16fp32/tune.tsv, else $HOME/.cache/bf16fp32/tune.tsv; "" without either. */
 void bf16fp32__tune_default_path(char *buf, size_t len);

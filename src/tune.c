@@ -67,8 +67,8 @@ static bf16fp32_status check_request(const bf16fp32__config *cfg, const bf16fp32
 }
 
 /* Winner and runner-up of a measure: the two smallest valid times. */
-static bool pick(const bf16fp32__candidate *c, int count, int where, int64_t n, int64_t k,
-                 int64_t m, bf16fp32__tune_entry *e) {
+static bool pick(const bf16fp32__candidate *c, int count, int where, int pdl, int64_t n,
+                 int64_t k, int64_t m, bf16fp32__tune_entry *e) {
   int best = -1, second = -1;
   for (int i = 0; i < count; i++) {
     if (c[i].status != BF16FP32_OK || c[i].median_us < 0) continue;
@@ -82,6 +82,7 @@ static bool pick(const bf16fp32__candidate *c, int count, int where, int64_t n, 
   if (best < 0) return false;
   memset(e, 0, sizeof *e);
   e->where = where;
+  e->pdl = pdl;
   e->n = n, e->k = k, e->m = m;
   snprintf(e->winner, sizeof e->winner, "%s", c[best].name);
   e->winner_us = c[best].median_us;
@@ -97,6 +98,9 @@ static bool pick(const bf16fp32__candidate *c, int count, int where, int64_t n, 
 static bf16fp32_status measure_all(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
                                    const int64_t *buckets, int nb, bf16fp32__tune_table *found) {
   const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
+  /* Our kernels launch under PDL when the context says so; their times then go under
+   * device-pdl, for the dispatcher of such contexts. */
+  const int pdl = r->where == BF16FP32_DEVICE && cfg->use_pdl;
   bf16fp32_status st = BF16FP32_OK;
   bf16fp32__candidate cands[BF16FP32__MAX_BACKENDS];
   cand_user users[BF16FP32__MAX_BACKENDS];
@@ -140,11 +144,12 @@ static bf16fp32_status measure_all(bf16fp32_context *ctx, const bf16fp32__tune_r
         goto cleanup;
       }
       bf16fp32__tune_entry e;
-      bool got = pick(cands, count, r->where, n, k, buckets[i], &e);
+      bool got = pick(cands, count, r->where, pdl, n, k, buckets[i], &e);
       if (got) {
         BF16FP32__TRY(bf16fp32__tune_table_add(found, &e));
         bf16fp32__log(cfg, 2, "tune: %s n=%lld k=%lld m=%lld: %s %.2f us, runner-up %s",
-                      r->where == BF16FP32_DEVICE ? "device" : "host", (long long)n, (long long)k,
+                      r->where != BF16FP32_DEVICE ? "host" : pdl ? "device-pdl" : "device",
+                      (long long)n, (long long)k,
                       (long long)buckets[i], e.winner, e.winner_us, e.runner_up[0] ? e.runner_up : "none");
       } else {
         bf16fp32__log(cfg, 1, "tune: n=%lld k=%lld m=%lld: no backend gave a valid time",

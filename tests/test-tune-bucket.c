@@ -28,6 +28,14 @@ static void test_bucket(void) {
   EXPECT(bf16fp32__tune_is_bucket(13) && bf16fp32__tune_is_bucket(1024), "buckets");
 }
 
+/* A call as the dispatcher sees it, packed operands. */
+static bf16fp32__shape call_shape(int where, int64_t m, int64_t n, int64_t k) {
+  bf16fp32__shape s;
+  memset(&s, 0, sizeof s);
+  s.where = where, s.m = m, s.n = n, s.k = k, s.ldx = k, s.ldw = k, s.ldo = n;
+  return s;
+}
+
 static void test_lookup(void) {
   bf16fp32__tune_table t;
   memset(&t, 0, sizeof t);
@@ -53,52 +61,50 @@ static void test_lookup(void) {
       {65, 4096}, {1000, 4096}, {4096, 4096}, {4097, 4096}, {1000000, 4096},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    const bf16fp32__tune_entry *e = bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 256, 4096, cases[i].m);
+    const bf16fp32__tune_entry *e = bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 0, 256, 4096, cases[i].m);
     EXPECT(e && e->m == cases[i].want, "m=%lld -> %lld, want %lld", (long long)cases[i].m,
            e ? (long long)e->m : -1LL, (long long)cases[i].want);
   }
-  const bf16fp32__tune_entry *e16 = bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 256, 4096, 16);
+  const bf16fp32__tune_entry *e16 = bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 0, 256, 4096, 16);
   EXPECT(e16 && strcmp(e16->winner, "later") == 0 && e16->line == 99, "duplicate: the later wins");
   /* Only the pair's own entries: 512 x 4096 has bucket 1 only; 256 x 7168 none. */
-  const bf16fp32__tune_entry *o = bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 512, 4096, 300);
+  const bf16fp32__tune_entry *o = bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 0, 512, 4096, 300);
   EXPECT(o && o->n == 512 && o->m == 1, "other pair");
-  EXPECT(!bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 256, 7168, 1), "untuned pair");
-  EXPECT(!bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 128, 4096, 1), "untuned smaller n");
-  const bf16fp32__tune_entry *d = bf16fp32__tune_table_lookup(&t, BF16FP32_DEVICE, 256, 4096, 9);
+  EXPECT(!bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 0, 256, 7168, 1), "untuned pair");
+  EXPECT(!bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 0, 128, 4096, 1), "untuned smaller n");
+  const bf16fp32__tune_entry *d = bf16fp32__tune_table_lookup(&t, BF16FP32_DEVICE, 0, 256, 4096, 9);
   EXPECT(d && strcmp(d->winner, "smallm") == 0, "device entry");
-  EXPECT(bf16fp32__tune_table_has_pair(&t, BF16FP32_HOST, 512, 4096) &&
-             !bf16fp32__tune_table_has_pair(&t, BF16FP32_DEVICE, 512, 4096),
+  EXPECT(bf16fp32__tune_table_has_pair(&t, BF16FP32_HOST, 0, 512, 4096) &&
+             !bf16fp32__tune_table_has_pair(&t, BF16FP32_DEVICE, 0, 512, 4096),
          "has_pair");
 
   /* The dispatcher's view. */
-  bf16fp32__shape s;
-  memset(&s, 0, sizeof s);
-  s.where = BF16FP32_HOST, s.m = 20, s.n = 256, s.k = 4096, s.ldx = 4096, s.ldw = 4096, s.ldo = 256;
+  bf16fp32__shape s = call_shape(BF16FP32_HOST, 20, 256, 4096);
   int b[2];
   char why[512];
-  int n = bf16fp32__tune_choice(&t, &s, b, why, sizeof why);
+  int n = bf16fp32__tune_choice(&t, &s, false, b, why, sizeof why);
   int ref = bf16fp32__registry_find("cpu-ref");
   EXPECT(ref >= 0, "cpu-ref is registered");
   EXPECT(n == 1 && b[0] == ref && b[1] == -1, "m=20 -> bucket 32: cpu-ref alone (n=%d)", n);
   EXPECT(strstr(why, "file /tmp/x.tsv line 14") && strstr(why, "M bucket 32") && strstr(why, "cpu-ref"),
          "why: %s", why);
   s.m = 10; /* bucket 16: winner "later" is no backend, runner-up cpu-ref */
-  n = bf16fp32__tune_choice(&t, &s, b, why, sizeof why);
+  n = bf16fp32__tune_choice(&t, &s, false, b, why, sizeof why);
   EXPECT(n == 1 && b[0] == ref, "unknown winner skipped: n=%d", n);
   EXPECT(strstr(why, "not in this build") && strstr(why, "runner-up cpu-ref"), "why: %s", why);
   s.n = 777;
-  n = bf16fp32__tune_choice(&t, &s, b, why, sizeof why);
+  n = bf16fp32__tune_choice(&t, &s, false, b, why, sizeof why);
   EXPECT(n == 0 && b[0] == -1 && strcmp(why, "not tuned") == 0, "untuned: %d %s", n, why);
-  EXPECT(bf16fp32__tune_choice(&t, &s, b, NULL, 0) == 0, "why may be NULL");
+  EXPECT(bf16fp32__tune_choice(&t, &s, false, b, NULL, 0) == 0, "why may be NULL");
   /* A device entry naming a host backend, or a host backend asked at device: never returned. */
   s.where = BF16FP32_DEVICE, s.n = 256, s.m = 1;
-  n = bf16fp32__tune_choice(&t, &s, b, why, sizeof why);
+  n = bf16fp32__tune_choice(&t, &s, false, b, why, sizeof why);
   for (int i = 0; i < n; i++)
     EXPECT(bf16fp32__registry[b[i]].where == BF16FP32_DEVICE && bf16fp32__registry[b[i]].ops,
            "device choice %d is a built device backend", b[i]);
   EXPECT(strstr(why, "built-in table (NVIDIA H200)"), "built-in source: %s", why);
   bf16fp32__tune_table_clear(&t);
-  EXPECT(!bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 256, 4096, 1), "empty table");
+  EXPECT(!bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 0, 256, 4096, 1), "empty table");
   bf16fp32__tune_free(NULL);
 }
 
@@ -123,9 +129,52 @@ static void test_baseline_first(void) {
   EXPECT(!bf16fp32__tune_baseline_first(&e), "runner-up not the baseline");
 }
 
+/* Entries measured under PDL are their own keys; a PDL context's device calls use them where
+ * the pair has them and the plain ones elsewhere; host calls and plain contexts never. */
+static void test_pdl(void) {
+  bf16fp32__tune_table t;
+  memset(&t, 0, sizeof t);
+  snprintf(t.builtin, sizeof t.builtin, "NVIDIA H200");
+  bf16fp32__tune_entry plain = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 64, "cublas", 7.37, "smallm", 7.61, 0);
+  bf16fp32__tune_entry pdl = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 64, "smallm", 6.27, "cublas", 7.39, 0);
+  pdl.pdl = 1;
+  bf16fp32__tune_entry other = sup_tune_entry(BF16FP32_DEVICE, 512, 7168, 64, "cublas", 7.44, "smallm", 8.99, 0);
+  bf16fp32__tune_entry host = sup_tune_entry(BF16FP32_HOST, 384, 7168, 64, "cpu-ref", 900, "", 0, 0);
+  bf16fp32__tune_table_add(&t, &pdl);
+  bf16fp32__tune_table_add(&t, &plain);
+  bf16fp32__tune_table_add(&t, &other);
+  bf16fp32__tune_table_add(&t, &host);
+  bf16fp32__tune_table_finish(&t);
+  EXPECT(t.count == 4, "the PDL entry is a key of its own: %d entries", t.count);
+  const bf16fp32__tune_entry *p = bf16fp32__tune_table_lookup(&t, BF16FP32_DEVICE, 1, 384, 7168, 40);
+  const bf16fp32__tune_entry *q = bf16fp32__tune_table_lookup(&t, BF16FP32_DEVICE, 0, 384, 7168, 40);
+  EXPECT(p && p->pdl == 1 && strcmp(p->winner, "smallm") == 0, "PDL lookup");
+  EXPECT(q && q->pdl == 0 && strcmp(q->winner, "cublas") == 0, "plain lookup");
+  EXPECT(bf16fp32__tune_table_has_pair(&t, BF16FP32_DEVICE, 1, 384, 7168) &&
+             !bf16fp32__tune_table_has_pair(&t, BF16FP32_DEVICE, 1, 512, 7168),
+         "has_pair under PDL");
+
+  bf16fp32__shape s = call_shape(BF16FP32_DEVICE, 64, 384, 7168);
+  int b[2];
+  char why[512];
+  bf16fp32__tune_choice(&t, &s, true, b, why, sizeof why);
+  EXPECT(strstr(why, "under PDL: M bucket 64: smallm 6.27 us"), "PDL context: %s", why);
+  bf16fp32__tune_choice(&t, &s, false, b, why, sizeof why);
+  EXPECT(!strstr(why, "under PDL") && strstr(why, "cublas 7.37 us"), "plain context: %s", why);
+  s.n = 512; /* no PDL entries for this pair: the plain ones */
+  bf16fp32__tune_choice(&t, &s, true, b, why, sizeof why);
+  EXPECT(!strstr(why, "under PDL") && strstr(why, "cublas 7.44 us"), "PDL context, plain pair: %s", why);
+  s.where = BF16FP32_HOST, s.n = 384; /* PDL is a device launch option */
+  int n = bf16fp32__tune_choice(&t, &s, true, b, why, sizeof why);
+  EXPECT(n == 1 && b[0] == bf16fp32__registry_find("cpu-ref") && !strstr(why, "under PDL"),
+         "host call in a PDL context: %s", why);
+  bf16fp32__tune_table_clear(&t);
+}
+
 int main(void) {
   test_bucket();
   test_lookup();
+  test_pdl();
   test_baseline_first();
   return testing_summary("test-tune-bucket");
 }

@@ -147,7 +147,7 @@ int main(void) {
   for (int w = 0; w < WRITERS; w++)
     for (int r = 0; r < ROUNDS; r++)
       for (int i = 0; i < PER_ROUND; i++) {
-        const bf16fp32__tune_entry *e = bf16fp32__tune_table_lookup(&f.table, BF16FP32_HOST, 1000 + w, 64 + r, bucket_of[i]);
+        const bf16fp32__tune_entry *e = bf16fp32__tune_table_lookup(&f.table, BF16FP32_HOST, 0, 1000 + w, 64 + r, bucket_of[i]);
         if (!e || e->m != bucket_of[i] || (int)e->winner_us != w) missing++;
       }
   if (f.table.count != want || missing || warnings || f.skipped) {

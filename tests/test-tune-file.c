@@ -97,23 +97,26 @@ static int sample_entries(bf16fp32__tune_entry *e) {
   e[n++] = sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 1, "smallm", 2.1, "cublas", 6.3, 0);
   e[n++] = sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 32, "smallm", 2.875, "cublaslt", 6.4, 0);
   e[n++] = sup_tune_entry(BF16FP32_DEVICE, 2048, 7168, 16384, "cublas", 732.4, "cublaslt", 741.25, 0);
+  e[n] = sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 1, "smallm", 1.95, "cublas", 6.3, 0);
+  e[n++].pdl = 1; /* the same (N, K, M) measured under PDL: a key of its own */
   e[n++] = sup_tune_entry(BF16FP32_HOST, 256, 4096, 1, "cpu-simd", 120.5, "cpu-ref", 9001.125, 0);
   e[n++] = sup_tune_entry(BF16FP32_HOST, 384, 7168, 7, "cpu-ref", 0.001, "", 0, 0);
   return n;
 }
 
 static bool same_entry(const bf16fp32__tune_entry *a, const bf16fp32__tune_entry *b) {
-  return a->where == b->where && a->n == b->n && a->k == b->k && a->m == b->m &&
+  return a->where == b->where && a->pdl == b->pdl && a->n == b->n && a->k == b->k && a->m == b->m &&
          strcmp(a->winner, b->winner) == 0 && strcmp(a->runner_up, b->runner_up) == 0 &&
          (long long)(a->winner_us * 1000 + 0.5) == (long long)(b->winner_us * 1000 + 0.5) &&
          (a->runner_up[0] ? (long long)(a->runner_up_us * 1000 + 0.5) == (long long)(b->runner_up_us * 1000 + 0.5)
                           : b->runner_up_us < 0);
 }
 
-static const bf16fp32__tune_entry *find(const bf16fp32__tune_table *t, int where, int64_t n, int64_t k, int64_t m) {
+static const bf16fp32__tune_entry *find(const bf16fp32__tune_table *t, int where, int pdl, int64_t n,
+                                         int64_t k, int64_t m) {
   for (int i = 0; i < t->count; i++) {
     const bf16fp32__tune_entry *e = &t->entries[i];
-    if (e->where == where && e->n == n && e->k == k && e->m == m) return e;
+    if (e->where == where && e->pdl == pdl && e->n == n && e->k == k && e->m == m) return e;
   }
   return NULL;
 }
@@ -156,7 +159,7 @@ static void test_round_trip(void) {
   EXPECT(bf16fp32__tune_header_current(&f.header, NULL, 0), "current");
   EXPECT(f.table.count == n, "count %d of %d", f.table.count, n);
   for (int i = 0; i < n; i++) {
-    const bf16fp32__tune_entry *g = find(&f.table, e[i].where, e[i].n, e[i].k, e[i].m);
+    const bf16fp32__tune_entry *g = find(&f.table, e[i].where, e[i].pdl, e[i].n, e[i].k, e[i].m);
     EXPECT(g && same_entry(g, &e[i]) && g->line > 0, "entry %d", i);
   }
   /* Writing what was read gives the same bytes. */
@@ -167,6 +170,7 @@ static void test_round_trip(void) {
   /* A person can read it: TSV lines, '#' header. */
   EXPECT(strstr(text, "# gpu.name\tNVIDIA H200\n") && strstr(text, "# library\t" BF16FP32_VERSION "\n") &&
              strstr(text, "device\t256\t4096\t1\tsmallm\t2.100\tcublas\t6.300\n") &&
+             strstr(text, "device-pdl\t256\t4096\t1\tsmallm\t1.950\tcublas\t6.300\n") &&
              strstr(text, "host\t384\t7168\t7\tcpu-ref\t0.001\t-\t-\n"),
          "text:\n%s", text);
   free(again);
@@ -228,7 +232,7 @@ static void test_malformed(void) {
   EXPECT(w.count == nbad, "warnings %d", w.count);
   for (int i = 0; i < nbad && i < w.count; i++)
     EXPECT(w.line[i] == first_bad + i, "warning %d at line %d, want %d: %s", i, w.line[i], first_bad + i, w.text[i]);
-  EXPECT(f.table.count == 6 && find(&f.table, BF16FP32_HOST, 999, 4096, 1), "the rest is kept (%d)", f.table.count);
+  EXPECT(f.table.count == 7 && find(&f.table, BF16FP32_HOST, 0, 999, 4096, 1), "the rest is kept (%d)", f.table.count);
   EXPECT(f.header.gpu.sm_count == 132 && f.header.has_gpu, "a bad header value keeps the earlier one");
   bf16fp32__tune_file_clear(&f);
 
@@ -240,7 +244,7 @@ static void test_malformed(void) {
   memcpy(nul + len, nul_line, sizeof nul_line - 1);
   memset(&w, 0, sizeof w);
   bf16fp32__tune_file_parse(nul, len + sizeof nul_line - 1, &f, collect_warning, &w);
-  EXPECT(f.skipped == 1 && f.table.count == 5 && any_contains(&w, "NUL", NULL), "NUL line");
+  EXPECT(f.skipped == 1 && f.table.count == 6 && any_contains(&w, "NUL", NULL), "NUL line");
   bf16fp32__tune_file_clear(&f);
   free(nul);
   char *lng = malloc(len + 10000);
@@ -249,7 +253,7 @@ static void test_malformed(void) {
   lng[len + 9000] = '\n';
   memset(&w, 0, sizeof w);
   bf16fp32__tune_file_parse(lng, len + 9001, &f, collect_warning, &w);
-  EXPECT(f.skipped == 1 && f.table.count == 5, "long line");
+  EXPECT(f.skipped == 1 && f.table.count == 6, "long line");
   bf16fp32__tune_file_clear(&f);
   free(lng);
 
@@ -284,7 +288,7 @@ static void test_truncated(void) {
     for (size_t i = 0; i < cut; i++) whole += text[i] == '\n';
     for (int i = 0; i < f.table.count; i++) {
       const bf16fp32__tune_entry *e = &f.table.entries[i];
-      const bf16fp32__tune_entry *o = find(&full.table, e->where, e->n, e->k, e->m);
+      const bf16fp32__tune_entry *o = find(&full.table, e->where, e->pdl, e->n, e->k, e->m);
       EXPECT(o && same_entry(e, o) && e->line <= whole, "cut %zu: entry at line %d", cut, e->line);
     }
     int want = 0;
@@ -337,13 +341,13 @@ static void test_load(void) {
   s.where = BF16FP32_HOST, s.m = 1, s.n = 256, s.k = 4096;
   int b[2];
   char why[512];
-  int n = bf16fp32__tune_choice(t, &s, b, why, sizeof why);
+  int n = bf16fp32__tune_choice(t, &s, false, b, why, sizeof why);
   EXPECT(strstr(why, path) && strstr(why, "line "), "why names the file and line: %s", why);
   for (int i = 0; i < n; i++) EXPECT(bf16fp32__registry[b[i]].where == BF16FP32_HOST, "host backend");
   EXPECT(n >= 1 && b[n - 1] == bf16fp32__registry_find("cpu-ref"), "cpu-ref among the choices");
   /* An entry without a runner-up: one choice. */
   s.n = 384, s.k = 7168, s.m = 7;
-  EXPECT(bf16fp32__tune_choice(t, &s, b, why, sizeof why) == 1, "cpu-ref entry");
+  EXPECT(bf16fp32__tune_choice(t, &s, false, b, why, sizeof why) == 1, "cpu-ref entry");
   bf16fp32__tune_free(t);
 
   /* Another CPU (other threads count): nothing applies, one line each part. */
@@ -480,12 +484,12 @@ static void test_merge(void) {
   gpu_only.has_cpu = false;
   cpu_only.has_gpu = false;
   bf16fp32__tune_entry e[16];
-  int n = sample_entries(e); /* 3 device, 2 host */
+  int n = sample_entries(e); /* 4 device, 2 host */
   lines w = {0};
 
-  EXPECT(bf16fp32__tune_file_merge(path, &gpu_only, e, 3, collect_warning, &w) == BF16FP32_OK, "gpu merge: %s",
+  EXPECT(bf16fp32__tune_file_merge(path, &gpu_only, e, 4, collect_warning, &w) == BF16FP32_OK, "gpu merge: %s",
          bf16fp32_last_error());
-  EXPECT(bf16fp32__tune_file_merge(path, &cpu_only, e + 3, n - 3, collect_warning, &w) == BF16FP32_OK, "cpu merge");
+  EXPECT(bf16fp32__tune_file_merge(path, &cpu_only, e + 4, n - 4, collect_warning, &w) == BF16FP32_OK, "cpu merge");
   EXPECT(w.count == 0, "no notes (%d)", w.count);
   bf16fp32__tune_file f;
   int err = 0;
@@ -500,7 +504,7 @@ static void test_merge(void) {
   bf16fp32__tune_entry upd = sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 1, "cublas", 5.5, "smallm", 5.6, 0);
   EXPECT(bf16fp32__tune_file_merge(path, &gpu_only, &upd, 1, collect_warning, &w) == BF16FP32_OK, "update");
   bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
-  const bf16fp32__tune_entry *g = find(&f.table, BF16FP32_DEVICE, 256, 4096, 1);
+  const bf16fp32__tune_entry *g = find(&f.table, BF16FP32_DEVICE, 0, 256, 4096, 1);
   EXPECT(f.table.count == n && g && strcmp(g->winner, "cublas") == 0, "replaced");
   bf16fp32__tune_file_clear(&f);
 
@@ -510,7 +514,7 @@ static void test_merge(void) {
   snprintf(newer.gpu.cuda_driver, sizeof newer.gpu.cuda_driver, "13.1");
   memset(&w, 0, sizeof w);
   EXPECT(bf16fp32__tune_file_merge(path, &newer, &upd, 1, collect_warning, &w) == BF16FP32_OK, "newer");
-  EXPECT(w.count == 1 && any_contains(&w, "3 device entries", "replaced"), "note: %d", w.count);
+  EXPECT(w.count == 1 && any_contains(&w, "4 device entries", "replaced"), "note: %d", w.count);
   if (w.count != 1) dump("note", &w);
   bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
   EXPECT(f.table.count == 3 && strcmp(f.header.gpu.cuda_driver, "13.1") == 0 && f.header.has_cpu,
@@ -525,7 +529,7 @@ static void test_merge(void) {
   write_text(path, old);
   free(old);
   memset(&w, 0, sizeof w);
-  bf16fp32__tune_file_merge(path, &cpu_only, e + 3, 1, collect_warning, &w);
+  bf16fp32__tune_file_merge(path, &cpu_only, e + 4, 1, collect_warning, &w);
   EXPECT(w.count == 1 && any_contains(&w, "written by bf16fp32 0.0.0", NULL), "version note");
   bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
   EXPECT(f.table.count == 1 && !f.header.has_gpu && strcmp(f.header.library, BF16FP32_VERSION) == 0,
@@ -551,7 +555,7 @@ static void test_merge(void) {
   char blocked[1100];
   snprintf(blocked, sizeof blocked, "%s/x/y.tsv", path); /* a file used as a directory */
   EXPECT(bf16fp32__tune_file_write_atomic(blocked, "x\n", 2) == BF16FP32_IO_ERROR, "blocked");
-  EXPECT(bf16fp32__tune_file_merge(blocked, &cpu_only, e + 3, 1, NULL, NULL) == BF16FP32_IO_ERROR, "blocked merge");
+  EXPECT(bf16fp32__tune_file_merge(blocked, &cpu_only, e + 4, 1, NULL, NULL) == BF16FP32_IO_ERROR, "blocked merge");
 }
 
 static void test_emit_c(void) {
@@ -563,8 +567,9 @@ static void test_emit_c(void) {
   size_t len = 0;
   EXPECT(bf16fp32__tune_emit_c(&h, e, n, &text, &len) == BF16FP32_OK && text && strlen(text) == len, "emit");
   EXPECT(strstr(text, "static const bf16fp32__tune_entry entries[] = {") &&
-             strstr(text, "{BF16FP32_DEVICE, 0, 256, 4096, 1, \"smallm\", 2.100, \"cublas\", 6.300},") &&
-             strstr(text, "{BF16FP32_HOST, 0, 384, 7168, 7, \"cpu-ref\", 0.001, \"\", -1},") &&
+             strstr(text, "{BF16FP32_DEVICE, 0, 0, 256, 4096, 1, \"smallm\", 2.100, \"cublas\", 6.300},") &&
+             strstr(text, "{BF16FP32_DEVICE, 1, 0, 256, 4096, 1, \"smallm\", 1.950, \"cublas\", 6.300},") &&
+             strstr(text, "{BF16FP32_HOST, 0, 0, 384, 7168, 7, \"cpu-ref\", 0.001, \"\", -1},") &&
              strstr(text, ".name = \"Odd \\\"GPU\\\" \\\\ \\?\\?=\"") &&
              strstr(text, ".count = (int)(sizeof entries / sizeof entries[0])"),
          "emitted:\n%s", text);

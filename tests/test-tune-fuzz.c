@@ -358,7 +358,7 @@ int main(void) {
       bf16fp32__tune_file g;
       int err = 0, w = 0;
       EXPECT(bf16fp32__tune_file_read(path, &g, &err, count_warning, &w) == BF16FP32_OK && w == 0 &&
-                 bf16fp32__tune_table_lookup(&g.table, BF16FP32_HOST, 7, 7, 7),
+                 bf16fp32__tune_table_lookup(&g.table, BF16FP32_HOST, 0, 7, 7, 7),
              "iter %ld: merged file clean (%d warnings)", it, w);
       bf16fp32__tune_file_clear(&g);
     }

@@ -76,7 +76,7 @@ int main(void) {
   for (int p = 0; p < 2; p++)
     for (int b = 0; b < 4; b++) {
       const bf16fp32__tune_entry *e =
-          bf16fp32__tune_table_lookup(&f.table, BF16FP32_HOST, pairs[2 * p], pairs[2 * p + 1], buckets[b]);
+          bf16fp32__tune_table_lookup(&f.table, BF16FP32_HOST, 0, pairs[2 * p], pairs[2 * p + 1], buckets[b]);
       EXPECT(e && e->m == buckets[b] && e->winner_us > 0, "entry %d/%d", p, b);
       int w = e ? bf16fp32__registry_find(e->winner) : -1;
       EXPECT(w >= 0 && bf16fp32__registry[w].where == BF16FP32_HOST, "winner is a host backend");

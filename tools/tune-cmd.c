@@ -26,7 +26,9 @@ static int usage(FILE *f) {
           "the suite and each M bucket (each M up to 16, then powers of two; a bucket is timed at\n"
           "its largest M), after checking each one's output against the fp64 oracle, and merges\n"
           "the fastest and the runner-up into the tuning file (locked, written atomically, so\n"
-          "several processes may tune different shapes into one file).\n"
+          "several processes may tune different shapes into one file). With BF16FP32_PDL=1 our\n"
+          "kernels run under PDL and the GPU entries are written as device-pdl, which contexts\n"
+          "with that option consult first.\n"
           "  --suite FILE    shape suite (default: the DSV4 suite)\n"
           "  --out FILE      tuning file (default: BF16FP32_TUNE_FILE, else\n"
           "                  $XDG_CACHE_HOME/bf16fp32/tune.tsv or ~/.cache/bf16fp32/tune.tsv)\n"
@@ -267,8 +269,9 @@ int tune_main(int argc, char **argv) {
     for (int j = 0; j < i && !dup; j++) dup = bf16fp32__tune_bucket(ms[j]) == bf16fp32__tune_bucket(ms[i]);
     buckets += !dup;
   }
-  printf("tuning %d weight shapes x %d M buckets on %s\nbackends: %s\nfile: %s\n", pair_count,
-         buckets, desc, backends[0] ? backends : "(none available)", out);
+  printf("tuning %d weight shapes x %d M buckets on %s%s\nbackends: %s\nfile: %s\n", pair_count,
+         buckets, desc, where == BF16FP32_DEVICE && cfg->use_pdl ? " under PDL (device-pdl entries)" : "",
+         backends[0] ? backends : "(none available)", out);
   printf("[ i/n ] %-22s %6s %6s %6s  %-9s %12s  %-9s %12s\n", "suite entries", "N", "K", "M",
          "winner", "", "runner-up", "");
   fflush(stdout);
