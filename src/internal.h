@@ -64,6 +64,7 @@ typedef struct bf16fp32__registry_entry {
   bf16fp32_location where;
   const bf16fp32__backend *ops;
   const char *not_built; /* why ops is NULL */
+  bool pdl;              /* launches with programmatic dependent launch when the context asks */
 } bf16fp32__registry_entry;
 
 #define BF16FP32__MAX_BACKENDS 16

@@ -366,7 +366,8 @@ bf16fp32_status bf16fp32__tune_file_format(const bf16fp32__tune_header *h,
                         "# bf16fp32 tuning file: the fastest backends for each (location, N, K, M bucket)\n"
                         "# measured on the machine described below, written by `bf16fp32 tune`.\n"
                         "# Entries apply only to that GPU (device) or CPU (host) and library version;\n"
-                        "# device-pdl entries were measured with the context's PDL option on.\n"
+                        "# device-pdl entries were measured with the context's PDL option on, a backend\n"
+                        "# that launches plainly in turns with one of ours (its time: the pair's less ours).\n"
                         "# M buckets: each M up to 16, then powers of two (M 17..32 uses 32).\n"
                         "# Times: median microseconds per call (GPU: graph replay, cold L2).\n");
   bf16fp32__text_printf(&t, "# format\t%d\n# library\t%s\n", h->format, h->library);

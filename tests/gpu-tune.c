@@ -1,0 +1,143 @@
+/* Tuning on the GPU, plainly and under PDL: the entries go under device and device-pdl, the
+ * backends that launch plainly are timed in turns with smallm under PDL (each gets a time of
+ * its own, positive and finite), and a context picks by the entries of the launch it makes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "tune-file.h"
+#include "tune.h"
+#include "support.h"
+#include "testing.h"
+
+static const int64_t pair[] = {256, 4096}; /* flash.router: smallm runs it at every M here */
+static const int64_t ms[] = {1, 64};
+
+typedef struct seen {
+  int shapes;        /* progress calls with an entry */
+  int timed[8];      /* per registry index: times reported */
+  double us[8][2];   /* per registry index and M: the reported time */
+} seen;
+
+static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16fp32__tune_entry *e,
+                        const bf16fp32__candidate *c, int count) {
+  (void)n, (void)k;
+  seen *s = user;
+  s->shapes += e != NULL;
+  for (int i = 0; i < count; i++) {
+    int b = bf16fp32__registry_find(c[i].name);
+    if (b < 0 || b >= 8 || c[i].status != BF16FP32_OK) continue;
+    EXPECT(isfinite(c[i].median_us) && c[i].median_us > 0, "%s m=%lld: %.3f us", c[i].name,
+           (long long)m, c[i].median_us);
+    s->timed[b]++;
+    s->us[b][m == 1 ? 0 : 1] = c[i].median_us;
+  }
+}
+
+/* One tune run of the pair at both M into path, with the context's PDL option as given. */
+static seen tune_once(const char *path, int pdl) {
+  seen s;
+  memset(&s, 0, sizeof s);
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.use_pdl = pdl;
+  bf16fp32_context *ctx = NULL;
+  if (bf16fp32_create(&ctx, &opt) != BF16FP32_OK) {
+    EXPECT(0, "create: %s", bf16fp32_last_error());
+    return s;
+  }
+  bf16fp32__measure_opts mo;
+  bf16fp32__measure_defaults(&mo);
+  mo.replays = 5;
+  bf16fp32__tune_request r;
+  memset(&r, 0, sizeof r);
+  r.where = BF16FP32_DEVICE;
+  r.nk_pairs = pair, r.pair_count = 1, r.ms = ms, r.m_count = 2;
+  r.out_path = path;
+  r.measure = &mo;
+  r.progress = on_progress;
+  r.user = &s;
+  int merged = 0;
+  EXPECT(bf16fp32__tune_run(ctx, &r, &merged) == BF16FP32_OK && merged == 2, "tune pdl=%d: %s (%d)",
+         pdl, bf16fp32_last_error(), merged);
+  bf16fp32_destroy(ctx);
+  return s;
+}
+
+/* A context with the file and the given PDL option picks by the file's entries of its launch. */
+static void expect_choice(const char *path, int pdl, int64_t m) {
+  setenv("BF16FP32_TUNE_FILE", path, 1);
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.use_pdl = pdl;
+  bf16fp32_context *ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  const char *name = NULL;
+  char why[600];
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_DEVICE, m, pair[0], pair[1], &name, why, sizeof why));
+  const bool from_file = strstr(why, "tuned: file") != NULL, under_pdl = strstr(why, "under PDL") != NULL;
+  EXPECT(from_file && under_pdl == (pdl != 0), "pdl=%d m=%lld: %s (%s)", pdl, (long long)m, why,
+         name ? name : "-");
+  bf16fp32_destroy(ctx);
+  unsetenv("BF16FP32_TUNE_FILE");
+}
+
+int main(void) {
+  if (!sup_gpu_available()) return testing_skip("gpu-tune", "no CUDA device");
+  unsetenv("BF16FP32_ALGO");
+  unsetenv("BF16FP32_PDL");
+  char dir[512], path[600];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/bf16fp32-gpu-tune-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  snprintf(path, sizeof path, "%s/tune.tsv", dir);
+
+  const int smallm = bf16fp32__registry_find("smallm"), cublas = bf16fp32__registry_find("cublas");
+  seen plain = tune_once(path, 0);
+  seen pdl = tune_once(path, 1);
+  EXPECT(plain.shapes == 2 && pdl.shapes == 2, "entries: %d plain, %d under PDL", plain.shapes, pdl.shapes);
+  /* In turns with smallm, cuBLAS still gets a time of its own at both M. */
+  EXPECT(plain.timed[smallm] == 2 && plain.timed[cublas] == 2 && pdl.timed[smallm] == 2 &&
+             pdl.timed[cublas] == 2,
+         "timed: smallm %d / %d, cublas %d / %d", plain.timed[smallm], pdl.timed[smallm],
+         plain.timed[cublas], pdl.timed[cublas]);
+  printf("us per call, M = 1 / 64: smallm %.2f / %.2f plain, %.2f / %.2f under PDL; cublas %.2f / "
+         "%.2f alone, %.2f / %.2f in turns with smallm under PDL\n",
+         plain.us[smallm][0], plain.us[smallm][1], pdl.us[smallm][0], pdl.us[smallm][1],
+         plain.us[cublas][0], plain.us[cublas][1], pdl.us[cublas][0], pdl.us[cublas][1]);
+
+  bf16fp32__tune_file f;
+  int err = 0;
+  CHECK_OK(bf16fp32__tune_file_read(path, &f, &err, NULL, NULL));
+  int plain_entries = 0, pdl_entries = 0;
+  for (int i = 0; i < f.table.count; i++) {
+    const bf16fp32__tune_entry *e = &f.table.entries[i];
+    EXPECT(e->where == BF16FP32_DEVICE && e->n == pair[0] && e->k == pair[1], "entry %d", i);
+    EXPECT(e->runner_up_us < 0 || e->winner_us <= e->runner_up_us, "entry %d: winner first", i);
+    if (e->pdl)
+      pdl_entries++;
+    else
+      plain_entries++;
+  }
+  EXPECT(plain_entries == 2 && pdl_entries == 2, "%d plain and %d device-pdl entries", plain_entries,
+         pdl_entries);
+  bf16fp32__tune_file_clear(&f);
+
+  /* Each context reads the entries of its own launch. */
+  for (int i = 0; i < 2; i++) {
+    expect_choice(path, 1, ms[i]);
+    expect_choice(path, 0, ms[i]);
+  }
+  char lock[700];
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  unlink(path);
+  unlink(lock);
+  rmdir(dir);
+  return testing_summary("gpu-tune");
+}
