@@ -40,11 +40,14 @@ bf16fp32_status bf16fp32_describe(bf16fp32_context *ctx, char *buf, size_t len) 
   append(buf, len, "cpu: %s\n", line);
   append(buf, len, "algo: %s; tune file: %s\n", ctx->cfg.algo,
          ctx->cfg.tune_file[0] ? ctx->cfg.tune_file : "(none)");
-  if (ctx->tune)
-    append(buf, len, "tuned table: %d entries (%s%s%s)\n", ctx->tune->count, ctx->tune->file,
-           ctx->tune->file[0] && ctx->tune->builtin[0] ? " and " : "",
+  if (ctx->tune) {
+    int pdl = 0;
+    for (int i = 0; i < ctx->tune->count; i++) pdl += ctx->tune->entries[i].pdl != 0;
+    append(buf, len, "tuned table: %d entries, %d measured under PDL (%s) (%s%s%s)\n",
+           ctx->tune->count, pdl, ctx->cfg.use_pdl ? "PDL on: consulted first" : "PDL off: unused",
+           ctx->tune->file, ctx->tune->file[0] && ctx->tune->builtin[0] ? " and " : "",
            ctx->tune->builtin[0] ? "the built-in table" : "");
-  else
+  } else
     append(buf, len, "tuned table: none (built-in rules decide)\n");
   append(buf, len, "backends (registry order):\n");
   for (int b = 0; b < bf16fp32__registry_count; b++) {
