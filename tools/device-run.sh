@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The H200 session in as few calls as possible: clean build, GPU tests, check, select, the
-# benchmark of the DSV4 suite (rules alone), smallm with PDL, the decode-step figures, a tune
+# benchmark of the DSV4 suite (rules alone), smallm and auto (shipped table) with PDL, the
+# decode-step figures, a tune (plainly, then under PDL at M <= 256 for the device-pdl entries)
 # whose result becomes the shipped table (src/tune-builtin.c, rebuilt), auto with the shipped
 # table and with the fresh tune file, and compute-sanitizer on the smallm test.
 # Logs and CSVs go to $OUT (or ./device-out). Usage: tools/device-run.sh [parts]
@@ -43,8 +44,8 @@ if want bench; then
 fi
 if want pdl; then
   step pdl
-  BF16FP32_PDL=1 rules_only $bin bench --backends smallm --m 1,2,4,8,16,32,64,128,256 --csv "$out/bench-pdl.csv" \
-    >"$out/bench-pdl.txt" 2>>"$out/bench.err"
+  BF16FP32_PDL=1 BF16FP32_TUNE_FILE= $bin bench --backends auto,smallm --m 1,2,4,8,16,32,64,128,256 \
+    --csv "$out/bench-pdl.csv" >"$out/bench-pdl.txt" 2>>"$out/bench.err"
   echo "pdl bench exit $?"
 fi
 if want decode; then
@@ -56,8 +57,11 @@ if want decode; then
 fi
 if want tune; then
   step tune
-  rules_only $bin tune --out "$out/tune-h200.tsv" --emit-c src/tune-builtin.c >"$out/tune.txt" 2>&1
+  rules_only $bin tune --out "$out/tune-h200.tsv" >"$out/tune.txt" 2>&1
   echo "tune exit $?"
+  BF16FP32_PDL=1 rules_only $bin tune --m 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,32,64,128,256 \
+    --out "$out/tune-h200.tsv" --emit-c src/tune-builtin.c >>"$out/tune.txt" 2>&1
+  echo "tune under PDL exit $?"
   cp src/tune-builtin.c "$out/tune-builtin.c"
   cmake --build $build -j 16 >>"$out/build.log" 2>&1 || { echo "rebuild failed"; exit 1; }
 fi
