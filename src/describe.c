@@ -47,8 +47,9 @@ bf16fp32_status bf16fp32_describe(bf16fp32_context *ctx, char *buf, size_t len) 
            ctx->tune->count, pdl, ctx->cfg.use_pdl ? "PDL on: consulted first" : "PDL off: unused",
            ctx->tune->file, ctx->tune->file[0] && ctx->tune->builtin[0] ? " and " : "",
            ctx->tune->builtin[0] ? "the built-in table" : "");
-  } else
+  } else {
     append(buf, len, "tuned table: none (built-in rules decide)\n");
+  }
   append(buf, len, "backends (registry order):\n");
   for (int b = 0; b < bf16fp32__registry_count; b++) {
     const bf16fp32__backend_slot *s = &ctx->slot[b];

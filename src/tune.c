@@ -44,20 +44,23 @@ static bf16fp32_status cand_prewarm(void *user, const bf16fp32__shape *s, void *
 }
 
 /* The paired candidates' own time: 2 x (the pair's mean per call) less the partner's alone.
- * Without the partner's time (it declined or failed) their times are of nothing known: dropped. */
+ * Without the partner's time (it failed its check), or with nothing left, no time: dropped. */
 static void unpair_times(bf16fp32__candidate *c, const cand_user *u, int count) {
   for (int i = 0; i < count; i++) {
     if (!u[i].pairs || c[i].status != BF16FP32_OK || c[i].median_us < 0) continue;
     int p = -1;
     for (int j = 0; j < count; j++)
       if (u[j].backend == u[i].partner && u[j].partner < 0) p = j;
-    if (p >= 0 && c[p].status == BF16FP32_OK && c[p].median_us >= 0) {
-      c[i].median_us = 2 * c[i].median_us - c[p].median_us;
+    const bool partner_timed = p >= 0 && c[p].status == BF16FP32_OK && c[p].median_us >= 0;
+    const double own = partner_timed ? 2 * c[i].median_us - c[p].median_us : -1;
+    if (own > 0) {
+      c[i].median_us = own;
     } else {
       c[i].status = BF16FP32_UNSUPPORTED;
       c[i].median_us = -1;
-      snprintf(c[i].detail, sizeof c[i].detail, "timed in turns with %s, which has no time",
-               bf16fp32__registry[u[i].partner].name);
+      snprintf(c[i].detail, sizeof c[i].detail, "timed in turns with %s, %s",
+               bf16fp32__registry[u[i].partner].name,
+               partner_timed ? "which took all of the pair's time" : "which has no time");
     }
   }
 }
