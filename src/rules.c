@@ -14,11 +14,15 @@ typedef struct rule {
 
 #define ANY INT64_MAX
 
-/* sm_90 entries follow the H200 benchmark (docs/bench-h200.txt): smallm where it beat cuBLAS
- * in the same run (at M <= 4: 0.996-1.49x on all nine DSV4 shapes), cuBLAS elsewhere. */
+/* sm_90 entries follow the H200 benchmarks: smallm where it beat cuBLAS in the same run,
+ * cuBLAS elsewhere. At M <= 4 smallm was 0.996-1.49x cuBLAS on the nine DSV4 shapes
+ * (docs/bench-h200.txt) and 1.04-1.11x at 4096x4096 and 7168x2048, but 0.95-0.97x at
+ * 1536x7168, where its untuned split fills 96 of 132 SMs (docs/bench-other-h200.txt; `bf16fp32
+ * tune` fixes such shapes). At N <= 384 it was 1.09-1.33x cuBLAS at M = 64 on eight shapes,
+ * DSV4's and router shapes of other sizes (1.22-1.53x at M = 32 on DSV4's). */
 static const rule rules[] = {
     {"sm_90", 4, ANY, ANY, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
-    {"sm_90", 16, 384, ANY, "smallm", "decode-sized M, narrow weights: smallm beats cuBLAS here"},
+    {"sm_90", 64, 384, ANY, "smallm", "M <= 64, narrow weights: smallm beats cuBLAS here"},
     {"sm_90", 16, 1024, 4096, "smallm", "decode-sized M, narrow weights: smallm beats cuBLAS here"},
     {"sm_90", ANY, ANY, ANY, "cublas", "cuBLAS: faster than smallm at this size on the H200"},
     {"cuda", ANY, ANY, ANY, "cublas", "GPU without a tuned kernel: cuBLAS"},
