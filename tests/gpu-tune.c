@@ -90,12 +90,7 @@ int main(void) {
   unsetenv("BF16FP32_ALGO");
   unsetenv("BF16FP32_PDL");
   char dir[512], path[600];
-  const char *tmp = getenv("TMPDIR");
-  snprintf(dir, sizeof dir, "%s/bf16fp32-gpu-tune-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    perror("mkdtemp");
-    return 1;
-  }
+  if (sup_temp_dir(dir, sizeof dir, "gpu-tune")) return 1;
   snprintf(path, sizeof path, "%s/tune.tsv", dir);
 
   const int smallm = bf16fp32__registry_find("smallm"), cublas = bf16fp32__registry_find("cublas");

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support.h"
 #include "testing.h"
 
 #define OUT_CAP (1 << 16)
@@ -99,11 +100,7 @@ int main(void) {
 #endif
   }
   if (access(bin, X_OK) != 0) return testing_skip("test-bench-cli", "the bf16fp32 program is not built");
-  snprintf(tmpdir, sizeof tmpdir, "%s/bench-cli-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-  if (!mkdtemp(tmpdir)) {
-    perror("mkdtemp");
-    return 1;
-  }
+  if (sup_temp_dir(tmpdir, sizeof tmpdir, "bench-cli")) return 1;
   char ok[512], bad_field[512], bad_m[512], bad_count[512], dup[512], empty[512], csv[512];
   snprintf(ok, sizeof ok, "%s/ok.txt", tmpdir);
   snprintf(bad_field, sizeof bad_field, "%s/bad-field.txt", tmpdir);

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support.h"
 #include "tune-file.h"
 
 #define WRITERS 8
@@ -88,12 +89,7 @@ static int reader(const char *path, int start_fd, int stop_fd) {
 
 int main(void) {
   char dir[512], path[600];
-  const char *tmp = getenv("TMPDIR");
-  snprintf(dir, sizeof dir, "%s/bf16fp32-tune-conc-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    perror("mkdtemp");
-    return 1;
-  }
+  if (sup_temp_dir(dir, sizeof dir, "tune-conc")) return 1;
   snprintf(path, sizeof path, "%s/ranks/tune.tsv", dir); /* the directory is made by the writers */
 
   int gate[2], stop[2];

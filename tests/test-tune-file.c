@@ -607,12 +607,7 @@ static void remove_tree(const char *path) {
 }
 
 int main(void) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(dir, sizeof dir, "%s/bf16fp32-tune-file-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    perror("mkdtemp");
-    return 1;
-  }
+  if (sup_temp_dir(dir, sizeof dir, "tune-file")) return 1;
   test_round_trip();
   test_malformed();
   test_truncated();

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tune-file.h"
+#include "support.h"
 #include "testing.h"
 
 
@@ -295,12 +296,7 @@ int main(void) {
   rng_state = seed;
 
   char dir[512], path[600];
-  const char *tmp = getenv("TMPDIR");
-  snprintf(dir, sizeof dir, "%s/bf16fp32-tune-fuzz-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    perror("mkdtemp");
-    return 1;
-  }
+  if (sup_temp_dir(dir, sizeof dir, "tune-fuzz")) return 1;
   snprintf(path, sizeof path, "%s/fuzz.tsv", dir);
 
   char *base = base_text();

@@ -8,6 +8,7 @@
 
 #include "dispatch.h"
 #include "tune-file.h"
+#include "support.h"
 #include "testing.h"
 
 
@@ -28,12 +29,7 @@ static bf16fp32__tune_file read_back(const char *path) {
 
 int main(void) {
   char dir[512], path[600], other[600];
-  const char *tmp = getenv("TMPDIR");
-  snprintf(dir, sizeof dir, "%s/bf16fp32-tune-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    perror("mkdtemp");
-    return 1;
-  }
+  if (sup_temp_dir(dir, sizeof dir, "tune-run")) return 1;
   snprintf(path, sizeof path, "%s/tune.tsv", dir);
   snprintf(other, sizeof other, "%s/other.tsv", dir);
   /* This test owns its environment: the context's file is ours, nothing forced. */

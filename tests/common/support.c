@@ -137,6 +137,14 @@ bf16fp32__tune_entry sup_tune_entry(int where, int64_t n, int64_t k, int64_t m, 
   return e;
 }
 
+int sup_temp_dir(char *dir, size_t len, const char *name) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, len, "%s/bf16fp32-%s-XXXXXX", tmp && tmp[0] ? tmp : "/tmp", name);
+  if (mkdtemp(dir)) return 0;
+  perror("mkdtemp");
+  return 1;
+}
+
 double sup_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

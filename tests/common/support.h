@@ -51,6 +51,10 @@ bf16fp32__tune_entry sup_tune_entry(int where, int64_t n, int64_t k, int64_t m, 
 /* Monotonic clock in seconds. */
 double sup_now(void);
 
+/* A new directory $TMPDIR/bf16fp32-NAME-XXXXXX (/tmp without TMPDIR) into dir; 0 on success,
+ * else non-zero after perror. */
+int sup_temp_dir(char *dir, size_t len, const char *name);
+
 /* GPU helpers: return 0 on success, non-zero (and print nothing) on failure. */
 int sup_gpu_available(void); /* 1 when a CUDA device can be used */
 void *sup_gpu_alloc(size_t bytes);
