@@ -44,6 +44,12 @@ static const struct {
     {1024, 7168, 129, 256, 64, 64, 1},
 };
 
+/* One set of block (or warp group) sums: tokens x (rows + 4) floats, each token's rows padded
+ * by 4 (the layout of bf16fp32__smallm_store_warp and the tile kernels' block sums). */
+static size_t sums_bytes(int rows, int tokens) {
+  return (size_t)tokens * (size_t)(rows + 4) * sizeof(float);
+}
+
 /* 32-wide sub-chunks of the longest K slice, and of one warp group's share of it. */
 static int64_t slice_subs(int64_t k, const bf16fp32__smallm_split *sp) {
   return ((k + 31) / 32 + sp->ksplit - 1) / sp->ksplit;
@@ -178,7 +184,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   const int mpad = 8 * mt; /* every tile of every warp is staged (zeros past m): no branches */
   const int64_t subs_max = slice_subs(k, &sp);
   const int64_t nq = warp_subs(k, &sp);
-  const size_t partials = (size_t)wk * (size_t)mpad * (size_t)(r + 4) * sizeof(float);
+  const size_t partials = (size_t)wk * sums_bytes(r, mpad);
   int sbmax = BF16FP32__SMALLM_SB_MAX(mt);
   if (sbmax > nq) sbmax = (int)nq;
 
@@ -517,7 +523,7 @@ static size_t share_smem(const bf16fp32__smallm_config *c, int64_t m, int64_t pi
                          int tiles) {
   const int rows = tiles * c->split.rows;
   const size_t bytes = (size_t)pitch * (size_t)(rows + (xreg ? 0 : m));
-  const size_t sums = (size_t)c->split.kwarps * (size_t)c->mpad * (size_t)(rows + 4) * 4;
+  const size_t sums = (size_t)c->split.kwarps * sums_bytes(rows, c->mpad);
   return BF16FP32__SMALLM_SHARE_BARS + (bytes > sums ? bytes : sums);
 }
 
@@ -557,8 +563,8 @@ static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stage
   /* the decode kernel's partial sums, laid out alike (with groups: half the chains, twice the
    * rows) */
   const size_t partials = groups == 1 ? c->decode_smem
-                                      : (size_t)(c->split.kwarps / groups) * (size_t)c->mpad *
-                                            (size_t)(16 * groups + 4) * sizeof(float);
+                                      : (size_t)(c->split.kwarps / groups) *
+                                            sums_bytes(16 * groups, c->mpad);
   /* the partial sums after the rings (no barrier before them), else over them */
   for (int over = groups > 1; over < 2; over++)
     for (int s = stages; s >= min_stages; s--) {
@@ -581,13 +587,9 @@ static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stage
   return -1;
 }
 
-/* A tile kernel's ring of `stages` buffers of `subs` sub-chunks, and one set of block sums
- * (tokens x (rows + 4) floats). */
+/* A tile kernel's ring of `stages` buffers of `subs` sub-chunks (its block sums: sums_bytes). */
 static size_t ring_bytes(int rows, int tokens, int stages, int subs) {
   return (size_t)stages * (size_t)(rows + tokens) * BF16FP32__SMALLM_TILE_PITCH(subs);
-}
-static size_t sums_bytes(int rows, int tokens) {
-  return (size_t)tokens * (size_t)(rows + 4) * sizeof(float);
 }
 /* The shared memory of c's tile kernel with stages of `subs`: 128 bytes of barriers, then the
  * ring (the wgmma kernel: plus one stage's x as core matrices) or the block sums, whichever is
