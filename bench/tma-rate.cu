@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "bench-cuda.cuh"
+#include "bench-tma.cuh"
 
 
 constexpr int ROWS = 64, KS = 128;
@@ -26,13 +26,6 @@ struct Args {
   int kb, nst, form;
   unsigned *sink;
 };
-
-__device__ __forceinline__ void wait_bar(uint32_t bar, uint32_t phase) {
-  asm volatile(
-      "{\n\t.reg .pred p;\n\tW_%=:\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t@!p bra W_%=;\n\t}" ::"r"(bar),
-      "r"(phase)
-      : "memory");
-}
 
 __global__ void __launch_bounds__(128, 1) reader(const __grid_constant__ Args a) {
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -71,7 +64,7 @@ __global__ void __launch_bounds__(128, 1) reader(const __grid_constant__ Args a)
     for (int s = 0; s < a.nst && s < nstages; s++) issue(s);
   unsigned acc = 0;
   for (int s = 0; s < nstages; s++) {
-    wait_bar(bars + 8 * (s % a.nst), (s / a.nst) & 1);
+    bench_wait_parity(bars + 8 * (s % a.nst), (s / a.nst) & 1);
     acc += *reinterpret_cast<const unsigned *>(smem + 1024 + (s % a.nst) * stage_bytes + threadIdx.x * 4);
     __syncthreads();
     if (threadIdx.x == 0 && s + a.nst < nstages) issue(s + a.nst);
@@ -79,15 +72,8 @@ __global__ void __launch_bounds__(128, 1) reader(const __grid_constant__ Args a)
   if (acc == 0x12345678u) a.sink[0] = acc;
 }
 
-using encode_fn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                               const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
-                               CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
 int main() {
-  void *p = nullptr;
-  cudaDriverEntryPointQueryResult q;
-  CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
-  encode_fn enc = reinterpret_cast<encode_fn>(p);
+  const bench_encode_fn enc = bench_map_encoder();
   const size_t pool_bytes = 512ull << 20;
   uint16_t *pool;
   unsigned *sink;
