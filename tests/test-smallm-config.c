@@ -382,10 +382,9 @@ static void test_stream(void) {
   expect_stream(4, 2048, 4096, H200_SMS, 1, 4, 2); /* 2048 x 4096 PDL: 4 x 2, then 3 x 3 */
   expect_stream(5, 2048, 4096, H200_SMS, 1, 3, 3);
   CHECK(stream_groups(5, 2048, 4096, 1) == 2 && stream_groups(8, 2048, 4096, 1) == 2);
-  expect_stream(9, 2048, 4096, H200_SMS, 1, 3, 3); /* ... two blocks per tile up to M = 16 */
+  expect_stream(9, 2048, 4096, H200_SMS, 1, 3, 3); /* ... a ring per warp at M = 9-16 */
   expect_stream(16, 2048, 4096, H200_SMS, 1, 3, 3);
-  CHECK(stream_groups(9, 2048, 4096, 1) == 2 && stream_groups(16, 2048, 4096, 1) == 2);
-  CHECK(stream_groups(17, 2048, 4096, 1) == 1);
+  CHECK(stream_groups(9, 2048, 4096, 1) == 1 && stream_groups(16, 2048, 4096, 1) == 1);
   expect_stream(4, 1024, 4096, H200_SMS, 0, 0, 0);
   expect_stream(1, 1024, 4096, H200_SMS, 1, 4, 2); /* 1024 x 4096 PDL: 4 x 2 at M = 1, then 3 x 2 */
   expect_stream(2, 1024, 4096, H200_SMS, 1, 3, 2);
