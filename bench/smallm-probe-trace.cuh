@@ -168,6 +168,20 @@ static void trace_report(const char *what, double per_call, int blocks) {
            dur.empty() ? 0 : dur[dur.size() / 2], dur.empty() ? 0 : dur.back(), blocks, sms, most);
     printf(" | cycles: 0-1 %.2f 1-2 %.2f 1-3 %.2f 3-4 %.2f 4-6 %.2f 6-5 %.2f 1-5 %.2f", step(0, 1),
            step(1, 2), step(1, 3), step(3, 4), step(4, 6), step(6, 5), step(1, 5));
+    { /* the stream kernel: thread 0's waits for its ring's stages (slot 15), median over blocks,
+       * in us and as a share of its main loop (p1 to p3) */
+      std::vector<double> wus, wshare;
+      for (int b = 0; b < blocks; b++)
+        if (h[W * b + 15] && h[W * b + 1] && h[W * b + 3]) {
+          wus.push_back((double)h[W * b + 15] / (ghz * 1e3));
+          wshare.push_back((double)h[W * b + 15] / (double)(long long)(h[W * b + 11] - h[W * b + 9]));
+        }
+      if (!wus.empty()) {
+        std::sort(wus.begin(), wus.end());
+        std::sort(wshare.begin(), wshare.end());
+        printf(" | ring waits %.2f us, %.0f %% of p1-3", wus[wus.size() / 2], 100 * wshare[wshare.size() / 2]);
+      }
+    }
     if (set == 0)
       for (int i = 0; i < 1024; i++) sm0[i] = per_sm[i] > 0;
     if (set == 1) {

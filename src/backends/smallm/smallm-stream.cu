@@ -76,7 +76,9 @@ struct SArgs {
     int slot = 0;                                                                                \
     uint32_t phase = 0;                                                                          \
     for (int q = 0; q < nst; q++) {                                                              \
+      BF16FP32__SMALLM_WAIT_BEGIN();                                                             \
       bf16fp32__bar_wait(bars + 8 * slot, phase);                                                \
+      BF16FP32__SMALLM_WAIT_END();                                                               \
       const unsigned char *st = smem + ring_off + slot * a.stage_bytes;                          \
       _Pragma("unroll") for (int p = 0; p < (UNROLL); p++) if ((TAKE) && G * q + p < nq) {       \
         const uint4 r0 = bf16fp32__lds16(st + arow + 64 * p);                                    \

@@ -9,7 +9,11 @@
  * T > 0, record set 0 takes the T-th call of each replay of the probe's graph of
  * bf16fp32__smallm_trace_calls_per_graph calls and set 1 the call after it (each block counts
  * its calls by its grid index: a block of call i + 1 enters after the same block of call i has),
- * so that the last replay's call T in the middle of a PDL chain is seen with its successor. */
+ * so that the last replay's call T in the middle of a PDL chain is seen with its successor.
+ * Slot 15 sums the cycles thread 0 spends waiting for its ring's stages (the stream kernel's
+ * BF16FP32__SMALLM_WAIT_BEGIN / _END around the wait), from point 0 on; where calls overlap
+ * (under PDL without a traced call T) the next call's point 0 may reset it midway, so only plain
+ * launches, or T, give the whole of one call's waits. */
 #ifndef BF16FP32_SMALLM_TRACE_CUH
 #define BF16FP32_SMALLM_TRACE_CUH
 
@@ -58,11 +62,28 @@ static __device__ __forceinline__ void bf16fp32__smallm_stamp(int point) {
                             BF16FP32__SMALLM_TRACE_WORDS * (s * BF16FP32__SMALLM_TRACE_BLOCKS + b);
   rec[point] = t;
   rec[8 + point] = clk;
-  if (point == 0) rec[7] = sm;
+  if (point == 0) rec[7] = sm, rec[15] = 0;
+}
+/* slot 15 += cycles, by thread 0 where the block's record set is stamped (point 0 set it up) */
+static __device__ __forceinline__ void bf16fp32__smallm_stamp_wait(unsigned long long cycles) {
+  extern __shared__ __align__(16) unsigned char bf16fp32__smallm_trace_room[];
+  const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  if (threadIdx.x != 0 || b >= BF16FP32__SMALLM_TRACE_BLOCKS) return;
+  unsigned room;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(room));
+  if (room < BF16FP32__SMALLM_TRACE_SMEM) return;
+  const unsigned s = *reinterpret_cast<unsigned *>(bf16fp32__smallm_trace_room + room - 4);
+  if (s > 1) return;
+  bf16fp32__smallm_trace[BF16FP32__SMALLM_TRACE_WORDS * (s * BF16FP32__SMALLM_TRACE_BLOCKS + b) + 15] +=
+      cycles;
 }
 #define BF16FP32__SMALLM_STAMP(point) bf16fp32__smallm_stamp(point)
+#define BF16FP32__SMALLM_WAIT_BEGIN() const unsigned long long bf16fp32__smallm_wait0 = clock64()
+#define BF16FP32__SMALLM_WAIT_END() bf16fp32__smallm_stamp_wait(clock64() - bf16fp32__smallm_wait0)
 #else
 #define BF16FP32__SMALLM_STAMP(point) ((void)0)
+#define BF16FP32__SMALLM_WAIT_BEGIN() ((void)0)
+#define BF16FP32__SMALLM_WAIT_END() ((void)0)
 #define BF16FP32__SMALLM_TRACE_SMEM 0
 #endif
 
