@@ -34,17 +34,19 @@ extern __device__ unsigned bf16fp32__smallm_trace_target, bf16fp32__smallm_trace
  * larger may fit fewer times on an SM where its size sits at a divisor of the SM's room. */
 #define BF16FP32__SMALLM_TRACE_SMEM 16
 
-static __device__ __forceinline__ void bf16fp32__smallm_stamp(int point) {
+/* Thread 0's record of this block in the set its room's last word names (2: none, then null;
+ * the probe's own kernels, which have no such room, take set 0); null for the other threads and
+ * blocks past the records. At point 0 (entry) the block first picks its set. */
+static __device__ __forceinline__ unsigned long long *bf16fp32__smallm_trace_record(bool entry) {
   extern __shared__ __align__(16) unsigned char bf16fp32__smallm_trace_room[];
   const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-  if (threadIdx.x != 0 || b >= BF16FP32__SMALLM_TRACE_BLOCKS) return;
+  if (threadIdx.x != 0 || b >= BF16FP32__SMALLM_TRACE_BLOCKS) return nullptr;
   unsigned room;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(room));
-  /* this block's record set (2: none); the probe's own kernels (no such room) take set 0 */
   unsigned *set = room >= BF16FP32__SMALLM_TRACE_SMEM
                       ? reinterpret_cast<unsigned *>(bf16fp32__smallm_trace_room + room - 4)
                       : nullptr;
-  if (point == 0 && set) {
+  if (entry && set) {
     const unsigned target = bf16fp32__smallm_trace_target;
     const unsigned call = target ? atomicAdd(&bf16fp32__smallm_trace_calls[b], 1u) %
                                            bf16fp32__smallm_trace_calls_per_graph + 1u
@@ -52,30 +54,26 @@ static __device__ __forceinline__ void bf16fp32__smallm_stamp(int point) {
     *set = call == target ? 0u : call == target + 1u ? 1u : 2u;
   }
   const unsigned s = set ? *set : 0u;
-  if (s > 1) return;
+  if (s > 1) return nullptr;
+  return bf16fp32__smallm_trace +
+         BF16FP32__SMALLM_TRACE_WORDS * (s * BF16FP32__SMALLM_TRACE_BLOCKS + b);
+}
+static __device__ __forceinline__ void bf16fp32__smallm_stamp(int point) {
+  unsigned long long *rec = bf16fp32__smallm_trace_record(point == 0);
+  if (!rec) return;
   unsigned long long t, clk;
   unsigned sm;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
   asm volatile("mov.u64 %0, %%clock64;" : "=l"(clk)::"memory");
   asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-  unsigned long long *rec = bf16fp32__smallm_trace +
-                            BF16FP32__SMALLM_TRACE_WORDS * (s * BF16FP32__SMALLM_TRACE_BLOCKS + b);
   rec[point] = t;
   rec[8 + point] = clk;
   if (point == 0) rec[7] = sm, rec[15] = 0;
 }
-/* slot 15 += cycles, by thread 0 where the block's record set is stamped (point 0 set it up) */
+/* slot 15 += cycles (the block picked its set at point 0) */
 static __device__ __forceinline__ void bf16fp32__smallm_stamp_wait(unsigned long long cycles) {
-  extern __shared__ __align__(16) unsigned char bf16fp32__smallm_trace_room[];
-  const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-  if (threadIdx.x != 0 || b >= BF16FP32__SMALLM_TRACE_BLOCKS) return;
-  unsigned room;
-  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(room));
-  if (room < BF16FP32__SMALLM_TRACE_SMEM) return;
-  const unsigned s = *reinterpret_cast<unsigned *>(bf16fp32__smallm_trace_room + room - 4);
-  if (s > 1) return;
-  bf16fp32__smallm_trace[BF16FP32__SMALLM_TRACE_WORDS * (s * BF16FP32__SMALLM_TRACE_BLOCKS + b) + 15] +=
-      cycles;
+  unsigned long long *rec = bf16fp32__smallm_trace_record(false);
+  if (rec) rec[15] += cycles;
 }
 #define BF16FP32__SMALLM_STAMP(point) bf16fp32__smallm_stamp(point)
 #define BF16FP32__SMALLM_WAIT_BEGIN() const unsigned long long bf16fp32__smallm_wait0 = clock64()
