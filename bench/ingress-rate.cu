@@ -36,8 +36,7 @@ struct Args {
   int cols;               /* the box's width in bf16 (its rows: 16 KB / (2 cols)) */
   int width;              /* the tensor's width in bf16 (the same 1 MB in all) */
   int reads;              /* times the block reads each stage's 16 KB (16-byte loads) */
-  int ldg;                /* warps 4-7 also load as many bytes into registers (kind ldg_kind) */
-  int ldg_kind;           /* 0 ld.global, 1 ld.global.nc.L1::no_allocate, 2 cp.async.cg into shared */
+  int ldg_kind;           /* lane loads: 0 ld.global, 1 ld.global.nc.L1::no_allocate, 2 cp.async.cg */
   const uint16_t *data;
   unsigned *sink;
 };
@@ -100,7 +99,8 @@ __global__ void __launch_bounds__(512, 1) lanes_only(const __grid_constant__ Arg
   if (acc == 0x12345678u) a.sink[0] = acc;
 }
 
-/* The ring (warps 0-3); with a.ldg, warps 4-7 load as many bytes again by lane loads. */
+/* The ring (warps 0-3); in blocks of 256 threads warps 4-7 load as many bytes again by lane
+ * loads (kind a.ldg_kind). */
 __global__ void __launch_bounds__(256, 1) ingress(const __grid_constant__ Args a) {
   extern __shared__ __align__(1024) unsigned char smem[];
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
@@ -318,7 +318,7 @@ int main() {
           const int blocks = std::min(sms / c, clusters) * c; /* one wave */
           cfg.gridDim = dim3(blocks);
           Args b = a;
-          b.nst = nst, b.mcast = mcast, b.reads = reads, b.ldg = 0;
+          b.nst = nst, b.mcast = mcast, b.reads = reads;
           double us[2];
           const double per_sm = rate(ingress, cfg, b, STAGE, us);
           printf("%5d %7d %5d %3d %6d | %7.2f %8.2f | %6.1f | %6.0f | %5.0f\n", reads, c, mcast, nst, blocks,
@@ -348,7 +348,7 @@ int main() {
       cfg.blockDim = dim3(256), cfg.gridDim = dim3(sms), cfg.stream = st;
       cfg.dynamicSmemBytes = smem;
       Args b = a;
-      b.nst = nst, b.mcast = 0, b.reads = 0, b.ldg = 1, b.ldg_kind = kind;
+      b.nst = nst, b.mcast = 0, b.reads = 0, b.ldg_kind = kind;
       double us[2];
       const double per_sm = rate(ingress, cfg, b, 2.0 * STAGE, us);
       printf("%4d %3d | %7.2f %8.2f | %6.1f | %6.0f\n", kind, nst, us[0], us[1], per_sm, per_sm * sms);
@@ -367,7 +367,7 @@ int main() {
       printf("encode failed\n");
       return 2;
     }
-    b.cols = cols, b.nst = 8, b.mcast = 0, b.reads = 0, b.ldg = 0;
+    b.cols = cols, b.nst = 8, b.mcast = 0, b.reads = 0;
     cudaLaunchConfig_t cfg{};
     cfg.blockDim = dim3(128), cfg.gridDim = dim3(sms), cfg.stream = st, cfg.dynamicSmemBytes = smem;
     double us[2];
