@@ -19,11 +19,11 @@
 // Build: nvcc -O3 -std=c++17 -Isrc -gencode=arch=compute_90a,code=sm_90a bench/mma-rate.cu -o mma-rate
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <algorithm>
 #include <vector>
 #include <cuda_runtime.h>
 #include "backends/smallm/smallm-fragments.cuh"
+#include "bench-cuda.cuh"
 #include "backends/smallm/smallm-tiles.cuh"
 
 constexpr int PITCH = 192, SUBS = 3, WARPS = 8, S = 48, COPY = 9216;
@@ -119,13 +119,13 @@ static void run(const char *form, int sms, float *out, long long *cyc, const uin
                 int shared = 0) {
   constexpr int TL = FORM == 3 ? 2 : 1;
   const int smem = WARPS * region<MT, FORM>();
-  cudaFuncSetAttribute(rate<MT, FORM, CP>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  CK(cudaFuncSetAttribute(rate<MT, FORM, CP>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   std::vector<long long> h(sms * WARPS);
   double best = 1e30;
   for (int rep = 0; rep < 5; rep++) {
     rate<MT, FORM, CP><<<sms, 32 * WARPS, smem>>>(out, cyc, src, shared);
-    if (cudaDeviceSynchronize() != cudaSuccess) { printf("launch failed\n"); std::exit(1); }
-    cudaMemcpy(h.data(), cyc, h.size() * sizeof(long long), cudaMemcpyDeviceToHost);
+    CK(cudaGetLastError());
+    CK(cudaMemcpy(h.data(), cyc, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
     std::sort(h.begin(), h.end());
     best = std::min(best, static_cast<double>(h[h.size() / 2]));
   }
@@ -155,14 +155,14 @@ static void forms(int sms, float *out, long long *cyc, const uint4 *src) {
 
 int main() {
   int sms = 0;
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   float *out;
   long long *cyc;
-  cudaMalloc(&out, sms * 256 * sizeof(float));
-  cudaMalloc(&cyc, sms * WARPS * sizeof(long long));
+  CK(cudaMalloc(&out, sms * 256 * sizeof(float)));
+  CK(cudaMalloc(&cyc, sms * WARPS * sizeof(long long)));
   uint4 *src; /* each warp's copy source: 9 MB, L2-resident after the first run */
-  cudaMalloc(&src, static_cast<size_t>(sms) * WARPS * COPY);
-  cudaMemset(src, 0, static_cast<size_t>(sms) * WARPS * COPY);
+  CK(cudaMalloc(&src, static_cast<size_t>(sms) * WARPS * COPY));
+  CK(cudaMemset(src, 0, static_cast<size_t>(sms) * WARPS * COPY));
   printf("%d blocks of %d warps, %d sub-chunks a warp\n", sms, WARPS, S);
   forms<1>(sms, out, cyc, src);
   forms<2>(sms, out, cyc, src);
