@@ -1,5 +1,5 @@
-// What the GPU probes in bench/ share: a CUDA error check that stops the program, and the
-// MEASURING.md timing of a graph of back-to-back calls.
+// What the GPU probes in bench/ share: a CUDA error check that stops the program, the
+// MEASURING.md timing of a graph of back-to-back calls, the SM clock's rate and a median.
 #ifndef BF16FP32_BENCH_CUDA_CUH
 #define BF16FP32_BENCH_CUDA_CUH
 
@@ -51,6 +51,37 @@ static double bench_time_graph(cudaStream_t s, int calls, F rec) {
   cudaGraphDestroy(gr);
   std::sort(t.begin(), t.end());
   return t[t.size() / 2] * 1000.0 / calls;
+}
+
+// The SM clock in GHz: clock64 against the global timer over about 2 ms of one thread's spin.
+__global__ void bench_clock_spin(long long *cyc, unsigned long long *ns) {
+  unsigned long long g0, g1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
+  const long long c0 = clock64();
+  while (clock64() - c0 < 4000000) {
+  }
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+  *cyc = clock64() - c0;
+  *ns = g1 - g0;
+}
+inline double bench_sm_ghz() {
+  long long *cyc;
+  unsigned long long *ns;
+  CK(cudaMallocManaged(&cyc, sizeof(long long)));
+  CK(cudaMallocManaged(&ns, sizeof(unsigned long long)));
+  bench_clock_spin<<<1, 1>>>(cyc, ns);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  const double ghz = static_cast<double>(*cyc) / static_cast<double>(*ns);
+  CK(cudaFree(cyc));
+  CK(cudaFree(ns));
+  return ghz;
+}
+
+// The median of v (0 when v is empty).
+inline long long bench_median(std::vector<long long> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 #endif

@@ -60,40 +60,19 @@ __global__ void issue(const char *src, long long stride, int rows, int bytes, in
   }
 }
 
-__global__ void timer(long long *cyc, unsigned long long *ns) {
-  unsigned long long g0, g1;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
-  const long long c0 = clock64();
-  while (clock64() - c0 < 4000000) {
-  }
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
-  *cyc = clock64() - c0;
-  *ns = g1 - g0;
-}
-
-static long long median(std::vector<long long> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 int main() {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const long long stride = 8192; /* one row per 8 KB, as the share kernel's rows of a K slice */
   const int max_rows = 64, max_bytes = 3584;
   char *src;
-  long long *out, *cyc;
-  unsigned long long *ns;
+  long long *out;
   CK(cudaMalloc(&src, static_cast<size_t>(sms) * max_rows * stride));
   CK(cudaMemset(src, 1, static_cast<size_t>(sms) * max_rows * stride));
   CK(cudaMalloc(&out, static_cast<size_t>(sms) * 16 * sizeof(long long)));
-  CK(cudaMallocManaged(&cyc, sizeof(long long)));
-  CK(cudaMallocManaged(&ns, sizeof(unsigned long long)));
   CK(cudaFuncSetAttribute(issue, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           128 + max_rows * max_bytes));
-  timer<<<1, 1>>>(cyc, ns);
-  CK(cudaDeviceSynchronize());
-  const double ghz = static_cast<double>(*cyc) / static_cast<double>(*ns);
+  const double ghz = bench_sm_ghz();
   std::printf("SM clock %.2f GHz (clock64 against the global timer)\n", ghz);
   std::printf("%5s %6s %6s %6s | %12s %12s %12s\n", "rows", "bytes", "blocks", "mode", "issue cyc",
               "per copy", "landed cyc");
@@ -115,9 +94,9 @@ int main() {
           iss.push_back(worst);
           land.push_back(h[b * 16 + 1]);
         }
-        const long long mi = median(iss);
+        const long long mi = bench_median(iss);
         std::printf("%5d %6d %6d %6s | %12lld %12.1f %12lld\n", sh[0], sh[1], blocks,
-                    mode_name[mode], mi, static_cast<double>(mi) / sh[0], median(land));
+                    mode_name[mode], mi, static_cast<double>(mi) / sh[0], bench_median(land));
       }
   return 0;
 }
