@@ -54,7 +54,7 @@ static double bench_time_graph(cudaStream_t s, int calls, F rec) {
 }
 
 // The SM clock in GHz: clock64 against the global timer over about 2 ms of one thread's spin.
-__global__ void bench_clock_spin(long long *cyc, unsigned long long *ns) {
+static __global__ void bench_clock_spin(long long *cyc, unsigned long long *ns) {
   unsigned long long g0, g1;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
   const long long c0 = clock64();
