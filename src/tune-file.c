@@ -383,9 +383,8 @@ bf16fp32_status bf16fp32__tune_file_format(const bf16fp32__tune_header *h,
   bf16fp32__text_printf(&t,
                         "# columns\twhere\tn\tk\tm\twinner\twinner_us\trunner_up\trunner_up_us\n");
   for (int i = 0; i < count; i++) {
-    const char *where = e[i].where != BF16FP32_DEVICE ? "host" : e[i].pdl ? "device-pdl" : "device";
-    bf16fp32__text_printf(&t, "%s\t%lld\t%lld\t%lld\t%s\t", where, (long long)e[i].n,
-                          (long long)e[i].k, (long long)e[i].m, e[i].winner);
+    bf16fp32__text_printf(&t, "%s\t%lld\t%lld\t%lld\t%s\t", bf16fp32__tune_where_name(&e[i]),
+                          (long long)e[i].n, (long long)e[i].k, (long long)e[i].m, e[i].winner);
     bf16fp32__text_time(&t, e[i].winner_us);
     if (e[i].runner_up[0]) {
       bf16fp32__text_printf(&t, "\t%s\t", e[i].runner_up);

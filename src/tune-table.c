@@ -18,6 +18,10 @@ bool bf16fp32__tune_is_bucket(int64_t m) {
   return m >= 1 && (m <= 16 || (m & (m - 1)) == 0);
 }
 
+const char *bf16fp32__tune_where_name(const bf16fp32__tune_entry *e) {
+  return e->where != BF16FP32_DEVICE ? "host" : e->pdl ? "device-pdl" : "device";
+}
+
 bf16fp32_status bf16fp32__tune_table_add(bf16fp32__tune_table *t, const bf16fp32__tune_entry *e) {
   if (t->count == t->cap) {
     int cap = t->cap ? 2 * t->cap : 64;

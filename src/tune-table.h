@@ -51,6 +51,8 @@ extern const bf16fp32__tune_builtin bf16fp32__tune_builtin_table;
 int64_t bf16fp32__tune_bucket(int64_t m);
 /* True when m is a bucket's representative (1..16 or a power of two). */
 bool bf16fp32__tune_is_bucket(int64_t m);
+/* An entry's location as the tuning file writes it: "host", "device" or "device-pdl". */
+const char *bf16fp32__tune_where_name(const bf16fp32__tune_entry *e);
 
 /* The context's tuned choices: entries sorted by key (where, pdl, n, k, m), unique, and where
  * they came from. */

@@ -189,8 +189,7 @@ static bf16fp32_status measure_all(bf16fp32_context *ctx, const bf16fp32__tune_r
       if (got) {
         BF16FP32__TRY(bf16fp32__tune_table_add(found, &e));
         bf16fp32__log(cfg, 2, "tune: %s n=%lld k=%lld m=%lld: %s %.2f us, runner-up %s",
-                      r->where != BF16FP32_DEVICE ? "host" : pdl ? "device-pdl" : "device",
-                      (long long)n, (long long)k,
+                      bf16fp32__tune_where_name(&e), (long long)n, (long long)k,
                       (long long)buckets[i], e.winner, e.winner_us, e.runner_up[0] ? e.runner_up : "none");
       } else {
         bf16fp32__log(cfg, 1, "tune: n=%lld k=%lld m=%lld: no backend gave a valid time",
