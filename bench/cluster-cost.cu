@@ -23,9 +23,23 @@
 //          then reads what the others stored into its own area and adds, until the sum is in
 //          registers (the slowest thread of the block); no exit barrier is needed after it;
 //   store+exit: that, then an exit barrier all the same (as a kernel's end would not need).
+//   spush: the push by asynchronous remote stores from registers: each of `units` threads reads
+//          a float4 of its own rank's shared memory and stores it into every other rank's
+//          receive area by st.async, counted on that rank's mbarrier (armed at entry), then waits
+//          on its own mbarrier and adds what the others stored, until the sum is in registers
+//          (the slowest thread of the block); no barrier and no exit barrier: a rank's shared
+//          memory is written only until its own mbarrier completes.
+//   spush-x: spush, and the block leaves without the final cluster barrier that every other
+//          mode keeps (the kernel's time, last column, shows what leaving with remote stores
+//          in flight costs).
+//   spush-c: spush with the library's wait (acquire at cluster scope) on the mbarrier.
 // Every measure starts right after a cluster barrier that all ranks pass together (within that
 // barrier's skew); medians over the blocks (bulk1: over rank 0 of each cluster) of the last of
-// five launches. docs/smallm-notes.md, session 35.
+// five launches. Each mode also runs with the cluster's last rank late by 4000 cycles (late
+// column), as in a kernel whose ranks do not finish their loops together (the median then
+// spans early and late ranks alike). The last column: a launch's whole time in us (events around
+// 20 plain launches, a mean; launch overhead included, so it resolves about 1 us, not less).
+// docs/smallm-notes.md, sessions 35 and 36.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc bench/cluster-cost.cu
 //        -o cluster-cost
 #include <cooperative_groups.h>
@@ -42,11 +56,13 @@
 #include "bench-cuda.cuh"
 
 enum Mode {
-  BAR, SHARE, PULL, PULL_EXIT, BULK, BULK1, SIGNAL, STORE, STORE_EXIT, PUSH, PULL_ALL, MODES
+  BAR, SHARE, PULL, PULL_EXIT, BULK, BULK1, SIGNAL, STORE, STORE_EXIT, PUSH, PULL_ALL,
+  SPUSH, SPUSH_X, SPUSH_C, MODES
 };
 static const char *const mode_name[] = {"bar",   "share",  "pull",  "pull+exit",
                                         "bulk",  "bulk1",  "signal", "store",
-                                        "store+exit", "push", "pull-all"};
+                                        "store+exit", "push", "pull-all", "spush",
+                                        "spush-x", "spush-c"};
 constexpr int SLOT = 4096; /* bytes of one rank's slot in the send and receive areas */
 
 __device__ __forceinline__ void cluster_barrier() {
@@ -54,10 +70,32 @@ __device__ __forceinline__ void cluster_barrier() {
                    : "memory");
 }
 
+// The shared::cluster address of rank q's copy of this rank's shared-memory address a.
+__device__ __forceinline__ uint32_t cluster_addr(uint32_t a, int q) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(q));
+  return r;
+}
+
+// What the other ranks stored into this rank's receive area (their slots, this thread's float4),
+// added, so that the loads have landed before the clock; the slowest thread's time kept.
+__device__ __forceinline__ void add_received(const float *recv, int rank, int ranks, float *sink,
+                                             long long t0, long long *slowest) {
+  float sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    if (i < ranks && i != rank) {
+      const float4 v = reinterpret_cast<const float4 *>(recv + i * SLOT / 4)[threadIdx.x];
+      sum += v.x + v.y + v.z + v.w;
+    }
+  if (sum == -1.0f) sink[threadIdx.x] = sum;
+  atomicMax(slowest, clock64() - t0);
+}
+
 // out[block]: the cycles of the mode's measure in this block (thread 0's view; for pull, the
 // slowest thread of the block).
 __global__ void __launch_bounds__(256, 1) probe(int mode, int units, int bytes, long long *out,
-                                                float *sink) {
+                                                float *sink, int late) {
   extern __shared__ __align__(128) unsigned char sm[];
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
@@ -74,7 +112,11 @@ __global__ void __launch_bounds__(256, 1) probe(int mode, int units, int bytes, 
                  "r"(mode == SIGNAL ? ranks - 1 : 1));
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" :::
                      "memory");
-    const int in = mode == BULK || mode == PUSH ? (ranks - 1) * bytes : mode == BULK1 && rank == 0 ? bytes : 0;
+    const bool spush = mode == SPUSH || mode == SPUSH_X || mode == SPUSH_C;
+    const int in = mode == BULK || mode == PUSH ? (ranks - 1) * bytes
+                   : mode == BULK1 && rank == 0 ? bytes
+                   : spush                      ? (ranks - 1) * 16 * units
+                                                : 0;
     if (mode != SIGNAL) bf16fp32__bar_expect(bar, in);
   }
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -83,6 +125,9 @@ __global__ void __launch_bounds__(256, 1) probe(int mode, int units, int bytes, 
   cluster_barrier(); /* every rank here together, its barrier armed */
   const long long t0 = clock64();
   long long t1 = t0;
+  if (late && rank == ranks - 1) /* the late rank: a spin before its part */
+    while (clock64() - t0 < late) {
+    }
   float sum = 0.0f;
   if (mode == BAR || mode == SHARE) {
     for (int i = 0; i < 16; i++) {
@@ -119,25 +164,42 @@ __global__ void __launch_bounds__(256, 1) probe(int mode, int units, int bytes, 
     }
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" :::
                      "memory");
-    if (mine) {
-#pragma unroll
-      for (int i = 0; i < 8; i++)
-        if (i < ranks && i != rank) {
-          const float4 v = reinterpret_cast<const float4 *>(recv + i * SLOT / 4)[threadIdx.x];
-          sum += v.x + v.y + v.z + v.w;
-        }
-      if (sum == -1.0f) sink[threadIdx.x] = sum;
-      atomicMax(&slowest, clock64() - t0);
-    }
+    if (mine) add_received(recv, rank, ranks, sink, t0, &slowest);
     if (mode == STORE_EXIT) cluster_barrier();
     __syncthreads();
     t1 = mode == STORE ? t0 + slowest : clock64();
+  } else if (mode == SPUSH || mode == SPUSH_X || mode == SPUSH_C) {
+    const bool mine = static_cast<int>(threadIdx.x) < units;
+    if (mine) {
+      const float4 v = reinterpret_cast<const float4 *>(send)[threadIdx.x];
+      const uint32_t dst = static_cast<uint32_t>(
+          __cvta_generic_to_shared(recv + rank * SLOT / 4 + 4 * threadIdx.x));
+#pragma unroll
+      for (int i = 0; i < 8; i++) /* into rank i's slot of this rank */
+        if (i < ranks && i != rank) {
+          asm volatile(
+              "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, "
+              "%4}, [%5];" ::"r"(cluster_addr(dst, i)),
+              "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(cluster_addr(bar, i))
+              : "memory");
+        }
+    }
+    if (mode == SPUSH_C)
+      asm volatile(
+          "{\n\t.reg .pred p;\n\tWAITC_%=:\n\t"
+          "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], 0;\n\t"
+          "@!p bra WAITC_%=;\n\t}" ::"r"(bar)
+          : "memory");
+    else
+      bf16fp32__bar_wait(bar, 0);
+    if (mine) add_received(recv, rank, ranks, sink, t0, &slowest);
+    __syncthreads();
+    t1 = t0 + slowest;
   } else if (mode == SIGNAL) {
     const int q = static_cast<int>(threadIdx.x);
     if (q < ranks && q != rank) {
-      uint32_t rbar;
-      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rbar) : "r"(bar), "r"(q));
-      asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(rbar)
+      asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(
+                       cluster_addr(bar, q))
                    : "memory");
     }
     bf16fp32__bar_wait(bar, 0);
@@ -152,13 +214,10 @@ __global__ void __launch_bounds__(256, 1) probe(int mode, int units, int bytes, 
     if (send_it) {
       const uint32_t src = static_cast<uint32_t>(__cvta_generic_to_shared(send + q * SLOT / 4));
       const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(recv + rank * SLOT / 4));
-      uint32_t rdst, rbar;
-      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rdst) : "r"(dst), "r"(q));
-      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rbar) : "r"(bar), "r"(q));
       asm volatile(
           "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], "
-          "%2, [%3];" ::"r"(rdst),
-          "r"(src), "r"(bytes), "r"(rbar)
+          "%2, [%3];" ::"r"(cluster_addr(dst, q)),
+          "r"(src), "r"(bytes), "r"(cluster_addr(bar, q))
           : "memory");
     }
     bf16fp32__bar_wait(bar, 0);
@@ -166,7 +225,7 @@ __global__ void __launch_bounds__(256, 1) probe(int mode, int units, int bytes, 
     t1 = clock64();
   }
   if (threadIdx.x == 0) out[blockIdx.x] = t1 - t0;
-  cluster_barrier(); /* no block leaves while another may read or fill its shared memory */
+  if (mode != SPUSH_X) cluster_barrier(); /* no block leaves while another may read its memory */
 }
 
 int main() {
@@ -181,41 +240,56 @@ int main() {
   CK(cudaFuncSetAttribute(probe, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   const double ghz = bench_sm_ghz();
   std::printf("SM clock %.2f GHz (clock64 against the global timer)\n", ghz);
-  std::printf("%3s %6s %10s %6s %6s | %8s %8s\n", "S", "blocks", "mode", "units", "bytes",
-              "cycles", "us");
+  std::printf("%3s %6s %10s %6s %6s %5s | %8s %8s %8s\n", "S", "blocks", "mode", "units",
+              "bytes", "late", "cycles", "us", "launch");
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
   for (int s : {2, 4, 8})
     for (int blocks : {64, 128})
       for (int mode = 0; mode < MODES; mode++)
-        for (int size : {1, 2, 3}) {
-          /* pull: 4, 64 and 256 threads' units; bulk: 80 B, 1 KB, 4 KB; the barriers once */
-          if ((mode == BAR || mode == SHARE || mode == SIGNAL) && size > 1) continue;
-          const int units = size == 1 ? 4 : size == 2 ? 64 : 256;
-          const int bytes = size == 1 ? 80 : size == 2 ? 1024 : 4096;
-          cudaLaunchConfig_t cfg = {};
-          cudaLaunchAttribute attr[1];
-          attr[0].id = cudaLaunchAttributeClusterDimension;
-          attr[0].val.clusterDim.x = static_cast<unsigned>(s);
-          attr[0].val.clusterDim.y = 1;
-          attr[0].val.clusterDim.z = 1;
-          cfg.gridDim = dim3(static_cast<unsigned>(blocks));
-          cfg.blockDim = dim3(256);
-          cfg.dynamicSmemBytes = smem;
-          cfg.attrs = attr;
-          cfg.numAttrs = 1;
-          std::vector<long long> h(blocks), v;
-          for (int rep = 0; rep < 5; rep++) /* the last of five launches */
-            CK(cudaLaunchKernelEx(&cfg, probe, mode, units, bytes, out, sink));
-          CK(cudaDeviceSynchronize());
-          CK(cudaMemcpy(h.data(), out, blocks * sizeof(long long), cudaMemcpyDeviceToHost));
-          for (int b = 0; b < blocks; b++)
-            if (mode != BULK1 || b % s == 0) v.push_back(h[b]);
-          const long long c = bench_median(v);
-          const bool pull = mode == PULL || mode == PULL_EXIT || mode == STORE ||
-                            mode == STORE_EXIT || mode == PULL_ALL,
-                     bulk = mode == BULK || mode == BULK1 || mode == PUSH;
-          std::printf("%3d %6d %10s %6s %6s | %8lld %8.3f\n", s, blocks, mode_name[mode],
-                      pull ? std::to_string(units).c_str() : "-",
-                      bulk ? std::to_string(bytes).c_str() : "-", c, c / ghz / 1000.0);
-        }
+        for (int late : {0, 4000})
+          for (int size : {1, 2, 3}) {
+            /* pull: 4, 64 and 256 threads' units; bulk: 80 B, 1 KB, 4 KB; the barriers once */
+            if ((mode == BAR || mode == SHARE || mode == SIGNAL) && size > 1) continue;
+            const int units = size == 1 ? 4 : size == 2 ? 64 : 256;
+            const int bytes = size == 1 ? 80 : size == 2 ? 1024 : 4096;
+            cudaLaunchConfig_t cfg = {};
+            cudaLaunchAttribute attr[1];
+            attr[0].id = cudaLaunchAttributeClusterDimension;
+            attr[0].val.clusterDim.x = static_cast<unsigned>(s);
+            attr[0].val.clusterDim.y = 1;
+            attr[0].val.clusterDim.z = 1;
+            cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+            cfg.blockDim = dim3(256);
+            cfg.dynamicSmemBytes = smem;
+            cfg.attrs = attr;
+            cfg.numAttrs = 1;
+            std::vector<long long> h(blocks), v;
+            for (int rep = 0; rep < 5; rep++) /* the last of five launches */
+              CK(cudaLaunchKernelEx(&cfg, probe, mode, units, bytes, out, sink, late));
+            CK(cudaDeviceSynchronize());
+            CK(cudaMemcpy(h.data(), out, blocks * sizeof(long long), cudaMemcpyDeviceToHost));
+            CK(cudaEventRecord(e0));
+            for (int rep = 0; rep < 20; rep++)
+              CK(cudaLaunchKernelEx(&cfg, probe, mode, units, bytes, out, sink, late));
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            float ms = 0.0f;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            for (int b = 0; b < blocks; b++)
+              if (mode != BULK1 || b % s == 0) v.push_back(h[b]);
+            const long long c = bench_median(v);
+            const bool pull = mode == PULL || mode == PULL_EXIT || mode == STORE ||
+                              mode == STORE_EXIT || mode == PULL_ALL || mode == SPUSH ||
+                              mode == SPUSH_X || mode == SPUSH_C,
+                       bulk = mode == BULK || mode == BULK1 || mode == PUSH;
+            std::printf("%3d %6d %10s %6s %6s %5d | %8lld %8.3f %8.3f\n", s, blocks,
+                        mode_name[mode], pull ? std::to_string(units).c_str() : "-",
+                        bulk ? std::to_string(bytes).c_str() : "-", late, c, c / ghz / 1000.0,
+                        ms * 1000.0 / 20);
+          }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
   return 0;
 }
