@@ -11,7 +11,9 @@
  * asynchronous remote stores counted on an mbarrier (the decode kernel's reduction of sessions
  * 2-5): by 0.3-0.6 us per call in the tiled kernel and 0.2-0.5 us in the decode kernel, and by
  * far more where one thread has several remote stores to make (docs/smallm-notes.md,
- * session 6). */
+ * session 6); and again in session 36, with st.async from registers and no barrier after the
+ * entry's: 1.2-2.5 us from the cluster wait to the end in the share kernel against the pull's
+ * 0.5, though 0.3-0.5 us in bench/cluster-cost.cu (the difference not found). */
 #ifndef BF16FP32_SMALLM_CLUSTER_SUM_CUH
 #define BF16FP32_SMALLM_CLUSTER_SUM_CUH
 
