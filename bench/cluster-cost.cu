@@ -30,9 +30,10 @@
 //          (the slowest thread of the block); no barrier and no exit barrier: a rank's shared
 //          memory is written only until its own mbarrier completes.
 //   spush-x: spush, and the block leaves without the final cluster barrier that every other
-//          mode keeps (the kernel's time, last column, shows what leaving with remote stores
-//          in flight costs).
-//   spush-c: spush with the library's wait (acquire at cluster scope) on the mbarrier.
+//          mode keeps (what leaving with remote stores in flight costs would show in the last
+//          column, to its resolution).
+//   spush-c: spush with the wait of session 36's kernel build of the push (acquire at cluster
+//          scope) on the mbarrier.
 // Every measure starts right after a cluster barrier that all ranks pass together (within that
 // barrier's skew); medians over the blocks (bulk1: over rank 0 of each cluster) of the last of
 // five launches. Each mode also runs with the cluster's last rank late by 4000 cycles (late
