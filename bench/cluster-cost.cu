@@ -54,7 +54,7 @@
 
 #include "backends/smallm/smallm-cluster-sum.cuh" /* the library's cluster barriers */
 #include "backends/smallm/smallm-tiles.cuh"       /* its mbarrier helpers */
-#include "bench-cuda.cuh"
+#include "bench-tma.cuh" /* bench_wait_parity; includes bench-cuda.cuh */
 
 enum Mode {
   BAR, SHARE, PULL, PULL_EXIT, BULK, BULK1, SIGNAL, STORE, STORE_EXIT, PUSH, PULL_ALL,
@@ -186,11 +186,7 @@ __global__ void __launch_bounds__(256, 1) probe(int mode, int units, int bytes, 
         }
     }
     if (mode == SPUSH_C)
-      asm volatile(
-          "{\n\t.reg .pred p;\n\tWAITC_%=:\n\t"
-          "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], 0;\n\t"
-          "@!p bra WAITC_%=;\n\t}" ::"r"(bar)
-          : "memory");
+      bench_wait_parity<true>(bar, 0);
     else
       bf16fp32__bar_wait(bar, 0);
     if (mine) add_received(recv, rank, ranks, sink, t0, &slowest);
