@@ -55,6 +55,27 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+/* Barrier bar's current phase completes once `bytes` more have landed (its one arrival). */
+__device__ __forceinline__ void arm_stage(uint32_t bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+/* The map's 2-D box at (k0, r0) into this block's shared memory at dst, counted on bar. */
+__device__ __forceinline__ void copy_box(uint32_t dst, const CUtensorMap *map, int k0, int r0,
+                                         uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+      "[%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(k0), "r"(r0), "r"(bar)
+      : "memory");
+}
+/* A ring's nst barriers of one arrival each (at full, 8 bytes apart), made visible to the
+ * cluster. */
+__device__ __forceinline__ void init_ring(uint32_t full, int nst) {
+  for (int s = 0; s < nst; s++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full + 8 * s));
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
 /* Bytes of the 1 MB data set by the lanes' own loads: `bytes` in steps of 8 loads of 16 bytes per
  * thread (nthr threads, thread t), all of them in flight before any is used; kind as Args. */
 __device__ __forceinline__ unsigned lane_loads(const Args &a, int t, int nthr, long long bytes,
@@ -120,17 +141,9 @@ __global__ void __launch_bounds__(256, 1) ingress(const __grid_constant__ Args a
           "h"(static_cast<uint16_t>((1u << nc) - 1))
           : "memory");
     else
-      asm volatile(
-          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-          "[%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-          "l"(reinterpret_cast<uint64_t>(&a.map)), "r"(k0), "r"(0), "r"(bar)
-          : "memory");
+      copy_box(dst, &a.map, k0, 0, bar);
   };
-  auto arm = [&](int s) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * (s % a.nst)),
-                 "r"(STAGE)
-                 : "memory");
-  };
+  auto arm = [&](int s) { arm_stage(full + 8 * (s % a.nst), STAGE); };
   if (threadIdx.x == 0) {
     for (int s = 0; s < a.nst; s++) {
       asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full + 8 * s));
@@ -196,17 +209,11 @@ __global__ void __launch_bounds__(256, 1) rings(const __grid_constant__ Args a, 
   const uint32_t full = base + 64 * warp, ring = base + 1024 + warp * a.nst * bytes;
   auto issue = [&](int s) {
     const uint32_t slot = s % a.nst, bar = full + 8 * slot;
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-    const int k0 = (s * a.cols) & (a.width - 1), r0 = (warp * rows) & 511;
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-        "[%0], [%1, {%2, %3}], [%4];" ::"r"(ring + slot * bytes),
-        "l"(reinterpret_cast<uint64_t>(&a.map)), "r"(k0), "r"(r0), "r"(bar)
-        : "memory");
+    arm_stage(bar, bytes);
+    copy_box(ring + slot * bytes, &a.map, (s * a.cols) & (a.width - 1), (warp * rows) & 511, bar);
   };
   if (lane == 0) {
-    for (int s = 0; s < a.nst; s++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full + 8 * s));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    init_ring(full, a.nst);
     for (int s = 0; s < a.nst && s < a.stages; s++) issue(s);
   }
   __syncwarp();
@@ -233,17 +240,11 @@ __global__ void __launch_bounds__(256, 1) shared_ring(const __grid_constant__ Ar
   const uint32_t full = base, ring = base + 1024;
   auto issue = [&](int s) {
     const uint32_t slot = s % a.nst, bar = full + 8 * slot;
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-    const int k0 = (s * a.cols) & (a.width - 1);
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-        "[%0], [%1, {%2, %3}], [%4];" ::"r"(ring + slot * bytes),
-        "l"(reinterpret_cast<uint64_t>(&a.map)), "r"(k0), "r"(0), "r"(bar)
-        : "memory");
+    arm_stage(bar, bytes);
+    copy_box(ring + slot * bytes, &a.map, (s * a.cols) & (a.width - 1), 0, bar);
   };
   if (threadIdx.x == 0) {
-    for (int s = 0; s < a.nst; s++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full + 8 * s));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    init_ring(full, a.nst);
     for (int s = 0; s < a.nst && s < a.stages; s++) issue(s);
   }
   __syncthreads();
