@@ -126,8 +126,7 @@ static void run(const char *form, int sms, float *out, long long *cyc, const uin
     rate<MT, FORM, CP><<<sms, 32 * WARPS, smem>>>(out, cyc, src, shared);
     CK(cudaGetLastError());
     CK(cudaMemcpy(h.data(), cyc, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
-    std::sort(h.begin(), h.end());
-    best = std::min(best, static_cast<double>(h[h.size() / 2]));
+    best = std::min(best, static_cast<double>(bench_median(h)));
   }
   /* 2 TL MT MMAs a sub-chunk, 2 warps a scheduler */
   const double per_sub = best / S, per_mma_sched = per_sub / (2 * TL * MT) / 2;
