@@ -491,19 +491,23 @@ static void test_stream(void) {
   CHECK(bf16fp32__smallm_use_stream(&c, 16, 3, 3, 2, H200_SMEM) != 0 && !c.stream);
 }
 
+/* The push's receive slots after the rows: ksplit slots of the units (four rows of one token)
+ * that one rank finishes. */
+#define RECV(units, ksplit) ((size_t)(ksplit) * (size_t)(((units) + (ksplit) - 1) / (ksplit)) * 16u)
+
 /* The share kernel's rows: every slice's row within the pitch (64 mod 128), the weight and
  * token rows or the partial sums within the shared memory, and what does not fit declined. */
 static void test_share(void) {
   bf16fp32__smallm_config c;
   CHECK(bf16fp32__smallm_choose(1, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0); /* 16 / 2 */
   CHECK(bf16fp32__smallm_use_share(&c, 1, 1024, 4096, 0, 0, H200_SMEM) == 0 && c.share && !c.stream &&
-        !c.decode && c.share_pitch == 65 * 64 && c.share_smem == (size_t)(64 + 17 * 65 * 64) &&
+        !c.decode && c.share_pitch == 65 * 64 && c.share_smem == (size_t)(64 + 17 * 65 * 64) + RECV(4, 2) &&
         !c.share_xreg);
   CHECK(bf16fp32__smallm_use_share(&c, 1, 1024, 4096, 1, 0, H200_SMEM) == 0 && c.share_xreg &&
-        c.share_smem == (size_t)(64 + 16 * 65 * 64)); /* no token rows */
+        c.share_smem == (size_t)(64 + 16 * 65 * 64) + RECV(4, 2)); /* no token rows */
   CHECK(bf16fp32__smallm_choose(16, 256, 4096, H200_SMS, H200_SMEM, &c) == 0); /* 32 / 8 */
   CHECK(bf16fp32__smallm_use_share(&c, 16, 256, 4096, 0, 0, H200_SMEM) == 0 &&
-        c.share_pitch == 17 * 64 && c.share_smem == 64 + 48 * 17 * 64);
+        c.share_pitch == 17 * 64 && c.share_smem == 64 + 48 * 17 * 64 + RECV(128, 8));
   CHECK(bf16fp32__smallm_choose(5, 256, 4104, H200_SMS, H200_SMEM, &c) == 0); /* K's end */
   CHECK(bf16fp32__smallm_use_share(&c, 5, 256, 4104, 0, 0, H200_SMEM) == 0 &&
         c.share_pitch % 128 == 64 &&
@@ -520,10 +524,10 @@ static void test_share(void) {
   CHECK(bf16fp32__smallm_choose(17, 256, 4096, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_share(&c, 17, 256, 4096, 1, 0, H200_SMEM) != 0 && !c.share); /* xreg */
   CHECK(bf16fp32__smallm_use_share(&c, 17, 256, 4096, 0, 0, H200_SMEM) == 0 && c.share &&
-        c.mt == 4 && c.mpad == 32 && c.share_smem == 64 + 49 * 17 * 64);
+        c.mt == 4 && c.mpad == 32 && c.share_smem == 64 + 49 * 17 * 64 + RECV(136, 8));
   CHECK(bf16fp32__smallm_choose(64, 256, 4096, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_share(&c, 64, 256, 4096, 0, 0, H200_SMEM) == 0 && c.share &&
-        c.mt == 8 && c.mpad == 64 && c.share_smem == 64 + 96 * 17 * 64);
+        c.mt == 8 && c.mpad == 64 && c.share_smem == 64 + 96 * 17 * 64 + RECV(512, 8));
   CHECK(bf16fp32__smallm_choose(65, 256, 4096, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_share(&c, 65, 256, 4096, 0, 0, H200_SMEM) != 0 && !c.share); /* M > 64 */
   /* the weight fragments in registers: ranges of at most 8 sub-chunks, not with x in registers */
@@ -566,12 +570,13 @@ static void test_share(void) {
    * row blocks do not pair up; use_share starts from one */
   CHECK(bf16fp32__smallm_share_tiles(&c, 2, 1, H200_SMEM) == 0 && c.share_tiles == 1);
   CHECK(bf16fp32__smallm_use_share(&c, 16, 1024, 4096, 0, 0, H200_SMEM) == 0 &&
-        c.share_tiles == 1 && c.grid_y == 64 && c.share_smem == (size_t)(64 + 32 * 65 * 64));
+        c.share_tiles == 1 && c.grid_y == 64 &&
+        c.share_smem == (size_t)(64 + 32 * 65 * 64) + RECV(64, 2));
   CHECK(bf16fp32__smallm_share_tiles(&c, 16, 2, H200_SMEM) == 0 && c.share_tiles == 2 &&
-        c.grid_y == 32 && c.grid_x == 2 && c.share_smem == (size_t)(64 + 48 * 65 * 64));
+        c.grid_y == 32 && c.grid_x == 2 && c.share_smem == (size_t)(64 + 48 * 65 * 64) + RECV(128, 2));
   CHECK(bf16fp32__smallm_share_tiles(&c, 16, 2, H200_SMEM) == 0 && c.grid_y == 32); /* again */
   CHECK(bf16fp32__smallm_share_tiles(&c, 16, 1, H200_SMEM) == 0 && c.share_tiles == 1 &&
-        c.grid_y == 64 && c.share_smem == (size_t)(64 + 32 * 65 * 64));
+        c.grid_y == 64 && c.share_smem == (size_t)(64 + 32 * 65 * 64) + RECV(64, 2));
   CHECK(bf16fp32__smallm_share_tiles(&c, 16, 3, H200_SMEM) != 0 &&
         bf16fp32__smallm_share_tiles(&c, 16, 0, H200_SMEM) != 0 && c.share_tiles == 1);
   CHECK(bf16fp32__smallm_use_share(&c, 24, 1024, 4096, 0, 0, H200_SMEM) == 0 &&
@@ -579,7 +584,7 @@ static void test_share(void) {
         c.grid_y == 64); /* 32 + 24 rows of 4160 bytes do not fit */
   CHECK(bf16fp32__smallm_use_share(&c, 16, 1024, 4096, 1, 0, H200_SMEM) == 0 &&
         bf16fp32__smallm_share_tiles(&c, 16, 2, H200_SMEM) == 0 &&
-        c.share_smem == (size_t)(64 + 32 * 65 * 64)); /* x in registers: no token rows */
+        c.share_smem == (size_t)(64 + 32 * 65 * 64) + RECV(128, 2)); /* x in registers: no token rows */
   CHECK(bf16fp32__smallm_share_late(&c, 3, 1) == 0 && c.share_tiles == 2); /* late groups too */
   CHECK(bf16fp32__smallm_use_share(&c, 16, 1024, 4096, 0, 1, H200_SMEM) == 0 &&
         bf16fp32__smallm_share_tiles(&c, 16, 2, H200_SMEM) != 0 && c.share_tiles == 1);
@@ -590,7 +595,7 @@ static void test_share(void) {
   CHECK(bf16fp32__smallm_choose(64, 256, 4096, H200_SMS, H200_SMEM, &c) == 0 &&
         bf16fp32__smallm_use_share(&c, 64, 256, 4096, 0, 0, H200_SMEM) == 0 &&
         bf16fp32__smallm_share_tiles(&c, 64, 2, H200_SMEM) == 0 && c.grid_y == 4 &&
-        c.grid_x == 8 && c.share_smem == (size_t)(64 + 128 * 17 * 64));
+        c.grid_x == 8 && c.share_smem == (size_t)(64 + 128 * 17 * 64) + RECV(1024, 8));
   /* one sub-chunk: the partial sums take more room than the rows */
   CHECK(bf16fp32__smallm_choose(1, 64, 32, H200_SMS, H200_SMEM, &c) == 0 &&
         bf16fp32__smallm_use_share(&c, 1, 64, 32, 0, 0, H200_SMEM) == 0 &&
@@ -700,7 +705,8 @@ static void test_groups(void) {
 }
 
 /* The cluster sum's shares: ranks 0..S-1 finish consecutive ranges of a block's units, all of
- * them once, as evenly as integer division allows. */
+ * them once, as evenly as integer division allows; each unit's owner is the rank whose range
+ * holds it (the push sends it there). */
 static void test_cluster_shares(void) {
   for (int units = 1; units <= 2048; units += units < 80 ? 1 : 37)
     for (int s = 1; s <= BF16FP32__SMALLM_MAX_SPLIT; s++) {
@@ -708,6 +714,11 @@ static void test_cluster_shares(void) {
       for (int q = 0; q < s; q++) {
         const int len = bf16fp32__smallm_share(q + 1, units, s) - bf16fp32__smallm_share(q, units, s);
         CHECK(len >= units / s && len <= (units + s - 1) / s);
+      }
+      for (int u = 0; u < units; u++) {
+        const int q = bf16fp32__smallm_owner(u, units, s);
+        CHECK(q >= 0 && q < s && bf16fp32__smallm_share(q, units, s) <= u &&
+              u < bf16fp32__smallm_share(q + 1, units, s));
       }
     }
 }

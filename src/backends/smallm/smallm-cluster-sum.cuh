@@ -11,9 +11,11 @@
  * asynchronous remote stores counted on an mbarrier (the decode kernel's reduction of sessions
  * 2-5): by 0.3-0.6 us per call in the tiled kernel and 0.2-0.5 us in the decode kernel, and by
  * far more where one thread has several remote stores to make (docs/smallm-notes.md,
- * session 6); and again in session 36, with st.async from registers and no barrier after the
- * entry's: 1.2-2.5 us from the cluster wait to the end in the share kernel against the pull's
- * 0.5, though 0.3-0.5 us in bench/cluster-cost.cu (the difference not found). */
+ * session 6). The share kernel pushes (bf16fp32__smallm_cluster_push, below): st.async from
+ * the registers that add a unit's block sum, one unit per thread, and no barrier after the
+ * entry's; 1-4 % faster than its pull at 14 of its cells with a K split, within 1 % elsewhere
+ * (session 37; session 36's form, one thread adding and sending a unit of every owner in turn,
+ * lost 0.5-1.9 us). */
 #ifndef BF16FP32_SMALLM_CLUSTER_SUM_CUH
 #define BF16FP32_SMALLM_CLUSTER_SUM_CUH
 
@@ -85,6 +87,20 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_pull(float *sets
   bf16fp32__smallm_cluster_exit();
 }
 
+/* One unit's block sum: its kwarps partial sums, gstride floats apart from p, in group order. */
+template <int MAXG>
+static __device__ __forceinline__ float4 bf16fp32__smallm_unit_sum(const float *p, int gstride,
+                                                                   int kwarps) {
+  float4 v[MAXG]; /* all loads issued first */
+#pragma unroll
+  for (int h = 0; h < MAXG; h++)
+    if (h < kwarps) v[h] = *reinterpret_cast<const float4 *>(p + h * gstride);
+  float4 sum = v[0];
+#pragma unroll
+  for (int h = 1; h < MAXG; h++)
+    if (h < kwarps) bf16fp32__smallm_add4(sum, v[h]);
+  return sum;
+}
 /* By every thread of the block, after a __syncthreads that makes the partial sums visible:
  * warp group h's partial sum of unit u (token tok = u / r4n, rows 4 r4 .. 4 r4 + 3, r4 = u % r4n;
  * r4n a power of two) is the float4 at part + h * gstride + tok * rs + 4 * r4 (MAXG: the most
@@ -99,14 +115,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_block_sum(float *part, i
   for (int u = threadIdx.x; u < units; u += blockDim.x) {
     const int tok = u >> lg, r4 = u & (r4n - 1);
     float *p = part + tok * rs + 4 * r4;
-    float4 v[MAXG];
-#pragma unroll
-    for (int h = 0; h < MAXG; h++)
-      if (h < kwarps) v[h] = *reinterpret_cast<const float4 *>(p + h * gstride);
-    float4 sum = v[0];
-#pragma unroll
-    for (int h = 1; h < MAXG; h++)
-      if (h < kwarps) bf16fp32__smallm_add4(sum, v[h]);
+    const float4 sum = bf16fp32__smallm_unit_sum<MAXG>(p, gstride, kwarps);
     if (to_out)
       *reinterpret_cast<float4 *>(out + tok * ldo + 4 * r4) = sum;
     else
@@ -124,6 +133,90 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_sum(float *part,
     bf16fp32__smallm_block_sum<MAXG>(part, gstride, rs, kwarps, units, r4n, ksplit <= 1, out, ldo);
   if (ksplit <= 1) return;
   bf16fp32__smallm_cluster_pull<true>(part, 0, rs, units, r4n, ksplit, 1, out, ldo);
+}
+
+/* The push (the share kernel): the K split's block sums sent to their owners by asynchronous
+ * remote stores from registers instead of pulled, so that no cluster barrier waits for the
+ * slowest rank before the loads and no exit barrier after them. recv (`ranks` slots of cmax
+ * float4): slot i of rank q holds rank i's block sums of q's units; q's mbarrier `bar`, armed
+ * early in the kernel with the bytes of the S - 1 other slots (bf16fp32__smallm_push_arm) and
+ * made known to the cluster by an arrival (bf16fp32__smallm_push_arrive) whose wait comes
+ * before the first store. Every block sum is added as in the block sum above and the owner adds
+ * the ranks' in rank order, so the bits are the pull's. A rank's shared memory is written only
+ * until its own mbarrier completes, and it waits for that, so no rank needs to wait for another
+ * to leave. */
+/* By thread 0, after the mbarrier's init and fence: its one arrival, with the others' bytes. */
+static __device__ __forceinline__ void bf16fp32__smallm_push_arm(uint32_t bar, int units) {
+  const int ranks = static_cast<int>(cooperative_groups::this_cluster().num_blocks());
+  const int rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
+  const int own = bf16fp32__smallm_share(rank + 1, units, ranks) -
+                  bf16fp32__smallm_share(rank, units, ranks);
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+               "r"((ranks - 1) * own * 16)
+               : "memory");
+}
+/* By every thread, after thread 0's bf16fp32__smallm_push_arm: the arrival whose wait
+ * (bf16fp32__smallm_cluster_push's first step) makes every rank's mbarrier ready for the
+ * stores. */
+static __device__ __forceinline__ void bf16fp32__smallm_push_arrive() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+template <int MAXG>
+static __device__ __forceinline__ void bf16fp32__smallm_cluster_push(float *part, int gstride,
+                                                                     int rs, int kwarps,
+                                                                     int units, int r4n,
+                                                                     float4 *recv, uint32_t bar,
+                                                                     float *out, long long ldo) {
+  const int lg = __ffs(r4n) - 1;
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int ranks = static_cast<int>(cluster.num_blocks());
+  const int cmax = bf16fp32__smallm_push_slot(units, ranks);
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); /* entry's arrivals */
+  BF16FP32__SMALLM_STAMP(6);
+  /* Unit u's block sum by thread u, as in bf16fp32__smallm_block_sum, straight to its owner:
+   * one unit per thread, so that no thread adds or sends the units of several owners in turn
+   * (a thread that did took 0.95 us plus 0.2 per rank at M = 1, docs/smallm-notes.md,
+   * session 37). */
+  for (int u = threadIdx.x; u < units; u += blockDim.x) {
+    const int tok = u >> lg, r4 = u & (r4n - 1);
+    const float4 sum = bf16fp32__smallm_unit_sum<MAXG>(part + tok * rs + 4 * r4, gstride, kwarps);
+    const int q = bf16fp32__smallm_owner(u, units, ranks);
+    const int at = rank * cmax + u - bf16fp32__smallm_share(q, units, ranks);
+    if (q == rank) {
+      recv[at] = sum;
+    } else {
+      const uint32_t local = static_cast<uint32_t>(__cvta_generic_to_shared(recv + at));
+      uint32_t rslot, rbar;
+      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rslot) : "r"(local), "r"(q));
+      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rbar) : "r"(bar), "r"(q));
+      asm volatile(
+          "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, "
+          "%4}, [%5];" ::"r"(rslot),
+          "f"(sum.x), "f"(sum.y), "f"(sum.z), "f"(sum.w), "r"(rbar)
+          : "memory");
+    }
+  }
+  __syncthreads(); /* this rank's own slot */
+  asm volatile(
+      "{\n\t.reg .pred p;\n\tPUSH_WAIT_%=:\n\t"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], 0;\n\t"
+      "@!p bra PUSH_WAIT_%=;\n\t}" ::"r"(bar)
+      : "memory");
+  const int u0 = bf16fp32__smallm_share(rank, units, ranks);
+  const int u1 = bf16fp32__smallm_share(rank + 1, units, ranks);
+  for (int u = u0 + threadIdx.x; u < u1; u += blockDim.x) {
+    const int tok = u >> lg, r4 = u & (r4n - 1);
+    float4 v[BF16FP32__SMALLM_MAX_SPLIT];
+#pragma unroll
+    for (int i = 0; i < BF16FP32__SMALLM_MAX_SPLIT; i++)
+      if (i < ranks) v[i] = recv[i * cmax + u - u0];
+    float4 sum = v[0];
+#pragma unroll
+    for (int i = 1; i < BF16FP32__SMALLM_MAX_SPLIT; i++)
+      if (i < ranks) bf16fp32__smallm_add4(sum, v[i]);
+    *reinterpret_cast<float4 *>(out + tok * ldo + 4 * r4) = sum;
+  }
 }
 
 /* Warp (h, wn)'s MT token tiles of its 16 rows (the mma.sync accumulator layout) into
@@ -153,15 +246,22 @@ static __device__ __forceinline__ void bf16fp32__smallm_store_warp(const float (
 template <int MT, int TL>
 static __device__ __forceinline__ void bf16fp32__smallm_finish_tiles(
     const float (&acc)[TL][MT][4], float *part, int wk, int wn, int tile_sets, int m, int mpad,
-    int rows, int kwarps, int ksplit, float *out, long long ldo) {
+    int rows, int kwarps, int ksplit, float *out, long long ldo, float4 *recv = nullptr,
+    uint32_t rbar = 0) {
   const int rs = rows + 4;
 #pragma unroll
   for (int b = 0; b < TL; b++)
     bf16fp32__smallm_store_warp<MT>(acc[b], part, wk, b * tile_sets + wn, m, mpad, rs);
   __syncthreads();
   BF16FP32__SMALLM_STAMP(4);
-  bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, mpad * rs, rs, kwarps,
-                                                       m * (rows >> 2), rows >> 2, ksplit, out, ldo);
+  if (recv != nullptr && ksplit > 1)
+    bf16fp32__smallm_cluster_push<BF16FP32__SMALLM_WARPS>(part, mpad * rs, rs, kwarps,
+                                                          m * (rows >> 2), rows >> 2, recv, rbar,
+                                                          out, ldo);
+  else
+    bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, mpad * rs, rs, kwarps,
+                                                         m * (rows >> 2), rows >> 2, ksplit, out,
+                                                         ldo);
   BF16FP32__SMALLM_STAMP(5);
 }
 template <int MT>

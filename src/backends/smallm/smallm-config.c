@@ -516,15 +516,25 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
   return 0;
 }
 
+/* The push's receive slots (K split only): ksplit slots (bf16fp32__smallm_push_slot) of the
+ * block's units, four rows of one token each. */
+static size_t share_recv(const bf16fp32__smallm_config *c, int64_t m, int tiles) {
+  const int units = (int)(m * tiles * c->split.rows / 4), s = c->split.ksplit;
+  return s > 1 ? (size_t)s * (size_t)bf16fp32__smallm_push_slot(units, s) * 16u : 0;
+}
+size_t bf16fp32__smallm_share_recv(const bf16fp32__smallm_config *c, int64_t m) {
+  return share_recv(c, m, c->share_tiles);
+}
+
 /* The share kernel's shared memory for `tiles` row blocks of c's split: the barriers, then the
  * weight rows and (not xreg) x's m token rows, or the partial sums laid over them where those
- * are larger (kwarps sets of mpad tokens x (rows + 4) floats). */
+ * are larger (kwarps sets of mpad tokens x (rows + 4) floats), then the push's receive slots. */
 static size_t share_smem(const bf16fp32__smallm_config *c, int64_t m, int64_t pitch, int xreg,
                          int tiles) {
   const int rows = tiles * c->split.rows;
   const size_t bytes = (size_t)pitch * (size_t)(rows + (xreg ? 0 : m));
   const size_t sums = (size_t)c->split.kwarps * sums_bytes(rows, c->mpad);
-  return BF16FP32__SMALLM_SHARE_BARS + (bytes > sums ? bytes : sums);
+  return BF16FP32__SMALLM_SHARE_BARS + (bytes > sums ? bytes : sums) + share_recv(c, m, tiles);
 }
 
 int bf16fp32__smallm_share_tiles(bf16fp32__smallm_config *c, int64_t m, int tiles,

@@ -217,6 +217,9 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
  * (share_wpre 1 or 2). */
 int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late, int l2);
 
+/* Bytes of c's share-kernel shared memory (at its end) that the push's receive slots take. */
+size_t bf16fp32__smallm_share_recv(const bf16fp32__smallm_config *c, int64_t m);
+
 /* Sets c->share_tiles for the share kernel chosen in c for m tokens: with tiles = 2 each block
  * holds two neighbouring row blocks of the split (same K slice), its warps summing their rows of
  * both with the same x fragments, so that the grid has half the blocks (under programmatic
@@ -344,6 +347,16 @@ static inline BF16FP32__SMALLM_HD void bf16fp32__smallm_group(int nsubs, int r, 
  * [share(q), share(q + 1)) of a block's `units` (four rows of one token each). */
 static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_share(int q, int units, int ksplit) {
   return units * q / ksplit;
+}
+/* The rank whose share holds unit u: the largest q with share(q) <= u. */
+static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_owner(int u, int units, int ksplit) {
+  return ((u + 1) * ksplit - 1) / units;
+}
+
+/* The share kernel's push (smallm-cluster-sum.cuh): each rank's slot in a receiving rank holds
+ * the units that rank finishes (at most ceil(units / ksplit)), 16 bytes each. In float4s. */
+static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_push_slot(int units, int ksplit) {
+  return (units + ksplit - 1) / ksplit;
 }
 
 /* Byte offset of staged token row r in an x buffer of xk elements per row. Rows go in pairs

@@ -50,6 +50,7 @@ struct HArgs {
   int pdl;   /* launched with programmatic dependent launch */
   int late;  /* the last `late` warp groups' weight columns are copied after the wait */
   int late_l2; /* and (under PDL) requested into L2 before it */
+  int recv;    /* with a K split: the push's receive slots, bytes from the start of shared memory */
 };
 
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel. WP (share_wpre, ranges of
@@ -71,7 +72,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   const int n0 = static_cast<int>(blockIdx.y) * a.rows;
   const int len = static_cast<int>(pl.ke - pl.kb); /* the slice's columns, a multiple of 8 */
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  const uint32_t wbar = base, xbar = base + 8, lbar = base + 16;
+  const uint32_t wbar = base, xbar = base + 8, lbar = base + 16, rbar = base + 24;
   /* byte offsets of the two row sets, after the barriers */
   const int wrows = BF16FP32__SMALLM_SHARE_BARS, xrows = wrows + a.rows * a.pitch;
 
@@ -89,8 +90,9 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tmbarrier.init.shared::cta.b64 [%1], 1;"
                  ::"r"(wbar), "r"(xbar));
     if (LATE) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(lbar));
+    if (a.ksplit > 1) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(rbar));
     asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
-    /* each barrier's one arrival, with the bytes its copies bring */
+    /* each barrier's one arrival, with the bytes its copies bring (rbar's below) */
     bf16fp32__bar_expect(wbar, LATE ? a.rows * early_bytes : a.rows * 2 * len);
     if (!XREG) bf16fp32__bar_expect(xbar, a.m * 2 * len);
     if (LATE) bf16fp32__bar_expect(lbar, a.rows * late_bytes);
@@ -126,6 +128,13 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     for (int r = lane; r < a.m; r += 32)
       if (r % gridDim.y == blockIdx.y)
         bf16fp32__bulk_to_l2(a.x + r * a.ldx + pl.kb, 2 * len);
+  /* The push's mbarrier armed with the other ranks' bytes and the arrival that tells them so,
+   * after the copies have gone out: its divisions before them made every copy about 0.1 us
+   * later (docs/smallm-notes.md, session 37). */
+  if (a.ksplit > 1) {
+    if (threadIdx.x == 0) bf16fp32__smallm_push_arm(rbar, a.m * (a.rows >> 2));
+    bf16fp32__smallm_push_arrive();
+  }
   /* lane (g, t): 16 bytes at k = 8t of rows g and g + 8 of the warp's 16 and of token g in each
    * sub-chunk, the decode kernel's fragments; TL = 2 (share_tiles): the same rows of the second
    * row block (a.rows / 2 rows on) at tb bytes on */
@@ -244,7 +253,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   __syncthreads();
   bf16fp32__smallm_finish_tiles<MT, TL>(acc, reinterpret_cast<float *>(smem + wrows), pl.wk, pl.wn,
                                         trows >> 4, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
-                                        a.out + n0, a.ldo);
+                                        a.out + n0, a.ldo,
+                                        reinterpret_cast<float4 *>(smem + a.recv), rbar);
 }
 
 /* The instance a launch runs: mt token tiles, x in registers (xreg, mt <= 2) or the weight
@@ -303,6 +313,7 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
   a.pdl = use_pdl != 0;
   a.late = c->share_late;
   a.late_l2 = c->share_late_l2;
+  a.recv = static_cast<int>(c->share_smem - bf16fp32__smallm_share_recv(c, m));
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->share_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
