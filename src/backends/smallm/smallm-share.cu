@@ -22,7 +22,9 @@
  *
  * The rows: a row per slice of (sub-chunks | 1) x 64 bytes (64 mod 128, so that the 16-byte
  * fragment reads of rows g and g + 1 fall in different banks), within the shared memory of one
- * block (bf16fp32__smallm_use_share); the partial sums go over them at the end. */
+ * block (bf16fp32__smallm_use_share); the partial sums go over them at the end. With a K split
+ * the block sums are pushed to their owner ranks (bf16fp32__smallm_cluster_push) into receive
+ * slots after the rows. */
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
