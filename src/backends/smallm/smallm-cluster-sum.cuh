@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "smallm-config.h"
+#include "smallm-fragments.cuh" /* the mbarrier wait */
 #include "smallm-trace.cuh"
 
 /* A cluster barrier after which each block's shared-memory writes are visible to the other
@@ -198,11 +199,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_push(float *part
     }
   }
   __syncthreads(); /* this rank's own slot */
-  asm volatile(
-      "{\n\t.reg .pred p;\n\tPUSH_WAIT_%=:\n\t"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], 0;\n\t"
-      "@!p bra PUSH_WAIT_%=;\n\t}" ::"r"(bar)
-      : "memory");
+  bf16fp32__bar_wait<true>(bar, 0); /* the other ranks' */
   const int u0 = bf16fp32__smallm_share(rank, units, ranks);
   const int u1 = bf16fp32__smallm_share(rank + 1, units, ranks);
   for (int u = u0 + threadIdx.x; u < u1; u += blockDim.x) {

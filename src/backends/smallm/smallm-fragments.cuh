@@ -1,7 +1,8 @@
 /* The device pieces the smallm kernels build their sums from: the 16-byte weight load, the bulk
- * copy into shared memory and the bulk request into L2, the bf16 MMA and a sub-chunk's two of
- * them (the sums over warp groups and cluster ranks: smallm-cluster-sum.cuh). One definition, so
- * that the kernels multiply exactly alike (the batch invariance across kernels rests on it). */
+ * copy into shared memory with the mbarrier that counts it, the bulk request into L2, the bf16
+ * MMA and a sub-chunk's two of them (the sums over warp groups and cluster ranks:
+ * smallm-cluster-sum.cuh). One definition, so that the kernels multiply exactly alike (the
+ * batch invariance across kernels rests on it). */
 #ifndef BF16FP32_SMALLM_FRAGMENTS_CUH
 #define BF16FP32_SMALLM_FRAGMENTS_CUH
 
@@ -31,6 +32,28 @@ static __device__ __forceinline__ void bf16fp32__bulk_copy(uint32_t dst, const v
       : "memory");
 }
 
+/* Barrier bar's current phase completes once `bytes` more have landed (its one arrival). */
+static __device__ __forceinline__ void bf16fp32__bar_expect(uint32_t bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+/* Until bar's phase `phase` has completed; CLUSTER: with acquire at cluster scope, for an
+ * mbarrier that other blocks' remote stores complete (the share kernel's push). */
+template <bool CLUSTER = false>
+static __device__ __forceinline__ void bf16fp32__bar_wait(uint32_t bar, uint32_t phase) {
+  if constexpr (CLUSTER)
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tWAIT_%=:\n\t"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n\t"
+        "@!p bra WAIT_%=;\n\t}" ::"r"(bar), "r"(phase)
+        : "memory");
+  else
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tWAIT_%=:\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
+        "@!p bra WAIT_%=;\n\t}" ::"r"(bar), "r"(phase)
+        : "memory");
+}
 /* bytes (a multiple of 16) from p (16-byte aligned) requested into L2 only: nothing to wait for. */
 static __device__ __forceinline__ void bf16fp32__bulk_to_l2(const void *p, uint32_t bytes) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");

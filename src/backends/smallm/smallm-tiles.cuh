@@ -42,18 +42,6 @@ static __device__ __forceinline__ void bf16fp32__tma_box_to_l2(const CUtensorMap
                "r"(c0), "r"(c1)
                : "memory");
 }
-/* Barrier bar's current phase completes once `bytes` more have landed (its one arrival). */
-static __device__ __forceinline__ void bf16fp32__bar_expect(uint32_t bar, int bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-static __device__ __forceinline__ void bf16fp32__bar_wait(uint32_t bar, uint32_t phase) {
-  asm volatile(
-      "{\n\t.reg .pred p;\n\tWAIT_%=:\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
-      "@!p bra WAIT_%=;\n\t}" ::"r"(bar), "r"(phase)
-      : "memory");
-}
 static __device__ __forceinline__ uint4 bf16fp32__lds16(const unsigned char *p) {
   return *reinterpret_cast<const uint4 *>(p);
 }
