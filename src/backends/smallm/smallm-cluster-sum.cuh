@@ -204,14 +204,9 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_push(float *part
   const int u1 = bf16fp32__smallm_share(rank + 1, units, ranks);
   for (int u = u0 + threadIdx.x; u < u1; u += blockDim.x) {
     const int tok = u >> lg, r4 = u & (r4n - 1);
-    float4 v[BF16FP32__SMALLM_MAX_SPLIT];
-#pragma unroll
-    for (int i = 0; i < BF16FP32__SMALLM_MAX_SPLIT; i++)
-      if (i < ranks) v[i] = recv[i * cmax + u - u0];
-    float4 sum = v[0];
-#pragma unroll
-    for (int i = 1; i < BF16FP32__SMALLM_MAX_SPLIT; i++)
-      if (i < ranks) bf16fp32__smallm_add4(sum, v[i]);
+    /* the ranks' block sums of unit u, 4 cmax floats apart, in rank order */
+    const float4 sum = bf16fp32__smallm_unit_sum<BF16FP32__SMALLM_MAX_SPLIT>(
+        reinterpret_cast<const float *>(recv + u - u0), 4 * cmax, ranks);
     *reinterpret_cast<float4 *>(out + tok * ldo + 4 * r4) = sum;
   }
 }
