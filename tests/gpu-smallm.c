@@ -265,8 +265,8 @@ static const int64_t tails[4][3] = {{5, 256, 4104}, {3, 48, 8}, {70, 64, 40}, {2
 /* Every share form on a shape whose K ends inside a sub-chunk, m = s->mmax <= 64: the slice's
  * zeros past K, which at 5 x 256 x 4104 lie in the late columns, and at 3 x 48 x 8 (one
  * sub-chunk) late groups with no columns at all. */
-static void check_share_tail(set *s, int late_only) {
-  if (!late_only) CHECK(check_share(s, &s->mmax, 1) == (s->mmax <= 16 ? 8 : 6));
+static void check_share_tail(set *s) {
+  CHECK(check_share(s, &s->mmax, 1) == (s->mmax <= 16 ? 8 : 6));
   CHECK(check_share_late(s, &s->mmax, 1) == (s->mmax <= 16 ? 8 : 6));
   /* N = 48: three row blocks of 16, which do not pair up */
   CHECK(check_share_tiles(s, &s->mmax, 1) == (s->n == 48 ? 0 : s->mmax <= 16 ? 8 : 4));
@@ -370,7 +370,7 @@ static void test_shapes(bf16fp32_context *ctx) {
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
     CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
     if (s.mmax <= 16) check_stream(&s, &s.mmax, 1);
-    if (s.mmax <= 64) check_share_tail(&s, 0);
+    if (s.mmax <= 64) check_share_tail(&s);
     if (s.mmax > 64 && s.n % 32 == 0) check_tile_subs(&s, &s.mmax, 1); /* the wide kernel */
     if (s.mmax > 64) check_stream_tokens(&s, &s.mmax, 1, 1);
     free_set(&s);
@@ -384,17 +384,18 @@ static void test_shapes(bf16fp32_context *ctx) {
   free_set(&s);
 }
 
-/* The share kernel's checks alone, in every form (GPU_SMALLM_PART=share: a racecheck run of
- * them fits its time where the whole test does not), or (late_only, GPU_SMALLM_PART=late) its
- * late and two-row-block forms alone at a sample of M, a racecheck run of a few minutes. */
-static void test_share_only(bf16fp32_context *ctx, int late_only) {
+/* The share kernel's checks alone, in every form at M = 1-64 (GPU_SMALLM_PART=share: a
+ * racecheck run of them ran past 9 minutes on the H200), or (sampled, GPU_SMALLM_PART=sample)
+ * every form at a sample of M, a racecheck run of a few minutes. */
+static void test_share_only(bf16fp32_context *ctx, int sampled) {
   set s;
   int64_t ms[64];
   for (int i = 0; i < 64; i++) ms[i] = i + 1;
   static const int64_t sample[] = {1, 2, 4, 8, 16, 33, 64};
   make_set(&s, 64, 256, 4096, 0, 0, 0, 11, 0);
   CHECK(run_rows(ctx, &s, 64, 0, s.full));
-  if (late_only) {
+  if (sampled) {
+    CHECK(check_share(&s, sample, 7) == 3 * 2 * 7 + 2 * 5);
     CHECK(check_share_late(&s, sample, 7) == 3 * 2 * 7 + 2 * 5);
     CHECK(check_share_tiles(&s, sample, 7) == 2 * 2 * 7 + 2 * 2 * 5);
   } else {
@@ -406,7 +407,7 @@ static void test_share_only(bf16fp32_context *ctx, int late_only) {
   const int64_t few[] = {1, 7, 16, 33};
   make_set(&s, 33, 1024, 4096, 8, 24, 8, 14, 0); /* padded leading dimensions */
   CHECK(run_rows(ctx, &s, 33, 0, s.full));
-  if (!late_only) CHECK(check_share(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
+  CHECK(check_share(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
   CHECK(check_share_late(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
   CHECK(check_share_tiles(&s, few, 4) == 4 * 2 * 3);
   free_set(&s);
@@ -414,7 +415,7 @@ static void test_share_only(bf16fp32_context *ctx, int late_only) {
     if (tails[i][0] > 64) continue; /* the share kernel runs up to M = 64 */
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
     CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
-    check_share_tail(&s, late_only);
+    check_share_tail(&s);
     free_set(&s);
   }
 }
@@ -635,22 +636,22 @@ int main(void) {
   /* GPU_SMALLM_PART runs one part (so that compute-sanitizer's racecheck of each fits its time,
    * tools/device-run.sh sanitize): router (every kernel on 256 x 4096, M = 1-64 and above),
    * shapes (every kernel on the other shapes), rest (the declines and the PDL launches), share
-   * (the share kernel's forms alone) or late (its late and two-row-block forms alone, sampled);
-   * unset: router,
-   * shapes and rest */
+   * (the share kernel's forms alone, M = 1-64) or sample (the same at a sample of M); unset:
+   * router, shapes and rest */
   const char *part = getenv("GPU_SMALLM_PART");
   const int all = part == NULL || part[0] == '\0';
   const int router = all || strcmp(part, "router") == 0;
   const int shapes = all || strcmp(part, "shapes") == 0, rest = all || strcmp(part, "rest") == 0;
-  const int share = !all && strcmp(part, "share") == 0, late = !all && strcmp(part, "late") == 0;
-  if (!router && !shapes && !rest && !share && !late) {
-    fprintf(stderr, "gpu-smallm: GPU_SMALLM_PART is '%s': router, shapes, rest, share or late\n",
+  const int share = !all && strcmp(part, "share") == 0;
+  const int sample = !all && strcmp(part, "sample") == 0;
+  if (!router && !shapes && !rest && !share && !sample) {
+    fprintf(stderr, "gpu-smallm: GPU_SMALLM_PART is '%s': router, shapes, rest, share or sample\n",
             part);
     CHECK(0);
   }
   if (router) test_router(ctx);
   if (shapes) test_shapes(ctx);
-  if (share || late) test_share_only(ctx, late);
+  if (share || sample) test_share_only(ctx, sample);
   if (rest) test_declines(ctx);
   bf16fp32_destroy(ctx);
   if (rest) {

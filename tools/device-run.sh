@@ -82,9 +82,10 @@ if want sanitize; then
   # memcheck on the whole test; racecheck, which instruments every shared-memory access, on a
   # part of it at a time (the whole test ran past 8 minutes on the H200; memcheck and the share
   # part took about 7; the router and shapes parts together ran past 8.5, shapes alone took 3).
-  # SANITIZE_PARTS picks the runs, e.g. "memcheck share" for one command on a machine that
-  # allows 10 minutes per command; "late" (gpu-smallm's GPU_SMALLM_PART=late, the share kernel's
-  # late and two-row-block forms at a sample of M) is a short racecheck of those forms alone.
+  # SANITIZE_PARTS picks the runs, e.g. "memcheck sample" for one command on a machine that
+  # allows 10 minutes per command: "sample" (gpu-smallm's GPU_SMALLM_PART=sample, every share
+  # form at a sample of M) is a short racecheck of the share kernel, whose full part ran past
+  # 9 minutes alone in session 38.
   for p in ${SANITIZE_PARTS:-memcheck router shapes rest share}; do
     if [ "$p" = memcheck ]; then
       timeout 420 compute-sanitizer --tool memcheck --error-exitcode 9 $build/gpu-smallm \
