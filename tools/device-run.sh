@@ -85,17 +85,20 @@ if want sanitize; then
   # SANITIZE_PARTS picks the runs, e.g. "memcheck sample" for one command on a machine that
   # allows 10 minutes per command: "sample" (gpu-smallm's GPU_SMALLM_PART=sample, every share
   # form at a sample of M) is a short racecheck of the share kernel, whose full part ran past
-  # 9 minutes alone in session 38.
-  for p in ${SANITIZE_PARTS:-memcheck router shapes rest share}; do
+  # 9 minutes alone in session 38; "share:LO-HI" runs that part at M = LO .. HI only
+  # (GPU_SMALLM_SHARE_M), e.g. "share:1-32" and "share:33-64" in two commands.
+  for p in ${SANITIZE_PARTS:-memcheck router shapes rest share:1-32 share:33-64}; do
     if [ "$p" = memcheck ]; then
       timeout 420 compute-sanitizer --tool memcheck --error-exitcode 9 $build/gpu-smallm \
         >"$out/sanitize-memcheck.txt" 2>&1
       echo "compute-sanitizer memcheck exit $?"; tail -2 "$out/sanitize-memcheck.txt"
       continue
     fi
-    GPU_SMALLM_PART=$p timeout 540 compute-sanitizer --tool racecheck --error-exitcode 9 \
-      $build/gpu-smallm >"$out/sanitize-racecheck-$p.txt" 2>&1
-    echo "compute-sanitizer racecheck ($p) exit $?"; tail -2 "$out/sanitize-racecheck-$p.txt"
+    range=; [ "${p#share:}" != "$p" ] && range=${p#share:}
+    name=${p/:/-}
+    GPU_SMALLM_PART=${p%%:*} GPU_SMALLM_SHARE_M=$range timeout 540 compute-sanitizer \
+      --tool racecheck --error-exitcode 9 $build/gpu-smallm >"$out/sanitize-racecheck-$name.txt" 2>&1
+    echo "compute-sanitizer racecheck ($p) exit $?"; tail -2 "$out/sanitize-racecheck-$name.txt"
   done
 fi
 if want bigtile; then
