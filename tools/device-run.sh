@@ -80,8 +80,8 @@ fi
 if want sanitize; then
   step sanitize
   # memcheck on the whole test; racecheck, which instruments every shared-memory access, on a
-  # part of it at a time (the whole test ran past 8 minutes on the H200; memcheck and the share
-  # part took about 7; the router and shapes parts together ran past 8.5, shapes alone took 3).
+  # part of it at a time (the whole test ran past 8 minutes on the H200; the router and shapes
+  # parts together ran past 8.5, shapes alone took 3; memcheck of the whole test takes seconds).
   # SANITIZE_PARTS picks the runs, e.g. "memcheck sample" for one command on a machine that
   # allows 10 minutes per command: "sample" (gpu-smallm's GPU_SMALLM_PART=sample, every share
   # form at a sample of M) is a short racecheck of the share kernel, whose full part ran past
