@@ -152,9 +152,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_push_arm(uint32_t bar, i
   const int rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
   const int own = bf16fp32__smallm_share(rank + 1, units, ranks) -
                   bf16fp32__smallm_share(rank, units, ranks);
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
-               "r"((ranks - 1) * own * 16)
-               : "memory");
+  bf16fp32__bar_expect(bar, (ranks - 1) * own * 16);
 }
 /* By every thread, after thread 0's bf16fp32__smallm_push_arm: the arrival whose wait
  * (bf16fp32__smallm_cluster_push's first step) makes every rank's mbarrier ready for the
