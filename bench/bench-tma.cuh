@@ -1,5 +1,6 @@
-// What the tensor-map probes in bench/ share: the driver's map encoder, and the wait on an
-// mbarrier's phase (acquire at CTA scope, or at cluster scope where other blocks arrive on it).
+// What the tensor-map probes in bench/ share: the driver's map encoder, and (from the library)
+// the wait on an mbarrier's phase, bf16fp32__bar_wait (acquire at CTA scope, or at cluster
+// scope where other blocks arrive on it).
 #ifndef BF16FP32_BENCH_TMA_CUH
 #define BF16FP32_BENCH_TMA_CUH
 
@@ -9,6 +10,7 @@
 #include <cstdint>
 
 #include "bench-cuda.cuh"
+#include "../src/backends/smallm/smallm-fragments.cuh" /* bf16fp32__bar_wait */
 
 using bench_encode_fn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                      const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
@@ -21,20 +23,6 @@ static bench_encode_fn bench_map_encoder() {
   cudaDriverEntryPointQueryResult q;
   CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
   return reinterpret_cast<bench_encode_fn>(p);
-}
-
-template <bool CLUSTER = false>
-__device__ __forceinline__ void bench_wait_parity(uint32_t bar, uint32_t phase) {
-  if constexpr (CLUSTER)
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tW_%=:\n\tmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n\t@!p bra W_%=;\n\t}" ::"r"(bar),
-        "r"(phase)
-        : "memory");
-  else
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tW_%=:\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t@!p bra W_%=;\n\t}" ::"r"(bar),
-        "r"(phase)
-        : "memory");
 }
 
 #endif

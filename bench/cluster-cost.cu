@@ -52,9 +52,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/smallm/smallm-cluster-sum.cuh" /* the library's cluster barriers */
-#include "backends/smallm/smallm-tiles.cuh"       /* its mbarrier helpers */
-#include "bench-tma.cuh" /* bench_wait_parity; includes bench-cuda.cuh */
+#include "backends/smallm/smallm-cluster-sum.cuh" /* the library's cluster barriers and, through
+                                                     smallm-fragments.cuh, its mbarrier helpers */
+#include "bench-cuda.cuh"
 
 enum Mode {
   BAR, SHARE, PULL, PULL_EXIT, BULK, BULK1, SIGNAL, STORE, STORE_EXIT, PUSH, PULL_ALL,
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(256, 1) probe(int mode, int units, int bytes, 
         }
     }
     if (mode == SPUSH_C)
-      bench_wait_parity<true>(bar, 0);
+      bf16fp32__bar_wait<true>(bar, 0);
     else
       bf16fp32__bar_wait(bar, 0);
     if (mine) add_received(recv, rank, ranks, sink, t0, &slowest);

@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(256, 1) ingress(const __grid_constant__ Args a
   unsigned acc = 0;
   for (int s = 0; s < a.stages; s++) {
     const int slot = s % a.nst;
-    bench_wait_parity<true>(full + 8 * slot, (s / a.nst) & 1);
+    bf16fp32__bar_wait<true>(full + 8 * slot, (s / a.nst) & 1);
     const unsigned char *stage = smem + 1024 + slot * STAGE;
     acc += *reinterpret_cast<const unsigned *>(stage + threadIdx.x * 4);
     for (int r = 0; r < a.reads; r++) /* as fragment reads would: every byte, 16 per lane */
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(256, 1) ingress(const __grid_constant__ Args a
         asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(empty + 8 * slot), "r"(owner));
         asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
         if (owner == rank) {
-          bench_wait_parity<true>(empty + 8 * slot, (s / a.nst) & 1);
+          bf16fp32__bar_wait<true>(empty + 8 * slot, (s / a.nst) & 1);
           issue(next);
         }
       }
@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(256, 1) rings(const __grid_constant__ Args a, 
   unsigned acc = 0;
   for (int s = 0; s < a.stages; s++) {
     const int slot = s % a.nst;
-    bench_wait_parity<true>(full + 8 * slot, (s / a.nst) & 1);
+    bf16fp32__bar_wait<true>(full + 8 * slot, (s / a.nst) & 1);
     acc += *reinterpret_cast<const unsigned *>(smem + 1024 + (warp * a.nst + slot) * bytes + lane * 4);
     __syncwarp();
     if (lane == 0 && s + a.nst < a.stages) issue(s + a.nst);
@@ -251,7 +251,7 @@ __global__ void __launch_bounds__(256, 1) shared_ring(const __grid_constant__ Ar
   unsigned acc = 0;
   for (int s = 0; s < a.stages; s++) {
     const int slot = s % a.nst;
-    if (poll == 0 || warp == 0) bench_wait_parity<true>(full + 8 * slot, (s / a.nst) & 1);
+    if (poll == 0 || warp == 0) bf16fp32__bar_wait<true>(full + 8 * slot, (s / a.nst) & 1);
     if (poll == 1) __syncthreads();
     acc += *reinterpret_cast<const unsigned *>(smem + 1024 + slot * bytes + threadIdx.x * 4);
     __syncthreads();

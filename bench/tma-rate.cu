@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(128, 1) reader(const __grid_constant__ Args a)
     for (int s = 0; s < a.nst && s < nstages; s++) issue(s);
   unsigned acc = 0;
   for (int s = 0; s < nstages; s++) {
-    bench_wait_parity(bars + 8 * (s % a.nst), (s / a.nst) & 1);
+    bf16fp32__bar_wait(bars + 8 * (s % a.nst), (s / a.nst) & 1);
     acc += *reinterpret_cast<const unsigned *>(smem + 1024 + (s % a.nst) * stage_bytes + threadIdx.x * 4);
     __syncthreads();
     if (threadIdx.x == 0 && s + a.nst < nstages) issue(s + a.nst);
