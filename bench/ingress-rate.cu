@@ -24,6 +24,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "../src/backends/smallm/smallm-tiles.cuh" /* the library's bf16fp32__tma_box,
+                                                      bf16fp32__bar_expect and bf16fp32__bar_wait */
 #include "bench-tma.cuh"
 
 constexpr int ROWS = 128, COLS = 64, STAGE = ROWS * COLS * 2; /* one box, 16 KB */
@@ -55,20 +57,6 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-/* Barrier bar's current phase completes once `bytes` more have landed (its one arrival). */
-__device__ __forceinline__ void arm_stage(uint32_t bar, int bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-/* The map's 2-D box at (k0, r0) into this block's shared memory at dst, counted on bar. */
-__device__ __forceinline__ void copy_box(uint32_t dst, const CUtensorMap *map, int k0, int r0,
-                                         uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-      "[%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(k0), "r"(r0), "r"(bar)
-      : "memory");
-}
 /* A ring's nst barriers of one arrival each (at full, 8 bytes apart), made visible to the
  * cluster. */
 __device__ __forceinline__ void init_ring(uint32_t full, int nst) {
@@ -141,9 +129,9 @@ __global__ void __launch_bounds__(256, 1) ingress(const __grid_constant__ Args a
           "h"(static_cast<uint16_t>((1u << nc) - 1))
           : "memory");
     else
-      copy_box(dst, &a.map, k0, 0, bar);
+      bf16fp32__tma_box(dst, &a.map, k0, 0, bar);
   };
-  auto arm = [&](int s) { arm_stage(full + 8 * (s % a.nst), STAGE); };
+  auto arm = [&](int s) { bf16fp32__bar_expect(full + 8 * (s % a.nst), STAGE); };
   if (threadIdx.x == 0) {
     for (int s = 0; s < a.nst; s++) {
       asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full + 8 * s));
@@ -209,8 +197,8 @@ __global__ void __launch_bounds__(256, 1) rings(const __grid_constant__ Args a, 
   const uint32_t full = base + 64 * warp, ring = base + 1024 + warp * a.nst * bytes;
   auto issue = [&](int s) {
     const uint32_t slot = s % a.nst, bar = full + 8 * slot;
-    arm_stage(bar, bytes);
-    copy_box(ring + slot * bytes, &a.map, (s * a.cols) & (a.width - 1), (warp * rows) & 511, bar);
+    bf16fp32__bar_expect(bar, bytes);
+    bf16fp32__tma_box(ring + slot * bytes, &a.map, (s * a.cols) & (a.width - 1), (warp * rows) & 511, bar);
   };
   if (lane == 0) {
     init_ring(full, a.nst);
@@ -240,8 +228,8 @@ __global__ void __launch_bounds__(256, 1) shared_ring(const __grid_constant__ Ar
   const uint32_t full = base, ring = base + 1024;
   auto issue = [&](int s) {
     const uint32_t slot = s % a.nst, bar = full + 8 * slot;
-    arm_stage(bar, bytes);
-    copy_box(ring + slot * bytes, &a.map, (s * a.cols) & (a.width - 1), 0, bar);
+    bf16fp32__bar_expect(bar, bytes);
+    bf16fp32__tma_box(ring + slot * bytes, &a.map, (s * a.cols) & (a.width - 1), 0, bar);
   };
   if (threadIdx.x == 0) {
     init_ring(full, a.nst);
