@@ -29,6 +29,8 @@
 //   after griddepcontrol.wait (bf16fp32__smallm_share_late; where L does not apply, as chosen).
 // --late-l2: under PDL, the share kernel's late columns without and with L2 requests before the
 //   wait, L = 1-4 and all groups, against the choice (timing_late_l2).
+// --delay: the share kernel with a spin after its wait or its last store, plain and under PDL
+//   (timing_delay; build with -DBF16FP32_SMALLM_DELAY).
 // --share-tiles: under PDL, the share kernel with one and two row blocks per block
 //   (bf16fp32__smallm_share_tiles), against the choice (timing_share_tiles).
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
@@ -863,6 +865,60 @@ static void timing_share_alone(const std::vector<int> &mlist) {
   });
 }
 
+#ifdef BF16FP32_SMALLM_DELAY
+cudaError_t bf16fp32__smallm_set_delay(const long long cycles[3]); /* smallm-share.cu */
+// --delay (build with -DBF16FP32_SMALLM_DELAY): the share kernel with a spin of d ns (at
+// 1.98 GHz) at one point (src/backends/smallm/smallm-trace.cuh): 0 its entry, before the
+// weights' copies; 1 right after griddepcontrol.wait and the next call's trigger (the span after
+// the wait grows); 2 after its last store (its exit moves); at the cells that miss their PDL
+// targets by 0.2-0.7 us, plain and under PDL, --rounds interleaved rounds, medians (us per call).
+// Where a PDL chain's period grows by less than d, the path through that point has that much
+// slack; where it grows by d, the point is on the period's path.
+static void timing_delay() {
+  static const int cells[][3] = {{256, 4096, 1}, {512, 4096, 1}, {256, 7168, 1},
+                                 {384, 7168, 1}, {384, 7168, 4}, {1024, 4096, 2}};
+  static const int ns[] = {0, 100, 200, 400, 800};
+  const int nd = (int)(sizeof ns / sizeof ns[0]);
+  printf("\nshare kernel with a spin (us per call, plain / pdl, median of %d rounds): N K M point "
+         "share(plain,pdl) | delay ns: plain pdl ...\n", g_rounds);
+  for (auto &cl : cells) {
+    Rot r(cl[2], cl[0], cl[1]);
+    int share[2] = {0, 0};
+    for (int pdl = 0; pdl < 2; pdl++) {
+      bf16fp32__smallm_config c;
+      if (bf16fp32__smallm_choose(r.m, r.n, r.k, g_sms, g_smem, &c) != 0) continue;
+      bf16fp32__smallm_prefer_stream(&c, r.m, r.n, r.k, g_sms, pdl, g_smem);
+      bf16fp32__smallm_prefer_share(&c, r.m, r.n, r.k, g_sms, pdl, g_smem);
+      share[pdl] = c.share;
+    }
+    for (int p = 0; p < 3; p++) {
+      std::vector<double> t[2][5];
+      for (int round = 0; round < g_rounds; round++)
+        for (int d = 0; d < nd; d++) {
+          long long v[3] = {0, 0, 0};
+          v[p] = (long long)(ns[d] * 1.98);
+          CK(bf16fp32__smallm_set_delay(v));
+          for (int pdl = 0; pdl < 2; pdl++) t[pdl][d].push_back(time_smallm(r, pdl));
+        }
+      printf("%5lld %5lld %3lld %d %d,%d |", (long long)r.n, (long long)r.k, (long long)r.m, p,
+             share[0], share[1]);
+      for (int d = 0; d < nd; d++) {
+        double med[2];
+        for (int pdl = 0; pdl < 2; pdl++) {
+          std::sort(t[pdl][d].begin(), t[pdl][d].end());
+          med[pdl] = t[pdl][d][t[pdl][d].size() / 2];
+        }
+        printf(" %d: %.2f %.2f |", ns[d], med[0], med[1]);
+      }
+      printf("\n");
+      fflush(stdout);
+    }
+  }
+  const long long none[3] = {0, 0, 0};
+  CK(bf16fp32__smallm_set_delay(none));
+}
+#endif
+
 // A producer kernel writing x, then the GEMM: plain, PDL, PDL with the producer triggering early.
 static void timing_pairs() {
   printf("\nproducer->gemm pairs (us per pair): N K M | producer alone | plain | pdl | pdl+trigger\n");
@@ -1138,6 +1194,7 @@ int main(int argc, char **argv) {
   bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true, do_wide = false, do_table = true;
   bool do_stream_sweep = false, do_chosen = false, do_split_stream = false, do_stream_tokens = false;
   bool do_late_l2 = false, do_share_tiles = false, do_share_alone = false;
+  [[maybe_unused]] bool do_delay = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--no-check")) do_check = false;
     if (!strcmp(argv[i], "--no-time")) do_time = false;
@@ -1172,6 +1229,9 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--late-l2")) do_late_l2 = true;
     if (!strcmp(argv[i], "--share-tiles")) do_share_tiles = true;
     if (!strcmp(argv[i], "--share-alone")) do_share_alone = true;
+#ifdef BF16FP32_SMALLM_DELAY
+    if (!strcmp(argv[i], "--delay")) do_delay = true;
+#endif
     if (!strcmp(argv[i], "--rounds") && i + 1 < argc) g_rounds = std::max(1, atoi(argv[++i]));
     if (!strcmp(argv[i], "--no-table")) do_table = false;
     if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */
@@ -1232,6 +1292,9 @@ int main(int argc, char **argv) {
       timing_share_tiles(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
     if (do_share_alone)
       timing_share_alone(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
+#ifdef BF16FP32_SMALLM_DELAY
+    if (do_delay) timing_delay();
+#endif
     if (do_stream_tokens)
       timing_stream_tokens(g_mlist.empty() ? std::vector<int>{96, 128, 192, 256} : g_mlist);
     if (do_pairs) timing_pairs();

@@ -69,6 +69,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
                 "two row blocks: the weight fragments from shared memory");
   extern __shared__ __align__(128) unsigned char smem[];
   BF16FP32__SMALLM_STAMP(0);
+  BF16FP32__SMALLM_DELAY(0);
   const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.slices, a.ksplit, a.kwarps);
   const int lane = pl.lane, warp = pl.warp, g = pl.g, t = pl.t;
   const int n0 = static_cast<int>(blockIdx.y) * a.rows;
@@ -158,6 +159,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   asm volatile("griddepcontrol.wait;" ::: "memory");
   BF16FP32__SMALLM_STAMP(1);
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  BF16FP32__SMALLM_DELAY(1);
   if (!XREG)
     for (int r = warp + CW * lane; r < a.m; r += 32 * CW)
       bf16fp32__bulk_copy(base + xrows + r * a.pitch, a.x + r * a.ldx + pl.kb, 2 * len, xbar);
@@ -257,6 +259,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
                                         trows >> 4, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
                                         a.out + n0, a.ldo,
                                         reinterpret_cast<float4 *>(smem + a.recv), rbar);
+  BF16FP32__SMALLM_DELAY(2);
 }
 
 /* The instance a launch runs: mt token tiles, x in registers (xreg, mt <= 2) or the weight
@@ -323,3 +326,10 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
                                         c->share_late > 0, c->share_tiles);
   return static_cast<int>(cudaLaunchKernelEx(&cfg, kern, a));
 }
+
+#ifdef BF16FP32_SMALLM_DELAY
+/* bench/smallm-probe.cu --delay: the spins' cycles at points 0-2 (smallm-trace.cuh) */
+cudaError_t bf16fp32__smallm_set_delay(const long long cycles[3]) {
+  return cudaMemcpyToSymbol(bf16fp32__smallm_delay, cycles, 3 * sizeof(long long));
+}
+#endif
