@@ -53,6 +53,9 @@ struct HArgs {
   int late;  /* the last `late` warp groups' weight columns are copied after the wait */
   int late_l2; /* and (under PDL) requested into L2 before it */
   int recv;    /* with a K split: the push's receive slots, bytes from the start of shared memory */
+#ifdef BF16FP32_SMALLM_DELAY
+  long long delay[3]; /* smallm-probe --delay: the spins' cycles (smallm-trace.cuh) */
+#endif
 };
 
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel. WP (share_wpre, ranges of
@@ -69,7 +72,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
                 "two row blocks: the weight fragments from shared memory");
   extern __shared__ __align__(128) unsigned char smem[];
   BF16FP32__SMALLM_STAMP(0);
-  BF16FP32__SMALLM_DELAY(0);
+  BF16FP32__SMALLM_DELAY(a.delay[0]);
   const bf16fp32__smallm_place pl = bf16fp32__smallm_place_warp(a.slices, a.ksplit, a.kwarps);
   const int lane = pl.lane, warp = pl.warp, g = pl.g, t = pl.t;
   const int n0 = static_cast<int>(blockIdx.y) * a.rows;
@@ -159,7 +162,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   asm volatile("griddepcontrol.wait;" ::: "memory");
   BF16FP32__SMALLM_STAMP(1);
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  BF16FP32__SMALLM_DELAY(1);
+  BF16FP32__SMALLM_DELAY(a.delay[1]);
   if (!XREG)
     for (int r = warp + CW * lane; r < a.m; r += 32 * CW)
       bf16fp32__bulk_copy(base + xrows + r * a.pitch, a.x + r * a.ldx + pl.kb, 2 * len, xbar);
@@ -259,7 +262,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
                                         trows >> 4, a.m, a.mpad, a.rows, a.kwarps, a.ksplit,
                                         a.out + n0, a.ldo,
                                         reinterpret_cast<float4 *>(smem + a.recv), rbar);
-  BF16FP32__SMALLM_DELAY(2);
+  BF16FP32__SMALLM_DELAY(a.delay[2]);
 }
 
 /* The instance a launch runs: mt token tiles, x in registers (xreg, mt <= 2) or the weight
@@ -307,6 +310,11 @@ extern "C" int bf16fp32__smallm_share_load(size_t smem_limit) {
   return static_cast<int>(e);
 }
 
+#ifdef BF16FP32_SMALLM_DELAY
+/* the probe's spins (a probe build's only state outside a context) */
+static long long probe_delay[3];
+#endif
+
 extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, int64_t m,
                                              int64_t k, const uint16_t *x, int64_t ldx,
                                              const uint16_t *w, int64_t ldw, float *out,
@@ -319,6 +327,9 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
   a.late = c->share_late;
   a.late_l2 = c->share_late_l2;
   a.recv = static_cast<int>(c->share_smem - bf16fp32__smallm_share_recv(c, m));
+#ifdef BF16FP32_SMALLM_DELAY
+  for (int i = 0; i < 3; i++) a.delay[i] = probe_delay[i];
+#endif
   cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->share_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
@@ -328,8 +339,9 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
 }
 
 #ifdef BF16FP32_SMALLM_DELAY
-/* bench/smallm-probe.cu --delay: the spins' cycles at points 0-2 (smallm-trace.cuh) */
+/* bench/smallm-probe.cu --delay: the spins' cycles at points 0-2 of the launches that follow */
 cudaError_t bf16fp32__smallm_set_delay(const long long cycles[3]) {
-  return cudaMemcpyToSymbol(bf16fp32__smallm_delay, cycles, 3 * sizeof(long long));
+  for (int i = 0; i < 3; i++) probe_delay[i] = cycles[i];
+  return cudaSuccess;
 }
 #endif

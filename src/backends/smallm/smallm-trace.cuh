@@ -86,23 +86,23 @@ static __device__ __forceinline__ void bf16fp32__smallm_stamp_wait(unsigned long
 #endif
 
 /* Spins in the share kernel, for bench/smallm-probe.cu --delay only (build with
- * -DBF16FP32_SMALLM_DELAY): every thread waits bf16fp32__smallm_delay[point] cycles (set by
- * bf16fp32__smallm_set_delay) at point 0, its entry (the weights' copies start later), point 1,
- * right after griddepcontrol.wait and the next call's trigger (the span after the wait grows,
- * the trigger does not move), and point 2, after the block's last store (its exit moves), so
- * that the probe can tell which of them a PDL chain's period follows. The library is never built
- * with it, and then each is nothing. */
+ * -DBF16FP32_SMALLM_DELAY): every thread waits the cycles of its launch's argument (set by
+ * bf16fp32__smallm_set_delay; a kernel argument, so that no other read joins the kernel) at
+ * point 0, its entry (the weights' copies start later), point 1, right after
+ * griddepcontrol.wait and the next call's trigger (the span after the wait grows, the trigger
+ * does not move), and point 2, after the block's last store (its exit moves), so that the probe
+ * can tell which of them a PDL chain's period follows. The library is never built with it, and
+ * then each is nothing (its argument is not even compiled). */
 #ifdef BF16FP32_SMALLM_DELAY
-static __constant__ long long bf16fp32__smallm_delay[3];
-static __device__ __forceinline__ void bf16fp32__smallm_spin(int point) {
-  const long long cycles = bf16fp32__smallm_delay[point];
+static __device__ __forceinline__ void bf16fp32__smallm_spin(long long cycles) {
+  if (cycles <= 0) return;
   const long long t0 = clock64();
   while (clock64() - t0 < cycles) {
   }
 }
-#define BF16FP32__SMALLM_DELAY(point) bf16fp32__smallm_spin(point)
+#define BF16FP32__SMALLM_DELAY(cycles) bf16fp32__smallm_spin(cycles)
 #else
-#define BF16FP32__SMALLM_DELAY(point) ((void)0)
+#define BF16FP32__SMALLM_DELAY(cycles) ((void)0)
 #endif
 
 #endif
