@@ -314,7 +314,8 @@ static const struct {
     {1024, 7168, PLAIN, 0x7, 7, 2, 1, 0, 0, 0}, {1024, 7168, PLAIN, 0x8, 5, 2, 1, 0, 0, 0},
     {2048, 4096, PLAIN, 0x7, 4, 2, 1, 0, 0, 0}, {2048, 4096, PLAIN, 0x8, 5, 2, 1, 0, 0, 0},
     /* M = 49-64: one sub-chunk, up to 4 stages, a ring per warp (session 40, smallm-probe
-     * --stream-sweep: M = 56 / 64 9.92 / 10.29 -> 9.6-9.7 us plainly; under PDL slower) */
+     * --chosen, three interleaved rounds: M = 49 / 56 / 64 9.67 / 9.94 / 10.31 -> 9.37 / 9.48 /
+     * 9.70 us plainly; under PDL these stages were slower, so the PDL entry stays) */
     {2048, 4096, PLAIN, 0x40, 1, 4, 1, 0, 0, 0},
     {256, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0, 0},  {256, 7168, PLAIN, 0x10, 3, 3, 1, 0, 0, 0},
     {384, 7168, PLAIN, 0x10, 3, 2, 1, 0, 0, 0},  {2048, 7168, PLAIN, 0x10, 7, 2, 2, 0, 0, 0},
