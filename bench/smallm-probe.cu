@@ -29,8 +29,8 @@
 //   after griddepcontrol.wait (bf16fp32__smallm_share_late; where L does not apply, as chosen).
 // --late-l2: under PDL, the share kernel's late columns without and with L2 requests before the
 //   wait, L = 1-4 and all groups, against the choice (timing_late_l2).
-// --delay: the share kernel with a spin after its wait or its last store, plain and under PDL
-//   (timing_delay; build with -DBF16FP32_SMALLM_DELAY).
+// --delay: the share kernel with a spin at its entry, after its wait or after its last store,
+//   plain and under PDL (timing_delay; build with -DBF16FP32_SMALLM_DELAY).
 // --share-tiles: under PDL, the share kernel with one and two row blocks per block
 //   (bf16fp32__smallm_share_tiles), against the choice (timing_share_tiles).
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
