@@ -1024,7 +1024,7 @@ __global__ void read_bulk(const uint16_t *w, int64_t ldw, int k, int rows, int k
   __syncthreads();
   if (threadIdx.x < 32) {
     if (threadIdx.x == 0)
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar_s), "r"(bytes * rows) : "memory");
+      bf16fp32__bar_expect(bar_s, static_cast<int>(bytes * rows));
     __syncwarp();
     for (int r = threadIdx.x; r < rows; r += 32) {
       const uint16_t *src = w + ((int64_t)blockIdx.y * rows + r) * ldw + kb;
@@ -1032,8 +1032,7 @@ __global__ void read_bulk(const uint16_t *w, int64_t ldw, int k, int rows, int k
       bf16fp32__bulk_copy(dst, src, static_cast<int>(bytes), bar_s);
     }
   }
-  asm volatile("{\n\t.reg .pred p;\n\tWAIT_%=:\n\t"
-               "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n\t@!p bra WAIT_%=;\n\t}" ::"r"(bar_s) : "memory");
+  bf16fp32__bar_wait(bar_s, 0);
   unsigned acc = 0;
   for (int r = threadIdx.x; r < rows; r += blockDim.x) acc ^= *reinterpret_cast<const unsigned *>(buf + r * pitch + 4 * (r & 7));
   if (acc == 0x12345679u) sink[blockIdx.y] = acc;

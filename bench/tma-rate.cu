@@ -14,6 +14,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "../src/backends/smallm/smallm-tiles.cuh" /* the library's bf16fp32__tma_box; through
+                                                      smallm-fragments.cuh its bulk copy and
+                                                      mbarrier helpers */
 #include "bench-tma.cuh"
 
 
@@ -37,22 +40,14 @@ __global__ void __launch_bounds__(128, 1) reader(const __grid_constant__ Args a)
   const int nstages = a.kb / KS;
   auto issue = [&](int s) {
     const uint32_t bar = bars + 8 * (s % a.nst), dst = ring + (s % a.nst) * stage_bytes;
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(stage_bytes) : "memory");
+    bf16fp32__bar_expect(bar, stage_bytes);
     const int k0 = s * KS;
     if (a.form <= 1) {
-      asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-                   "l"(reinterpret_cast<uint64_t>(&a.map)), "r"(k0), "r"(row0), "r"(bar)
-                   : "memory");
+      bf16fp32__tma_box(dst, &a.map, k0, row0, bar);
     } else if (a.form == 2) {
-      for (int h = 0; h < 2; h++)
-        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(dst + h * ROWS * 128),
-                     "l"(reinterpret_cast<uint64_t>(&a.map)), "r"(k0 + 64 * h), "r"(row0), "r"(bar)
-                     : "memory");
+      for (int h = 0; h < 2; h++) bf16fp32__tma_box(dst + h * ROWS * 128, &a.map, k0 + 64 * h, row0, bar);
     } else {
-      for (int r = 0; r < ROWS; r++)
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 256, [%2];" ::"r"(dst + r * 256),
-                     "l"(a.base + (row0 + r) * a.ld + k0), "r"(bar)
-                     : "memory");
+      for (int r = 0; r < ROWS; r++) bf16fp32__bulk_copy(dst + r * 256, a.base + (row0 + r) * a.ld + k0, 256, bar);
     }
   };
   if (threadIdx.x == 0) {
