@@ -172,10 +172,10 @@ __global__ void __launch_bounds__(128 * WG + 128 * PROD, 1)
   if (threadIdx.x == 0) {
     for (int i = 0; i < NS; i++) {
       // full: the copies' arrival, and with PROD the producer's four warps after their x stores
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bars + 8 * i), "r"(PROD ? 5 : 1));
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bars + 8 * (NS + i)), "r"(4 * WG));
+      bf16fp32__bar_init(bars + 8 * i, PROD ? 5 : 1);
+      bf16fp32__bar_init(bars + 8 * (NS + i), 4 * WG);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    bf16fp32__bar_init_fence();
   }
   __syncthreads();
   if (MODE == 6 && a.cut == 2) return;

@@ -32,9 +32,8 @@ __global__ void issue(const char *src, long long stride, int rows, int bytes, in
   const uint32_t bar = static_cast<uint32_t>(__cvta_generic_to_shared(sm)), data = bar + 128;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar));
-    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::
-                     : "memory");
+    bf16fp32__bar_init(bar);
+    bf16fp32__bar_init_fence();
     bf16fp32__bar_expect(bar, rows * bytes);
   }
   __syncthreads();

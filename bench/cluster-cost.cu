@@ -109,10 +109,8 @@ __global__ void __launch_bounds__(256, 1) probe(int mode, int units, int bytes, 
   for (int i = threadIdx.x; i < 8 * SLOT / 4; i += blockDim.x) send[i] = static_cast<float>(i + rank);
   if (threadIdx.x == 0) {
     slowest = 0;
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar),
-                 "r"(mode == SIGNAL ? ranks - 1 : 1));
-    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" :::
-                     "memory");
+    bf16fp32__bar_init(bar, mode == SIGNAL ? ranks - 1 : 1);
+    bf16fp32__bar_init_fence();
     const bool spush = mode == SPUSH || mode == SPUSH_X || mode == SPUSH_C;
     const int in = mode == BULK || mode == PUSH ? (ranks - 1) * bytes
                    : mode == BULK1 && rank == 0 ? bytes

@@ -60,8 +60,8 @@ __device__ __forceinline__ void cluster_sync() {
 /* A ring's nst barriers of one arrival each (at full, 8 bytes apart), made visible to the
  * cluster. */
 __device__ __forceinline__ void init_ring(uint32_t full, int nst) {
-  for (int s = 0; s < nst; s++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full + 8 * s));
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  for (int s = 0; s < nst; s++) bf16fp32__bar_init(full + 8 * s);
+  bf16fp32__bar_init_fence();
 }
 
 /* Bytes of the 1 MB data set by the lanes' own loads: `bytes` in steps of 8 loads of 16 bytes per
@@ -134,10 +134,10 @@ __global__ void __launch_bounds__(256, 1) ingress(const __grid_constant__ Args a
   auto arm = [&](int s) { bf16fp32__bar_expect(full + 8 * (s % a.nst), STAGE); };
   if (threadIdx.x == 0) {
     for (int s = 0; s < a.nst; s++) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full + 8 * s));
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty + 8 * s), "r"(nc));
+      bf16fp32__bar_init(full + 8 * s);
+      bf16fp32__bar_init(empty + 8 * s, nc);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    bf16fp32__bar_init_fence();
   }
   cluster_sync(); /* every rank's barriers exist before any copy or arrival reaches them */
   if (threadIdx.x >= 128) { /* the lane loads beside the ring */

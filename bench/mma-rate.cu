@@ -48,8 +48,8 @@ __global__ void __launch_bounds__(256, 1) rate(float *out, long long *cyc, const
     reinterpret_cast<uint32_t *>(smem)[i] = 0x3f803f80u ^ (i * 2654435761u & 0x00ff00ffu);
   const uint32_t bar0 = static_cast<uint32_t>(__cvta_generic_to_shared(&bars[warp][0]));
   if constexpr (CP > 0) if (lane == 0) {
-    for (int c = 0; c < CP; c++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar0 + 8 * c));
-    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+    for (int c = 0; c < CP; c++) bf16fp32__bar_init(bar0 + 8 * c);
+    bf16fp32__bar_init_fence();
   }
   __syncthreads();
   const unsigned char *st = smem + warp * stage;

@@ -69,8 +69,8 @@ __global__ void dependent(const unsigned char *src, long long share, int kind, l
   };
   if (threadIdx.x != 0) return;
   stamps[blockIdx.x] = now();
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tfence.mbarrier_init.release.cluster;"
-               ::"r"(bar) : "memory");
+  bf16fp32__bar_init(bar);
+  bf16fp32__bar_init_fence();
   if (!after && share) {
     unsigned long long t0;
     while ((t0 = *start) == 0) {

@@ -73,8 +73,8 @@ __global__ void __launch_bounds__(256) floor_kernel(const FArgs a) {
   const long long o0 = static_cast<long long>(blockIdx.x) * a.oshare;
   const int olen = static_cast<int>(max(0LL, min(static_cast<long long>(a.oshare), a.outs - o0)));
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tfence.mbarrier_init.release.cluster;" ::"r"(bar)
-                 : "memory");
+    bf16fp32__bar_init(bar);
+    bf16fp32__bar_init_fence();
     bf16fp32__bar_expect(bar, wlen);
     for (int off = 0; off < wlen; off += PIECE)
       bf16fp32__bulk_copy(buf + off, a.w + w0 + off, min(PIECE, wlen - off), bar);

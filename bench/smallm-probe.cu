@@ -1018,8 +1018,8 @@ __global__ void read_bulk(const uint16_t *w, int64_t ldw, int k, int rows, int k
   const unsigned bytes = (unsigned)((ke - kb) * 2), pitch = bytes + 16;
   const uint32_t bar_s = (uint32_t)__cvta_generic_to_shared(bar);
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_s));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    bf16fp32__bar_init(bar_s);
+    bf16fp32__bar_init_fence();
   }
   __syncthreads();
   if (threadIdx.x < 32) {

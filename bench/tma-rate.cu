@@ -51,8 +51,8 @@ __global__ void __launch_bounds__(128, 1) reader(const __grid_constant__ Args a)
     }
   };
   if (threadIdx.x == 0) {
-    for (int s = 0; s < a.nst; s++) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * s));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int s = 0; s < a.nst; s++) bf16fp32__bar_init(bars + 8 * s);
+    bf16fp32__bar_init_fence();
   }
   __syncthreads();
   if (threadIdx.x == 0)

@@ -32,6 +32,16 @@ static __device__ __forceinline__ void bf16fp32__bulk_copy(uint32_t dst, const v
       : "memory");
 }
 
+/* mbarrier bar (in this block's shared memory) set up for `count` arrivals, by one thread before
+ * any other use. */
+static __device__ __forceinline__ void bf16fp32__bar_init(uint32_t bar, uint32_t count = 1) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
+}
+/* After a thread's mbarrier inits: made visible to the cluster's other threads and to the bulk
+ * copies (the async proxy) that will complete them. */
+static __device__ __forceinline__ void bf16fp32__bar_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+}
 /* Barrier bar's current phase completes once `bytes` more have landed (its one arrival). */
 static __device__ __forceinline__ void bf16fp32__bar_expect(uint32_t bar, int bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)

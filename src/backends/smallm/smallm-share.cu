@@ -93,11 +93,11 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   /* row r's late columns in global memory (LATE): what its L2 request and its late copy read */
   auto late_src = [&](int r) { return a.w + (n0 + r) * a.ldw + pl.kb + early_bytes / 2; };
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\tmbarrier.init.shared::cta.b64 [%1], 1;"
-                 ::"r"(wbar), "r"(xbar));
-    if (LATE) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(lbar));
-    if (a.ksplit > 1) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(rbar));
-    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+    bf16fp32__bar_init(wbar);
+    bf16fp32__bar_init(xbar);
+    if (LATE) bf16fp32__bar_init(lbar);
+    if (a.ksplit > 1) bf16fp32__bar_init(rbar);
+    bf16fp32__bar_init_fence();
     /* each barrier's one arrival, with the bytes its copies bring (rbar's below) */
     bf16fp32__bar_expect(wbar, LATE ? a.rows * early_bytes : a.rows * 2 * len);
     if (!XREG) bf16fp32__bar_expect(xbar, a.m * 2 * len);

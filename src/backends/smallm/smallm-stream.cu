@@ -148,10 +148,10 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   const int wbytes = 16 * GR * a.pitch;
   if (issuer) {
     for (int s = 0; s < a.stages; s++) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * s));
-      if (GR > 1) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(empty + 8 * s));
+      bf16fp32__bar_init(bars + 8 * s);
+      if (GR > 1) bf16fp32__bar_init(empty + 8 * s);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+    bf16fp32__bar_init_fence();
   }
   if (GR == 1) __syncwarp();
   else __syncthreads(); /* the ring's other warp waits on these barriers too */

@@ -160,8 +160,8 @@ struct bf16fp32__smallm_tile_block {
   __device__ __forceinline__ void start() const {
     if (threadIdx.x == 0) {
       for (int s = 0; s < NST; s++)
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bars + 8 * s));
-      asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+        bf16fp32__bar_init(bars + 8 * s);
+      bf16fp32__bar_init_fence();
     }
     __syncthreads();
     if (threadIdx.x == 0 && nstages > 0) load_w(0);
