@@ -5,7 +5,9 @@
 // added in the library's tree (((p0 + p1) + ...) per slice, then the slices in rank order), so
 // the outputs are the library's bit for bit, with no cluster, no DSMEM and N / 16 blocks.
 // Question: under PDL at the small shapes, does dropping the cluster sum (about 0.3-0.9 us of a
-// call, docs/smallm-notes.md) pay for 4x the MMAs per SM after the wait?
+// call, docs/smallm-notes.md) pay for 4x the MMAs per SM after the wait? Answer (session 42, H200):
+// no; 0.5-9.5 us slower at every cell, more so as M grows (every block reads all of x after the
+// wait), docs/smallm-notes.md.
 // Included by smallm-probe.cu after its timing helpers.
 
 #include "backends/smallm/smallm-tiles.cuh" /* bf16fp32__lds16 */
