@@ -201,7 +201,9 @@ static void timing(const std::vector<int> &mlist) {
          "plain choice fold | pdl choice fold fold-early | smem KB\n", g_rounds);
   for_cells(mlist, [&](Rot &r) {
     size_t smem = 0;
-    if (launch(r, 0, 0, false, &smem) != 0) return;
+    const int e = launch(r, 0, 0, false, &smem);
+    if (e == -1) return; /* the fold does not apply here */
+    launch_or_die(e);
     CK(cudaStreamSynchronize(g_s));
     const bool same = same_as_choice(r, 0, false) && same_as_choice(r, 1, false) &&
                       same_as_choice(r, 1, true);
