@@ -25,6 +25,7 @@ struct Args {
 };
 
 constexpr int BARS = 64; /* the mbarrier, then the rows (16-byte aligned copies) */
+constexpr int RS = 16 + 4; /* a token's 16 rows of chain sums, padded as the library pads them */
 
 template <int MT, int CPW, bool EARLY>
 __global__ void __launch_bounds__(256, 1) kernel(const __grid_constant__ Args a) {
@@ -104,27 +105,24 @@ __global__ void __launch_bounds__(256, 1) kernel(const __grid_constant__ Args a)
 #pragma unroll
           for (int j = 0; j < MT; j++) bf16fp32__smallm_mma_sub(acc[i][j], r0[q][i], r8[q][i], xf[q][i][j]);
   }
-  /* the chains' sums over the rows: chain c, token tok, row r at ((c * 8 MT) + tok) * 16 + r */
+  /* the chains' sums over the rows, chain c as the library's warp group c
+   * (bf16fp32__smallm_store_warp: part[c][token][row], rows padded to RS) */
   __syncthreads();
   float *part = reinterpret_cast<float *>(smem + BARS);
 #pragma unroll
   for (int i = 0; i < CPW; i++)
-#pragma unroll
-    for (int j = 0; j < MT; j++) {
-      float *p = part + ((warp * CPW + i) * 8 * MT + 8 * j + 2 * t) * 16 + g;
-      p[0] = acc[i][j][0], p[16] = acc[i][j][1], p[8] = acc[i][j][2], p[24] = acc[i][j][3];
-    }
+    bf16fp32__smallm_store_warp<MT>(acc[i], part, warp * CPW + i, 0, a.m, 8 * MT, RS);
   __syncthreads();
-  for (int u = threadIdx.x; u < 16 * a.m; u += blockDim.x) {
-    const int tok = u >> 4, r = u & 15;
-    float total = 0.0f;
-    for (int s = 0; s < a.ksplit; s++) {
-      const float *p = part + ((s * a.kwarps) * 8 * MT + tok) * 16 + r;
-      float b = p[0];
-      for (int h = 1; h < a.kwarps; h++) b += p[h * 8 * MT * 16];
-      total = s == 0 ? b : total + b;
-    }
-    a.out[tok * a.ldo + n0 + r] = total;
+  /* each unit (4 rows of one token) in the library's tree: a slice's groups by its block sum,
+   * then the slices in rank order as its cluster sum adds them */
+  const int gstride = 8 * MT * RS;
+  for (int u = threadIdx.x; u < 4 * a.m; u += blockDim.x) {
+    const float *p = part + (u >> 2) * RS + 4 * (u & 3);
+    float4 sum = bf16fp32__smallm_unit_sum<BF16FP32__SMALLM_WARPS>(p, gstride, a.kwarps);
+    for (int s = 1; s < a.ksplit; s++)
+      bf16fp32__smallm_add4(sum, bf16fp32__smallm_unit_sum<BF16FP32__SMALLM_WARPS>(
+                                     p + s * a.kwarps * gstride, gstride, a.kwarps));
+    *reinterpret_cast<float4 *>(a.out + (u >> 2) * a.ldo + n0 + 4 * (u & 3)) = sum;
   }
 }
 
@@ -150,10 +148,10 @@ static int launch(const Rot &r, int i, int pdl, bool early, size_t *smem_out = n
   a.seg[0] = 0;
   for (int s = 0; s < sp.ksplit; s++)
     a.seg[s + 1] = a.seg[s] + 64 * ((a.slices.k[s + 1] - a.slices.k[s] + 31) / 32);
-  a.pitch = a.seg[sp.ksplit] / 64 % 2 ? a.seg[sp.ksplit] : a.seg[sp.ksplit] + 64;
+  a.pitch = 64 * (a.seg[sp.ksplit] / 64 | 1); /* odd sub-chunks per row, as the share kernel's */
   a.pdl = pdl;
   const size_t smem = BARS + 16 * (size_t)a.pitch;
-  const size_t parts = (size_t)sp.ksplit * sp.kwarps * 8 * mt * 16 * 4;
+  const size_t parts = (size_t)sp.ksplit * sp.kwarps * 8 * mt * RS * 4;
   if (smem > g_smem || parts > 16 * (size_t)a.pitch) return -1;
   if (smem_out) *smem_out = smem;
   const Kern kern = early ? pick<true>(mt, cpw) : pick<false>(mt, cpw);
