@@ -35,8 +35,6 @@
 //   (bf16fp32__smallm_share_tiles), against the choice (timing_share_tiles).
 // --fold: the split's K slices folded into one block of 16 rows, no cluster (smallm-probe-fold.cuh),
 //   against the choice, plain and under PDL.
-// --stream-groups: the stream kernel with two and four blocks per tile against the choice, plain
-//   and under PDL (smallm-probe-groups.cuh).
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
@@ -1177,7 +1175,6 @@ static void exp_reads() {
 }
 
 #include "smallm-probe-fold.cuh"
-#include "smallm-probe-groups.cuh"
 #include "smallm-probe-trace.cuh"
 
 int main(int argc, char **argv) {
@@ -1199,7 +1196,6 @@ int main(int argc, char **argv) {
   bool do_check = true, do_time = true, do_ncu = false, do_sweep = true, do_pairs = true, do_wide = false, do_table = true;
   bool do_stream_sweep = false, do_chosen = false, do_split_stream = false, do_stream_tokens = false;
   bool do_late_l2 = false, do_share_tiles = false, do_share_alone = false, do_fold = false;
-  bool do_groups = false;
   [[maybe_unused]] bool do_delay = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--no-check")) do_check = false;
@@ -1236,7 +1232,6 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--share-tiles")) do_share_tiles = true;
     if (!strcmp(argv[i], "--share-alone")) do_share_alone = true;
     if (!strcmp(argv[i], "--fold")) do_fold = true;
-    if (!strcmp(argv[i], "--stream-groups")) do_groups = true;
 #ifdef BF16FP32_SMALLM_DELAY
     if (!strcmp(argv[i], "--delay")) do_delay = true;
 #endif
@@ -1301,8 +1296,6 @@ int main(int argc, char **argv) {
     if (do_share_alone)
       timing_share_alone(g_mlist.empty() ? std::vector<int>{1, 4, 8, 16} : g_mlist);
     if (do_fold) fold::timing(g_mlist.empty() ? std::vector<int>{1, 2, 4, 8, 16} : g_mlist);
-    if (do_groups)
-      groups::timing(g_mlist.empty() ? std::vector<int>{16, 32, 48, 64, 96, 128} : g_mlist);
 #ifdef BF16FP32_SMALLM_DELAY
     if (do_delay) timing_delay();
 #endif

@@ -193,15 +193,13 @@ static void check_tile_subs(set *s, const int64_t *ms, int count) {
 
 /* The stream kernel (M <= 64), which the API chooses only at some shapes: stages of args[0]
  * sub-chunks (1 to 7; an even count leaves a pad in the box), up to args[1] stages, args[2]
- * blocks sharing a tile (2 or 4: splits of 16 rows, one K slice). A ring per warp: 7 fit twice
- * up to M = 16 (above M = 8 with the partial sums over the rings), and above M = 16 only the
- * smaller stages fit; rings shared by two warps: above M = 16 stages of more than 3 may not fit
- * (skipped); by four: every stage size fits. */
+ * blocks sharing a tile (2: splits of 16 rows, one K slice). A ring per warp: 7 fit twice up to
+ * M = 16 (above M = 8 with the partial sums over the rings), and above M = 16 only the smaller
+ * stages fit; shared rings: above M = 16 stages of more than 3 may not fit (skipped). */
 static int to_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                      size_t smem, const int *args) {
   (void)n, (void)k;
   if (bf16fp32__smallm_use_stream(c, m, args[0], args[1], args[2], smem) == 0) return 0;
-  if (args[2] == 4) return -1; /* two rings of 64 rows: every stage size fits twice */
   if (args[2] == 2) return args[0] > 3 && m > 16 ? 1 : -1;
   return m > 16 ? 1 : -1; /* the stages do not fit */
 }
@@ -280,24 +278,22 @@ static int to_stream_tokens(bf16fp32__smallm_config *c, int64_t m, int64_t n, in
   return bf16fp32__smallm_use_stream_tokens(c, m, n, k, args[0], args[1], args[2], smem);
 }
 static void check_stream_tokens(set *s, const int64_t *ms, int count, int groups) {
-  static const int kinds[][3] = {{1, 3, 1}, {1, 4, 1}, {1, 3, 2}, {3, 3, 2}, {1, 3, 4}, {3, 2, 4}};
-  for (int i = 0; i < 6; i++) {
+  static const int kinds[][3] = {{1, 3, 1}, {1, 4, 1}, {1, 3, 2}, {3, 3, 2}};
+  for (int i = 0; i < 4; i++) {
     if (kinds[i][2] != groups) continue;
     CHECK(check_direct(s, ms, count, "stream tokens", to_stream_tokens, kinds[i], 0) == count);
     CHECK(check_direct(s, ms, count, "stream tokens (pdl)", to_stream_tokens, kinds[i], 1) == count);
   }
 }
 
-/* The stream kernel with two and four blocks per tile (one K slice, 16-row splits: N = 2048):
- * every M given must run with stages of 1 and 3 sub-chunks, and with four blocks per tile (64
- * rows, two rings a block) with every stage size. */
+/* The stream kernel with two blocks per tile (one K slice, 16-row splits: N = 2048): every M
+ * given must run with stages of 1 and 3 sub-chunks. */
 static void check_stream_groups(set *s, const int64_t *ms, int count) {
-  static const int kinds[][3] = {{1, 4, 2}, {3, 3, 2}, {5, 2, 2}, {7, 2, 2},
-                                 {1, 4, 4}, {3, 3, 4}, {7, 2, 4}};
-  for (int i = 0; i < 7; i++) {
+  static const int kinds[][3] = {{1, 4, 2}, {3, 3, 2}, {5, 2, 2}, {7, 2, 2}};
+  for (int i = 0; i < 4; i++) {
     const int ran = check_direct(s, ms, count, "stream groups", to_stream, kinds[i], 0);
     const int ran_pdl = check_direct(s, ms, count, "stream groups (pdl)", to_stream, kinds[i], 1);
-    CHECK((ran == count && ran_pdl == count) || (kinds[i][0] > 3 && kinds[i][2] == 2));
+    CHECK((ran == count && ran_pdl == count) || kinds[i][0] > 3);
   }
 }
 
@@ -356,7 +352,6 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_tile_subs(&s, wg + 3, 3); /* tiles shared by two blocks up to M = 128 */
   check_stream_tokens(&s, wg + 3, 3, 1);
   check_stream_tokens(&s, wg + 3, 3, 2);
-  check_stream_tokens(&s, wg + 3, 3, 4);
   check_stream_groups(&s, wg, 3); /* padded leading dimensions */
   free_set(&s);
   make_set(&s, 100, 384, 7168, 8, 24, 8, 15, 0); /* padded leading dimensions */

@@ -489,22 +489,6 @@ static void test_stream(void) {
   CHECK(bf16fp32__smallm_use_stream(&c, 16, 3, 3, 2, H200_SMEM) != 0 && !c.stream);
   CHECK(bf16fp32__smallm_choose(16, 256, 4096, H200_SMS, H200_SMEM, &c) == 0); /* 32 rows */
   CHECK(bf16fp32__smallm_use_stream(&c, 16, 3, 3, 2, H200_SMEM) != 0 && !c.stream);
-
-  /* four blocks per tile: two rings of 64 rows, a cluster of 4 over a quarter of the row blocks;
-   * the partial sums (two chains of 64 rows) over the rings */
-  CHECK(bf16fp32__smallm_choose(64, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 64, 3, 3, 4, H200_SMEM) == 0 && c.stream_groups == 4 &&
-        c.grid_x == 4 && c.grid_y == 32 && c.stream_stages == 3 && c.stream_over &&
-        c.stream_smem == BF16FP32__SMALLM_STREAM_BARS + 2 * 3 * (64 + 64) * 192);
-  CHECK(bf16fp32__smallm_choose(64, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 64, 7, 3, 4, H200_SMEM) == 0 && c.stream_stages == 2);
-  CHECK(bf16fp32__smallm_choose(1, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 1, 1, 2, 4, H200_SMEM) == 0 &&
-        c.stream_smem == BF16FP32__SMALLM_STREAM_BARS + 2 * 2 * 4224); /* 65 rows, to 128 bytes */
-  CHECK(bf16fp32__smallm_choose(16, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0); /* S 2 */
-  CHECK(bf16fp32__smallm_use_stream(&c, 16, 3, 3, 4, H200_SMEM) != 0 && !c.stream);
-  CHECK(bf16fp32__smallm_choose(16, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
-  CHECK(bf16fp32__smallm_use_stream(&c, 16, 3, 3, 8, H200_SMEM) != 0 && !c.stream); /* groups */
 }
 
 /* The push's receive slots after the rows: ksplit slots of the units (four rows of one token)

@@ -568,15 +568,14 @@ static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stage
                       int min_stages, int groups, size_t smem_limit) {
   if (c->wide || m < 1 || m > 8 * c->mt || c->mt > 8) return -1;
   if (subs < 1 || subs > BF16FP32__SMALLM_STREAM_MAX_SUBS || stages < 2 || stages > 8) return -1;
-  if (groups != 1 && groups != 2 && groups != 4) return -1;
-  if (groups > 1 && (c->split.ksplit != 1 || c->split.rows != 16 || c->grid_y % groups != 0 ||
-                     c->split.kwarps % groups != 0))
+  if (groups != 1 && groups != 2) return -1;
+  if (groups == 2 && (c->split.ksplit != 1 || c->split.rows != 16 || c->grid_y % 2 != 0))
     return -1;
   const int rings = BF16FP32__SMALLM_WARPS / groups;
   const size_t stage = (size_t)bf16fp32__smallm_stream_stage_bytes(m, subs, 16 * groups);
   const size_t head = BF16FP32__SMALLM_STREAM_BARS;
-  /* the decode kernel's partial sums, laid out alike (with groups: 1 / groups of the chains,
-   * groups times the rows) */
+  /* the decode kernel's partial sums, laid out alike (with groups: half the chains, twice the
+   * rows) */
   const size_t partials = groups == 1 ? c->decode_smem
                                       : (size_t)(c->split.kwarps / groups) *
                                             sums_bytes(16 * groups, c->mpad);
@@ -595,7 +594,7 @@ static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stage
         c->stream_wl2 = 0;
         c->stream_smem = smem;
         c->stream_over = over;
-        if (groups > 1) c->grid_x = groups, c->grid_y /= groups;
+        if (groups == 2) c->grid_x = 2, c->grid_y /= 2;
         return 0;
       }
     }

@@ -114,8 +114,8 @@ typedef struct bf16fp32__smallm_config {
   int stream;          /* 1: run it */
   int stream_subs;     /* sub-chunks per stage, 1 to 7 (an odd count: the whole box, no pad) */
   int stream_stages;   /* ring stages per ring */
-  int stream_groups;   /* 1: a ring per warp; 2 (4): a cluster of two (four) blocks shares 32
-                          (64) rows, the warps of a chain one ring (bf16fp32__smallm_use_stream) */
+  int stream_groups;   /* 1: a ring per warp; 2: a cluster of two blocks shares 32 rows, the two
+                          warps of a chain one ring (bf16fp32__smallm_use_stream) */
   size_t stream_smem;  /* the rings' barriers, the rings and the partial sums (after the rings,
                           or over them: stream_over) */
   int stream_over;     /* 1: the partial sums over the rings, once every warp is done with its
@@ -186,10 +186,10 @@ int bf16fp32__smallm_use_groups(bf16fp32__smallm_config *c, int groups, size_t s
 /* Switches c (chosen for m <= 64 tokens, not the wide kernel) to the stream kernel: the decode
  * kernel's sums with the weights and x brought in by bulk copies, in stages of `subs` sub-chunks
  * (1 to 7; an even count leaves its box's last sub-chunk a pad), up to `stages` per ring (at
- * least 2 within smem_limit). groups = 2 or 4: a cluster of that many blocks shares each
- * 16 x groups rows, rank r summing chains r WK / groups onwards (WK / groups of them) and the
- * warps of a chain sharing a ring (so x is fetched once per 16 x groups rows), the chains added
- * in chain order as one block adds them; only for splits of 16 rows, one K slice. Returns 0, or -1 when c is the wide kernel, m does not match its token
+ * least 2 within smem_limit). groups = 2: a cluster of two blocks shares each 32 rows, rank r
+ * summing chains 4r .. 4r + 3 and the two warps of a chain sharing a ring (so x is fetched once
+ * per 32 rows), the chains added in chain order as one block adds them; only for splits of 16
+ * rows, one K slice. Returns 0, or -1 when c is the wide kernel, m does not match its token
  * tiles, subs, stages or groups are out of range or do not apply, or nothing fits. */
 int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                                 int groups, size_t smem_limit);

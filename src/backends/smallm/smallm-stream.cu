@@ -18,8 +18,6 @@
  * by the cluster (bf16fp32__smallm_finish_groups), as one block adds them. On the H200 at
  * 2048 x 7168, stages of 3 sub-chunks x 3: M = 32 12.87 us against 13.53 with a ring per warp,
  * M = 64 15.12 against 17.06; slower at M <= 16 (the cluster sum, half the rings in flight).
- * GR = 4 is the same with a cluster of four blocks over 64 rows, rank r summing chains 2r and
- * 2r + 1, the four warps of a chain sharing its ring: x fetched once per 64 rows.
  *
  * Where x's boxes go out (XMode, per launch kind, bf16fp32__smallm_stream_launch): after
  * griddepcontrol.wait; in plain launches with a ring per warp, two stages and up to 16 tokens,
@@ -89,7 +87,7 @@ struct SArgs {
             bf16fp32__smallm_mma_sub(acc[j], r0, r8, bf16fp32__lds16(st + brow[j] + 64 * p));    \
       }                                                                                          \
       __syncwarp(); /* the warp is done with the slot: it takes stage q + stages */              \
-      if (GR > 1 && !leader && lane == 0) /* ... once the ring's other warps are too */           \
+      if (GR > 1 && !leader && lane == 0) /* ... once the ring's other warp is too */            \
         asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty + 8 * slot)          \
                      : "memory");                                                                \
       if (issuer && q + a.stages < nst) {                                                        \
@@ -137,13 +135,13 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   const int G = a.subs;
   const int nst = (nq + G - 1) / G;   /* ... in stages of G */
   const int col0 = static_cast<int>(pl.kb) + 32 * pl.j0;
-  /* the stage's first weight row: the warp's own 16 (GR = 1), or the block's 16 GR */
+  /* the stage's first weight row: the warp's own 16 (GR = 1), or the block's 32 (GR = 2) */
   const int n0 = static_cast<int>(blockIdx.y) * a.rows + (GR == 1 ? 16 * wn : 0);
   const bool issuer = leader && lane == 0;
 
-  /* The rings' barriers (64 GR bytes per ring: the first 64 that a ring's stages are full; with
-   * groups the next 64 that its stages are free, once the ring's other GR - 1 warps are done with
-   * them), then their stages. */
+  /* The rings' barriers (first 64 bytes per warp: a ring's stages are full; with GR = 2 the
+   * next 64 its stages are free, once the ring's other warp is done with them), then their
+   * stages. */
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const uint32_t bars = base + 64 * GR * ring, empty = bars + 64;
   const int ring_off = BF16FP32__SMALLM_STREAM_BARS + ring * a.stages * a.stage_bytes;
@@ -151,7 +149,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   if (issuer) {
     for (int s = 0; s < a.stages; s++) {
       bf16fp32__bar_init(bars + 8 * s);
-      if (GR > 1) bf16fp32__bar_init(empty + 8 * s, GR - 1); /* the ring's other warps */
+      if (GR > 1) bf16fp32__bar_init(empty + 8 * s);
     }
     bf16fp32__bar_init_fence();
   }
@@ -278,9 +276,8 @@ StreamKernel stream_kernel_gr(int mt, bool pdl, bool two_stages, bool tb) {
   return mt == 1 ? smallm_stream_kernel<1, GR, AW> : smallm_stream_kernel<2, GR, AW>;
 }
 StreamKernel stream_kernel(int mt, int gr, bool pdl, bool two_stages, bool tb) {
-  return gr == 4   ? stream_kernel_gr<4>(mt, pdl, two_stages, tb)
-         : gr == 2 ? stream_kernel_gr<2>(mt, pdl, two_stages, tb)
-                   : stream_kernel_gr<1>(mt, pdl, two_stages, tb);
+  return gr == 2 ? stream_kernel_gr<2>(mt, pdl, two_stages, tb)
+                 : stream_kernel_gr<1>(mt, pdl, two_stages, tb);
 }
 
 }  // namespace
@@ -288,7 +285,7 @@ StreamKernel stream_kernel(int mt, int gr, bool pdl, bool two_stages, bool tb) {
 extern "C" int bf16fp32__smallm_stream_load(size_t smem_limit) {
   cudaError_t e = cudaSuccess;
   for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2)
-    for (int gr = 1; gr <= 4 && e == cudaSuccess; gr *= 2)
+    for (int gr = 1; gr <= 2 && e == cudaSuccess; gr++)
       e = bf16fp32__smallm_allow_smem(smem_limit, stream_kernel(mt, gr, true, false, false),
                                       stream_kernel(mt, gr, false, false, false),
                                       stream_kernel(mt, gr, false, true, false),
