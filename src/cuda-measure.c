@@ -195,6 +195,26 @@ cleanup:
   return st;
 }
 
+/* One timed round of the interleaved graphs, queued back to back: the first graph rotates with
+ * the round, and each timed replay follows an untimed replay of the same graph, so that what
+ * ran before it is always itself. Without that lead-in, a graph timed right after a long chain
+ * of another backend's calls measured up to 3.5 % slower than the same graph timed after itself
+ * on the H200 (cuBLAS at 2048x7168 M = 256 after smallm's 45 us calls; docs/smallm-notes.md,
+ * session 43). ev[2 j], ev[2 j + 1] bracket graph j's timed replay; NULL graphs are skipped. */
+static cudaError_t time_round(cudaGraphExec_t *exec, int count, int round, cudaEvent_t *ev,
+                              cudaStream_t stream) {
+  for (int i = 0; i < count; i++) {
+    const int j = (round + i) % count;
+    if (!exec[j]) continue;
+    cudaError_t e = cudaGraphLaunch(exec[j], stream); /* the lead-in */
+    if (e == cudaSuccess) e = cudaEventRecord(ev[2 * j], stream);
+    if (e == cudaSuccess) e = cudaGraphLaunch(exec[j], stream);
+    if (e == cudaSuccess) e = cudaEventRecord(ev[2 * j + 1], stream);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
 bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
                                          bf16fp32__candidate *cands, int count,
                                          const bf16fp32__measure_opts *opt) {
@@ -270,16 +290,9 @@ bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
       if (exec[c]) BF16FP32__CUDA_TRY(cudaGraphLaunch(exec[c], stream));
   BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
 
-  /* Rounds: each graph once per round, the first one rotating, all queued back to back and
-   * read after one synchronization. */
+  /* Rounds (time_round), each read after one synchronization. */
   for (int r = 0; r < replays; r++) {
-    for (int j = 0; j < count; j++) {
-      int c = (r + j) % count;
-      if (!exec[c]) continue;
-      BF16FP32__CUDA_TRY(cudaEventRecord(ev[2 * c], stream));
-      BF16FP32__CUDA_TRY(cudaGraphLaunch(exec[c], stream));
-      BF16FP32__CUDA_TRY(cudaEventRecord(ev[2 * c + 1], stream));
-    }
+    BF16FP32__CUDA_TRY(time_round(exec, count, r, ev, stream));
     BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
     for (int c = 0; c < count; c++) {
       if (!exec[c]) continue;
@@ -388,13 +401,7 @@ bf16fp32_status bf16fp32__time_graphs_device(bf16fp32__graph_job *jobs, int coun
       if (exec[j]) BF16FP32__CUDA_TRY(cudaGraphLaunch(exec[j], stream));
   BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
   for (int r = 0; r < replays; r++) {
-    for (int i = 0; i < count; i++) {
-      int j = (r + i) % count;
-      if (!exec[j]) continue;
-      BF16FP32__CUDA_TRY(cudaEventRecord(ev[2 * j], stream));
-      BF16FP32__CUDA_TRY(cudaGraphLaunch(exec[j], stream));
-      BF16FP32__CUDA_TRY(cudaEventRecord(ev[2 * j + 1], stream));
-    }
+    BF16FP32__CUDA_TRY(time_round(exec, count, r, ev, stream));
     BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
     for (int j = 0; j < count; j++) {
       if (!exec[j]) continue;

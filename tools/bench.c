@@ -41,8 +41,8 @@ static const char *usage_text =
     "Times every available backend, auto and the vendor baseline (cuBLAS called directly on a\n"
     "GPU, oneDNN's bf16 matmul on the CPU) on each (N, K) of the suite at each M, by the protocol\n"
     "of MEASURING.md: each output is checked against the fp64 oracle first, then CUDA graphs of\n"
-    "--calls calls over >= 512 MiB of rotating operand copies are replayed in interleaved rounds\n"
-    "(median of --replays). Without a GPU, or with --cpu, the CPU backends are timed.\n"
+    "--calls calls over >= 512 MiB of rotating operand copies are replayed in interleaved rounds,\n"
+    "each timed replay right after an untimed one of the same graph (median of --replays). Without a GPU, or with --cpu, the CPU backends are timed.\n"
     "\n"
     "  --suite FILE       shape suite (default: the shared shapes/dsv4.txt)\n"
     "  --backends LIST    library backends to time, comma-separated; may include auto\n"
@@ -442,7 +442,8 @@ static void print_header(const bench_plan *p, const bench_opts *o, const suite *
 #endif
     printf("# bf16fp32 bench, %s\n", dev);
     printf("# timing: CUDA graph of %d calls over >= 512 MiB of rotating operand copies (cold L2),"
-           " %d warm-up replays, median of %d interleaved replays%s\n",
+           " %d warm-up replays, median of %d interleaved replays (each after an untimed one of"
+           " itself)%s\n",
            o->calls, 2, o->replays,
            o->calls < 200 || o->replays < 5 ? " (below the protocol's 200 calls x 5 replays)" : "");
     printf("# us = microseconds per call; vs-cuBLAS = %s us / us (> 1: faster than cuBLAS);"
