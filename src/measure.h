@@ -75,9 +75,9 @@ double bf16fp32__median(double *v, int n);
  * on the shared fresh stream, then its record is captured, instantiated, replayed once and its
  * check (optional: compare the outputs) runs after that replay; then warm-up replays and timed
  * rounds with the jobs interleaved (the first job rotates each round; each timed replay follows
- * an untimed one of the same graph). A job whose prepare,
- * record or check fails gets that status and no time; the call returns non-OK only when
- * nothing could be timed because of the stream or device (NO_DEVICE, OUT_OF_MEMORY, fatal). */
+ * an untimed one of the same graph). A job whose prepare, record or check fails gets that
+ * status and no time; the call returns non-OK only when nothing could be timed because of the
+ * stream or device (NO_DEVICE, OUT_OF_MEMORY, fatal). */
 typedef struct bf16fp32__graph_job {
   bf16fp32_status (*prepare)(void *user, void *stream);
   bf16fp32_status (*record)(void *user, void *stream);

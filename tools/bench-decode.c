@@ -310,8 +310,8 @@ int bench_decode(const bench_decode_args *a) {
     printf(" %s %lldx%lld x%d%s", d.s->entries[e].name, (long long)d.s->entries[e].n,
            (long long)d.s->entries[e].k, d.s->entries[e].calls, e + 1 < ne ? "," : "\n");
   printf("# one CUDA graph per step and variant (calls in layer order), %d warm-up replays,"
-         " median of %d interleaved replays (each after an untimed one of itself); every GEMM's first and last call checked against"
-         " the fp64 oracle (%d sampled rows, whole output for unwritten elements)\n",
+         " median of %d interleaved replays (each after an untimed one of itself); every GEMM's"
+         " first and last call checked against the fp64 oracle (%d sampled rows, whole output for unwritten elements)\n",
          a->warmup, a->replays, a->check_rows);
   printf("# auto = the library through bf16fp32_linear (prewarmed on the capture stream);"
          " %s = direct cublasGemmEx as MEASURING.md; lib-cublas = the library's cublas backend"
