@@ -195,24 +195,39 @@ cleanup:
   return st;
 }
 
-/* One timed round of the interleaved graphs, queued back to back: the first graph rotates with
- * the round, and each timed replay follows an untimed replay of the same graph, so that what
- * ran before it is always itself. Without that lead-in, a graph timed right after a long chain
- * of another backend's calls measured up to 3.5 % slower than the same graph timed after itself
- * on the H200 (cuBLAS at 2048x7168 M = 256 after smallm's 45 us calls; docs/smallm-notes.md,
- * session 43). ev[2 j], ev[2 j + 1] bracket graph j's timed replay; NULL graphs are skipped. */
-static cudaError_t time_round(cudaGraphExec_t *exec, int count, int round, cudaEvent_t *ev,
-                              cudaStream_t stream) {
-  for (int i = 0; i < count; i++) {
-    const int j = (round + i) % count;
-    if (!exec[j]) continue;
-    cudaError_t e = cudaGraphLaunch(exec[j], stream); /* the lead-in */
-    if (e == cudaSuccess) e = cudaEventRecord(ev[2 * j], stream);
-    if (e == cudaSuccess) e = cudaGraphLaunch(exec[j], stream);
-    if (e == cudaSuccess) e = cudaEventRecord(ev[2 * j + 1], stream);
-    if (e != cudaSuccess) return e;
+/* The timing of graphs exec[0 .. count - 1] (NULL ones skipped), queued back to back on stream:
+ * `warmup` untimed rounds, then `replays` timed rounds, each read after one synchronization.
+ * In a timed round the first graph rotates with the round, and each timed replay follows an
+ * untimed replay of the same graph, so that what ran before it is always itself. Without that
+ * lead-in, a graph timed right after a long chain of another backend's calls measured up to
+ * 3.5 % slower than the same graph timed after itself on the H200 (cuBLAS at 2048x7168 M = 256
+ * after smallm's 45 us calls; docs/smallm-notes.md, session 43). ev[2 j], ev[2 j + 1] bracket
+ * graph j's timed replay; its round r's milliseconds go to samples[j * replays + r]. */
+static cudaError_t time_rounds(cudaGraphExec_t *exec, int count, int warmup, int replays,
+                               cudaEvent_t *ev, cudaStream_t stream, double *samples) {
+  cudaError_t e = cudaSuccess;
+  for (int r = 0; r < warmup && e == cudaSuccess; r++)
+    for (int j = 0; j < count && e == cudaSuccess; j++)
+      if (exec[j]) e = cudaGraphLaunch(exec[j], stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  for (int r = 0; r < replays && e == cudaSuccess; r++) {
+    for (int i = 0; i < count && e == cudaSuccess; i++) {
+      const int j = (r + i) % count;
+      if (!exec[j]) continue;
+      e = cudaGraphLaunch(exec[j], stream); /* the lead-in */
+      if (e == cudaSuccess) e = cudaEventRecord(ev[2 * j], stream);
+      if (e == cudaSuccess) e = cudaGraphLaunch(exec[j], stream);
+      if (e == cudaSuccess) e = cudaEventRecord(ev[2 * j + 1], stream);
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    for (int j = 0; j < count && e == cudaSuccess; j++) {
+      if (!exec[j]) continue;
+      float ms = 0;
+      e = cudaEventElapsedTime(&ms, ev[2 * j], ev[2 * j + 1]);
+      samples[(size_t)j * (size_t)replays + (size_t)r] = ms;
+    }
   }
-  return cudaSuccess;
+  return e;
 }
 
 bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
@@ -285,22 +300,7 @@ bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
   for (int c = 0; c < count; c++)
     BF16FP32__TRY(prepare_candidate(&cands[c], &rot, stream, m, n, k, calls, outh, &ref, &exec[c]));
 
-  for (int r = 0; r < opt->warmup; r++)
-    for (int c = 0; c < count; c++)
-      if (exec[c]) BF16FP32__CUDA_TRY(cudaGraphLaunch(exec[c], stream));
-  BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
-
-  /* Rounds (time_round), each read after one synchronization. */
-  for (int r = 0; r < replays; r++) {
-    BF16FP32__CUDA_TRY(time_round(exec, count, r, ev, stream));
-    BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
-    for (int c = 0; c < count; c++) {
-      if (!exec[c]) continue;
-      float ms = 0;
-      BF16FP32__CUDA_TRY(cudaEventElapsedTime(&ms, ev[2 * c], ev[2 * c + 1]));
-      samples[(size_t)c * (size_t)replays + (size_t)r] = ms;
-    }
-  }
+  BF16FP32__CUDA_TRY(time_rounds(exec, count, opt->warmup, replays, ev, stream, samples));
   for (int c = 0; c < count; c++) {
     if (!exec[c]) continue;
     double ms = bf16fp32__median(samples + (size_t)c * (size_t)replays, replays);
@@ -396,20 +396,7 @@ bf16fp32_status bf16fp32__time_graphs_device(bf16fp32__graph_job *jobs, int coun
     }
   }
 
-  for (int r = 0; r < warmup; r++)
-    for (int j = 0; j < count; j++)
-      if (exec[j]) BF16FP32__CUDA_TRY(cudaGraphLaunch(exec[j], stream));
-  BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
-  for (int r = 0; r < replays; r++) {
-    BF16FP32__CUDA_TRY(time_round(exec, count, r, ev, stream));
-    BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
-    for (int j = 0; j < count; j++) {
-      if (!exec[j]) continue;
-      float ms = 0;
-      BF16FP32__CUDA_TRY(cudaEventElapsedTime(&ms, ev[2 * j], ev[2 * j + 1]));
-      samples[(size_t)j * (size_t)replays + (size_t)r] = ms;
-    }
-  }
+  BF16FP32__CUDA_TRY(time_rounds(exec, count, warmup, replays, ev, stream, samples));
   for (int j = 0; j < count; j++)
     if (exec[j]) jobs[j].median_ms = bf16fp32__median(samples + (size_t)j * (size_t)replays, replays);
 
