@@ -9,8 +9,8 @@
 //        -DBF16FP32_SMALLM_TRACE -rdc=true); --trace-stream: the same at a few cells of the stream kernel.
 // --stream-sweep: the stream kernel's stage sizes and counts at M <= 64 (plain and PDL).
 // --chosen: the library's choice alone, plain and under PDL (two builds compared).
-// --split-stream: other (N, K) splits with the stream kernel, plain and under PDL (M <= 64; above
-//        that the wide kernel).
+// --split-stream: other (N, K) splits with the stream and share kernels, plain and under PDL
+//        (M <= 64; above that the wide kernel); --splits 16/2,32/4 limits them to those.
 // --ms 1,2,4,8,16: the timing table (and --wide, --stream-sweep) at these M only.
 // --stream-kind 3,3,2: --trace-stream with --ms traces the stream kernel in that staging (sub-chunks,
 //   stages, blocks per tile).
@@ -79,6 +79,7 @@ static int g_share;  // --share (1), --share-xreg (2): the share kernel where it
 static bool g_no_share; // --no-share: not where the table picks it
 static int g_share_late = -1; // --share-late L: the last L warp groups' weights after the wait
 static int g_rounds = 3; // --rounds: interleaved rounds of --late-l2
+static std::vector<std::pair<int, int>> g_splits; // --splits 16/2,32/4: --split-stream's splits
 
 __global__ void fill_bf16(uint16_t *p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -576,9 +577,12 @@ static void timing_sweep() {
 }
 
 // Other splits with the stream kernel (--split-stream): per shape, M and split (blocks 64-264,
-// from 16 at N <= 512), the best of a few stream stagings (subs x stages / groups), plain and
-// under PDL, beside the split's decode or tiled kernel; above M = 64 the best wide-kernel block
-// instead. Each split's best output is checked against the fp64 oracle on rows 0..1.
+// from 16 at N <= 512, or the --splits list), the best of a few stream stagings (subs x stages /
+// groups; under PDL each also with the next call launched at block entry, 'e') and of the share
+// kernel's forms (x's rows or registers 'r', weight fragments ahead 'w1'/'w2', two row blocks per
+// block 't2'), plain and under PDL, beside the split's decode or tiled kernel; above M = 64 the
+// best wide-kernel block instead. Each split's best output is checked against the fp64 oracle on
+// rows 0..1.
 static void timing_split_stream(const std::vector<int> &mlist) {
   static const int kinds[][3] = {{1, 3, 1}, {3, 2, 1}, {3, 3, 1}, {4, 2, 1}, {5, 2, 1},
                                  {5, 3, 1}, {7, 2, 1}, {7, 3, 1}, {3, 2, 2}, {3, 3, 2},
@@ -600,6 +604,9 @@ static void timing_split_stream(const std::vector<int> &mlist) {
       for (int S : {1, 2, 4, 8}) {
         const int64_t blocks = r.n / R * S;
         if (r.n % R || blocks < (r.n <= 512 ? 16 : 64) || blocks > 264) continue;
+        if (!g_splits.empty() &&
+            std::find(g_splits.begin(), g_splits.end(), std::make_pair(R, S)) == g_splits.end())
+          continue;
         bf16fp32__smallm_split sp{R, S, 128 / R, 0xf};
         bf16fp32__smallm_config cfg;
         if (bf16fp32__smallm_choose_with(m, n, k, &sp, g_smem, &cfg) != 0) continue;
@@ -607,29 +614,55 @@ static void timing_split_stream(const std::vector<int> &mlist) {
         double best[2] = {1e9, 1e9};
         int bk[2] = {-1, -1};
         const bool wide = m > BF16FP32__SMALLM_DECODE_MAX_M;
-        const int nk = wide ? (int)(sizeof tiles / sizeof tiles[0]) : (int)(sizeof kinds / sizeof kinds[0]);
+        const int nstream = wide ? 0 : (int)(sizeof kinds / sizeof kinds[0]);
+        /* candidates: the stream stagings, then (M <= 64) the share forms xreg x wpre x tiles */
+        const int nk = wide ? (int)(sizeof tiles / sizeof tiles[0]) : nstream + 12;
         auto kind = [&](int i) {
-          if (!wide) return variant(cfg, 4, m, kinds[i][0], kinds[i][1], kinds[i][2]);
           bf16fp32__smallm_config c = cfg;
-          if (bf16fp32__smallm_use_wide(&c, n, tiles[i][0], tiles[i][1], g_smem) != 0) c.wide = 0;
+          if (wide) {
+            if (bf16fp32__smallm_use_wide(&c, n, tiles[i][0], tiles[i][1], g_smem) != 0) c.wide = 0;
+          } else if (i < nstream) {
+            c = variant(cfg, 4, m, kinds[i][0], kinds[i][1], kinds[i][2]);
+          } else {
+            const int j = i - nstream, xreg = j / 6, wpre = j / 2 % 3, tl = 1 + j % 2;
+            c.stream = 0;
+            if (bf16fp32__smallm_use_share(&c, m, n, k, xreg, wpre, g_smem) != 0 ||
+                bf16fp32__smallm_share_tiles(&c, m, tl, g_smem) != 0)
+              c.share = 0;
+          }
           return c;
         };
+        bool early_best = false;
         for (int i = 0; i < nk; i++) {
           bf16fp32__smallm_config c = kind(i);
-          if (!c.stream && !c.wide) continue;
+          if (!c.stream && !c.wide && !c.share) continue;
           for (int pdl = 0; pdl < 2; pdl++) {
             const double t = time_smallm(r, pdl, &c);
-            if (t < best[pdl]) best[pdl] = t, bk[pdl] = i;
+            if (t < best[pdl]) {
+              best[pdl] = t, bk[pdl] = i;
+              if (pdl) early_best = false;
+            }
+          }
+          if (c.stream) { /* under PDL, the next call launched at block entry */
+            c.stream_early = 1;
+            const double t = time_smallm(r, 1, &c);
+            if (t < best[1]) best[1] = t, bk[1] = i, early_best = true;
           }
         }
         if (bk[0] < 0) { printf(" none\n"); continue; }
-        const bool ok = oracle_rows(r, rows, kind(bk[1]), hx, hw);
-        auto show = [&](double t, int i) {
+        bf16fp32__smallm_config cbest = kind(bk[1]);
+        cbest.stream_early = early_best && cbest.stream;
+        const bool ok = oracle_rows(r, rows, cbest, hx, hw);
+        auto show = [&](double t, int i, bool e) {
           if (wide) printf(" %6.2f (%dx%d)", t, tiles[i][0], tiles[i][1]);
-          else printf(" %6.2f (%dx%d/%d)", t, kinds[i][0], kinds[i][1], kinds[i][2]);
+          else if (i < nstream) printf(" %6.2f (%dx%d/%d%s)", t, kinds[i][0], kinds[i][1], kinds[i][2], e ? "e" : "");
+          else {
+            const int j = i - nstream;
+            printf(" %6.2f (share%s w%d t%d)", t, j / 6 ? " r" : "", j / 2 % 3, 1 + j % 2);
+          }
         };
-        show(best[0], bk[0]);
-        show(best[1], bk[1]);
+        show(best[0], bk[0], false);
+        show(best[1], bk[1], early_best);
         printf("%s\n", ok ? "" : " !");
         fflush(stdout);
       }
@@ -1237,6 +1270,14 @@ int main(int argc, char **argv) {
 #endif
     if (!strcmp(argv[i], "--rounds") && i + 1 < argc) g_rounds = std::max(1, atoi(argv[++i]));
     if (!strcmp(argv[i], "--no-table")) do_table = false;
+    if (!strcmp(argv[i], "--splits") && i + 1 < argc) { /* R/S pairs, e.g. 16/2,32/4 */
+      for (char *p = argv[++i]; *p;) {
+        const int R = (int)strtol(p, &p, 10), S = *p == '/' ? (int)strtol(p + 1, &p, 10) : 0;
+        if (S < 1 || (*p && *p != ',')) { printf("bad --splits list\n"); return 2; }
+        g_splits.push_back({R, S});
+        if (*p == ',') p++;
+      }
+    }
     if (!strcmp(argv[i], "--ms") && i + 1 < argc) { /* the table's M list, e.g. 1,2,4,8,16 */
       g_mlist.clear();
       for (char *p = argv[++i]; *p;) {
