@@ -39,7 +39,7 @@ static void test_dsv4_split(void) {
   /* Expected on an H200: R rows per block, S-block clusters along K, WK warp groups. */
   static const int want[][4] = {{32, 8, 4, 0x0}, {16, 1, 8, 0xf}, {16, 2, 8, 0xf},
                                 {32, 4, 4, 0x1}, {32, 8, 4, 0xb}, {16, 1, 8, 0xf},
-                                {16, 2, 8, 0xf}, {16, 2, 8, 0xf}, {32, 8, 4, 0x1}};
+                                {16, 2, 8, 0xf}, {32, 4, 4, 0xf}, {32, 8, 4, 0x1}};
   for (int i = 0; i < 9; i++) {
     bf16fp32__smallm_split s = {0, 0, 0, 0};
     CHECK(bf16fp32__smallm_choose_split(dsv4[i][0], dsv4[i][1], H200_SMS, &s) == 0);
@@ -246,8 +246,8 @@ static void test_wgmma_blocks(void) {
         !c.wide);
   CHECK(bf16fp32__smallm_choose(64, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wide);
   CHECK(bf16fp32__smallm_choose(65, 512, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
-        c.wide_rows == 32 && c.wide_tokens == 32); /* the rule: 2 x 3 x 16 blocks */
-  CHECK(bf16fp32__smallm_choose(256, 512, 4096, H200_SMS, H200_SMEM, &c) == 0); /* WK 4 */
+        c.wide_rows == 32 && c.wide_tokens == 32); /* the rule: 4 x 3 x 16 blocks */
+  CHECK(bf16fp32__smallm_choose(256, 512, 7168, H200_SMS, H200_SMEM, &c) == 0); /* WK 4 */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 96, 64, 64, H200_SMEM) != 0);  /* rows */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 64, 96, 32, H200_SMEM) != 0);  /* tokens */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 128, 128, 64, H200_SMEM) != 0); /* 4 groups */
@@ -362,9 +362,7 @@ static void test_stream(void) {
   expect_stream(64, 512, 7168, H200_SMS, 0, 1, 3);
   expect_stream(65, 2048, 7168, H200_SMS, 0, 1, 3); /* token blocks */
   expect_stream(193, 2048, 7168, H200_SMS, 0, 0, 0);
-  expect_stream(65, 512, 4096, H200_SMS, 1, 0, 0);
-  expect_stream(65, 512, 7168, H200_SMS, 1, 1, 3); /* 512 x 7168 (16 / 2): token blocks */
-  expect_stream(256, 512, 7168, H200_SMS, 0, 1, 3);
+  expect_stream(65, 512, 7168, H200_SMS, 1, 0, 0);
   expect_stream(1, 1024, 7168, H200_SMS, 0, 7, 2); /* 1024 x 7168 plain: M = 1-16 */
   expect_stream(8, 1024, 7168, H200_SMS, 0, 7, 2);
   expect_stream(12, 1024, 7168, H200_SMS, 0, 5, 2);
@@ -391,20 +389,14 @@ static void test_stream(void) {
   expect_stream(1, 1024, 4096, H200_SMS, 1, 4, 2); /* 1024 x 4096 PDL: 4 x 2 at M = 1, then 3 x 2 */
   expect_stream(2, 1024, 4096, H200_SMS, 1, 3, 2);
   expect_stream(16, 1024, 4096, H200_SMS, 1, 3, 2);
-  expect_stream(1, 512, 7168, H200_SMS, 1, 7, 3); /* 512 x 7168 PDL: 7 x 3 up to M = 4, */
-  expect_stream(4, 512, 7168, H200_SMS, 1, 7, 3);
-  expect_stream(5, 512, 7168, H200_SMS, 1, 5, 3); /* 5 x 3 at M = 5-8, 7 x 2 at M = 9-16 */
-  expect_stream(8, 512, 7168, H200_SMS, 1, 5, 3);
-  expect_stream(9, 512, 7168, H200_SMS, 1, 7, 2);
+  expect_stream(1, 512, 7168, H200_SMS, 1, 7, 3); /* 512 x 7168 PDL: 7 x 3 while 3 fit */
+  expect_stream(5, 512, 7168, H200_SMS, 1, 7, 3);
+  expect_stream(6, 512, 7168, H200_SMS, 1, 7, 2);
   expect_stream(16, 512, 7168, H200_SMS, 1, 7, 2);
   expect_stream(17, 512, 7168, H200_SMS, 1, 3, 3);
-  expect_stream(40, 512, 7168, H200_SMS, 1, 3, 2);
-  expect_stream(64, 512, 7168, H200_SMS, 1, 1, 3);
-  expect_stream(8, 512, 7168, H200_SMS, 0, 7, 2); /* plain: 7 x 2, 5 x 2 at M = 9-16, 3 x 3 */
-  expect_stream(16, 512, 7168, H200_SMS, 0, 5, 2);
-  expect_stream(17, 512, 7168, H200_SMS, 0, 3, 3);
+  expect_stream(16, 512, 7168, H200_SMS, 0, 7, 2); /* plain: 7 x 2, 5 x 2 at M = 17-24 */
+  expect_stream(17, 512, 7168, H200_SMS, 0, 5, 2);
   expect_stream(32, 512, 7168, H200_SMS, 0, 3, 2);
-  expect_stream(56, 512, 7168, H200_SMS, 0, 1, 3);
   expect_stream(4, 512, 4096, H200_SMS, 1, 4, 2); /* 512 x 4096 PDL: 4 x 2, then 3 x 3 */
   expect_stream(5, 512, 4096, H200_SMS, 1, 3, 3);
   expect_stream(16, 512, 4096, H200_SMS, 1, 3, 3);
@@ -426,13 +418,11 @@ static void test_stream(void) {
   CHECK(stream_wl2(8, 1024, 7168, 0) == 0);
   CHECK(stream_wl2(8, 1024, 4096, 0) == -1); /* plain: the decode kernel */
   /* the next call launched at block entry, under PDL only: 1024 x 4096 at M = 1 (with 4 x 2,
-   * two blocks per SM), 256 x 7168 at M = 1-8, 512 x 7168 at M = 1-8 and 17-64 */
+   * two blocks per SM), 512 x 7168 and 256 x 7168 at M = 1-8 */
   CHECK(stream_early(1, 1024, 4096, 1) == 1 && stream_early(2, 1024, 4096, 1) == 0);
   CHECK(stream_smem(1, 1024, 4096, 1) <= (H200_SMEM + 1024) / 2 - 1024);
   CHECK(stream_early(1, 512, 7168, 1) == 1 && stream_early(8, 512, 7168, 1) == 1);
   CHECK(stream_early(9, 512, 7168, 1) == 0 && stream_early(8, 512, 7168, 0) == 0);
-  CHECK(stream_early(17, 512, 7168, 1) == 1 && stream_early(64, 512, 7168, 1) == 1);
-  CHECK(stream_early(17, 512, 7168, 0) == 0);
   CHECK(stream_early(1, 256, 7168, 1) == 1 && stream_early(8, 256, 7168, 1) == 1);
   CHECK(stream_early(9, 256, 7168, 1) == 0 && stream_early(1, 256, 7168, 0) == 0);
   CHECK(stream_early(1, 2048, 7168, 1) == 0 && stream_early(1, 256, 4096, 1) == 0);
@@ -631,7 +621,7 @@ static void test_share(void) {
       {5, 1024, 4096, 1, 132, 1, 1, 0, 0, 0, 2}, {16, 1024, 4096, 1, 132, 1, 1, 0, 0, 0, 2},
       {17, 1024, 4096, 1, 132, 0, 0, 0, 0, 0, 0},
       {1, 1024, 4096, 0, 132, 0, 0, 0, 0, 0, 0}, {1, 512, 7168, 1, 132, 0, 0, 0, 0, 0, 0},
-      {24, 512, 7168, 1, 132, 0, 0, 0, 0, 0, 0}, {1, 2048, 7168, 1, 132, 0, 0, 0, 0, 0, 0},
+      {24, 512, 7168, 1, 132, 1, 0, 0, 0, 0, 1}, {1, 2048, 7168, 1, 132, 0, 0, 0, 0, 0, 0},
       {48, 256, 7168, 1, 132, 1, 0, 2, 0, 0, 1}, {8, 256, 7168, 1, 132, 1, 0, 0, 0, 0, 1},
       {32, 256, 4096, 1, 132, 1, 0, 1, 0, 0, 1}, {1, 512, 4096, 0, 132, 1, 0, 0, 2, 0, 1},
       {32, 512, 4096, 0, 132, 1, 0, 0, 0, 0, 1}, {48, 512, 4096, 0, 132, 0, 0, 0, 0, 0, 0},

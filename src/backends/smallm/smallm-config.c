@@ -19,17 +19,13 @@ int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int6
  * (session 20, smallm-probe --split-stream, then each M's kernel re-measured): 64 blocks in
  * clusters of 4 instead of 128 in clusters of 8 took 0.80-0.99x the time at M <= 64 in plain
  * launches and 0.77-1.02x under PDL, 0.86-0.93x at M = 256, but 1.14-1.23x at M = 128.
- * 512 x 7168 moved on to 16 / 2 (session 44, smallm-probe --split-stream with the share kernel
- * and the early launch among the candidates; 64 blocks in clusters of 2): under PDL M = 1 / 16 /
- * 64 2.77 / 3.58 / 7.55 us against 32 / 4's 3.24 / 4.00 / 8.35; plainly within 2 % at M = 1-4
- * and M = 64, 5-13 % slower at M = 8-32; above M = 64 the stream kernel in token blocks.
  * Every split sums in its own fixed order; which one a shape uses must not depend on M. */
 static const struct {
   int n, k, rows, ksplit, decode_mask;
 } tuned_132[] = {
     {256, 4096, 32, 8, 0x0},  {512, 4096, 32, 4, 0x1},  {1024, 4096, 16, 2, 0xf},
     {2048, 4096, 16, 1, 0xf}, {256, 7168, 32, 8, 0x1},  {384, 7168, 32, 8, 0xb},
-    {512, 7168, 16, 2, 0xf},  {1024, 7168, 16, 2, 0xf}, {2048, 7168, 16, 1, 0xf},
+    {512, 7168, 32, 4, 0xf},  {1024, 7168, 16, 2, 0xf}, {2048, 7168, 16, 1, 0xf},
 };
 
 /* Wide-kernel blocks (rows x tokens, and groups: blocks sharing a tile of a one-slice split)
@@ -330,20 +326,9 @@ static const struct {
     {1024, 4096, PDL, 0x1, 4, 2, 1, 1, 0, 1},   {1024, 4096, PDL, 0xf, 3, 2, 1, 0, 0, 0},
     {1024, 4096, PDL, 0x10, 3, 2, 1, 1, 0, 0},
     {512, 4096, PLAIN, 0x8, 4, 2, 1, 0, 0, 0},  {512, 4096, PDL, 0x3, 4, 2, 1, 0, 0, 0},
-    {512, 4096, PDL, 0xc, 3, 3, 1, 0, 0, 0},
-    /* 512 x 7168 on the 16 / 2 split (session 44, smallm-probe --stream-sweep with and without
-     * --early): plainly 7 x 2 at M = 1-8, 5 x 2 at M = 9-16 (M = 12 5.85 us against 7 x 2's
-     * 6.03), 3 x 3 at M = 17-32, 3 x 2 at M = 33-48 and 1 x 3 at M = 49-64 (M = 56 8.91 against
-     * 3 x 2's 9.35); under PDL the next call launched at block entry everywhere but at M = 9-16,
-     * where 7 x 2 without it was fastest (3.46-3.61 against 3.70-4.34): 64 blocks leave most SMs
-     * to the next call's. E.g. M = 20 / 40 / 56 under PDL 4.77 / 6.37 / 6.80 against 5.24 / 6.82
-     * / 7.58 without the early launch. At M = 5-8 5 x 3: 7 x 2 (what 7 x 3 becomes there) took
-     * 2.91-2.97 us at M = 5-7 but 3.37-3.58 at M = 8 in five of six runs, 5 x 3 2.97-3.10. */
-    {512, 7168, PLAIN, 0x7, 7, 2, 1, 0, 0, 0},  {512, 7168, PLAIN, 0x8, 5, 2, 1, 0, 0, 0},
-    {512, 7168, PLAIN, 0x40, 1, 3, 1, 0, 0, 0}, {512, 7168, PDL, 0x3, 7, 3, 1, 0, 0, 1},
-    {512, 7168, PDL, 0x4, 5, 3, 1, 0, 0, 1},    {512, 7168, PDL, 0x8, 7, 2, 1, 0, 0, 0},
-    {512, 7168, PDL, 0x10, 3, 3, 1, 0, 0, 1},   {512, 7168, PDL, 0x60, 3, 2, 1, 0, 0, 1},
-    {512, 7168, PDL, 0x60, 1, 3, 1, 0, 0, 1},
+    {512, 4096, PDL, 0xc, 3, 3, 1, 0, 0, 0},    {512, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0, 0},
+    {512, 7168, PDL, 0x7, 7, 3, 1, 0, 0, 1},    {512, 7168, PDL, 0xf, 7, 3, 1, 0, 0, 0},
+    {512, 7168, PLAIN, 0x10, 5, 2, 1, 0, 0, 0},
     {512, 4096, EITHER, 0x10, 3, 3, 1, 0, 0, 0}, {512, 7168, EITHER, 0x10, 3, 3, 1, 0, 0, 0},
     {512, 4096, EITHER, 0x60, 3, 2, 1, 0, 0, 0}, {512, 7168, EITHER, 0x60, 3, 2, 1, 0, 0, 0},
     {512, 4096, EITHER, 0x60, 1, 3, 1, 0, 0, 0}, {512, 7168, EITHER, 0x60, 1, 3, 1, 0, 0, 0},
@@ -386,9 +371,6 @@ static const struct {
 } tokens_132[] = {
     {2048, 4096, 65, 160, 1, 3, 2}, {2048, 7168, 65, 128, 1, 3, 2}, {2048, 7168, 129, 192, 3, 3, 2},
     {1024, 7168, 65, 128, 1, 3, 1}, {1024, 4096, 65, 96, 1, 3, 1},
-    /* 512 x 7168 on its 16 / 2 split (session 44): the wide kernel has too few blocks there
-     * (M = 128 18.8 us against 9.45 for 1 x 3 in token blocks; M = 256 19.8 against 18.6) */
-    {512, 7168, 65, 256, 1, 3, 1},
 };
 
 void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
@@ -474,7 +456,7 @@ static const struct {
     {256, 7168, PDL, 0x60, 0, 2, 0, 0, 1},   {256, 7168, PDL, 0xf, 0, 0, 0, 0, 1},
     {384, 7168, PDL, 0x10, 0, 1, 0, 0, 1},   {384, 7168, PDL, 0xf, 0, 0, 0, 0, 1},
     {512, 4096, PDL, 0x10, 0, 1, 0, 0, 1},   {512, 4096, PDL, 0xf, 0, 0, 0, 0, 1},
-    {1024, 4096, PDL, 0xf, 1, 0, 0, 0, 2},
+    {512, 7168, PDL, 0x10, 0, 0, 0, 0, 1},   {1024, 4096, PDL, 0xf, 1, 0, 0, 0, 2},
     {256, 4096, PLAIN, 0x60, 0, 2, 0, 0, 1}, {256, 7168, PLAIN, 0x10, 0, 0, 0, 0, 1},
     {384, 7168, PLAIN, 0x18, 0, 0, 2, 0, 1}, {512, 4096, PLAIN, 0x7, 0, 0, 2, 0, 1},
     {512, 4096, PLAIN, 0x18, 0, 0, 0, 0, 1}};
