@@ -473,10 +473,9 @@ static bf16fp32_context *pdl_context(void) {
  * GEMM start at once, then waits 20 us before writing): the GEMM reads the new x, its rows the
  * bits of a call with x already in place. Under PDL the kernels fetch weights, and request x into
  * L2, before griddepcontrol.wait: 2048 x 4096 runs the stream kernel (two blocks per tile at
- * M = 5-8 and 49-64, else a ring per warp); 512 x 7168 at M = 1-8 lets the next call launch at
- * block entry; the share kernel (x read after the wait) runs 256 x 4096 at every M, 1024 x 4096
- * up to M = 16 (two row blocks per block, x in registers), 512 x 7168
- * at M = 24 and 384 x 7168 up to M = 24. */
+ * M = 5-8 and 49-64, else a ring per warp), as does 512 x 7168 at M = 1-16; the share kernel
+ * (x read after the wait) runs 256 x 4096 at every M, 1024 x 4096 up to M = 16 (two row blocks
+ * per block, x in registers), 512 x 7168 at M = 24 and 384 x 7168 up to M = 24. */
 static void test_pdl_after_producer(void) {
   bf16fp32_context *ctx = pdl_context();
   if (!ctx) return;
@@ -519,9 +518,9 @@ static void test_pdl_after_producer(void) {
   bf16fp32_destroy(ctx);
 }
 
-/* use_pdl = 1, calls that let the next one launch at block entry (512 x 7168 M = 4;
- * bf16fp32__smallm_prefer_stream) and of the share kernel (1024 x 4096 M = 1 and 12 with two row
- * blocks per block and x in registers, 256 x 7168 M = 8, 384 x 7168 M = 5;
+/* use_pdl = 1, calls of the stream kernel (512 x 7168 M = 4; bf16fp32__smallm_prefer_stream)
+ * and of the share kernel (1024 x 4096 M = 1 and 12 with two row blocks per block and x in
+ * registers, 256 x 7168 M = 8, 384 x 7168 M = 5;
  * bf16fp32__smallm_prefer_share): a replayed graph of eight back to back, each into its own
  * poisoned output, every one the bits of the M = 64 call. */
 static void test_pdl_chain(void) {

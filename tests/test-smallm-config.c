@@ -417,8 +417,9 @@ static void test_stream(void) {
   CHECK(stream_wl2(6, 1024, 7168, 1) == 0 && stream_wl2(8, 1024, 7168, 1) == 0);
   CHECK(stream_wl2(8, 1024, 7168, 0) == 0);
   CHECK(stream_wl2(8, 1024, 4096, 0) == -1); /* plain: the decode kernel */
-  /* the next call launched at block entry, under PDL only: 1024 x 4096 at M = 1 (with 4 x 2,
-   * two blocks per SM) and 256 x 7168 at M = 1-8; not 512 x 7168 (the pro decode step) */
+  /* the next call launched at block entry, under PDL only, in the stream table: 1024 x 4096 at
+   * M = 1 (with 4 x 2, two blocks per SM) and 256 x 7168 at M = 1-8 (there the share kernel's
+   * entries win under PDL); not 512 x 7168 (the pro decode step) */
   CHECK(stream_early(1, 1024, 4096, 1) == 1 && stream_early(2, 1024, 4096, 1) == 0);
   CHECK(stream_smem(1, 1024, 4096, 1) <= (H200_SMEM + 1024) / 2 - 1024);
   CHECK(stream_early(1, 512, 7168, 1) == 0 && stream_early(8, 512, 7168, 1) == 0);

@@ -298,7 +298,8 @@ static const struct {
    * to 1.19x: only a second request for the same lines; session 19, with the faster stages,
    * 1.01-1.06x at 1024x4096 M = 1-16, so only 1024x7168 M = 7-8 kept it, 3 x 3 two blocks per
    * SM; session 45: in the pro decode step at batch 8 that entry took 805.4-807.8 us per step,
-   * 5 x 2 one block per SM 742.3-743.4 (three interleaved rounds), so no entry sets it now) */
+   * 5 x 2 one block per SM 742.3-743.4 (three interleaved rounds), so no entry sets it now;
+   * the kernel keeps the mode for smallm-probe) */
   int wl2;
   /* c->stream_early (PDL entries): the next call may launch once this one's blocks have all
    * entered, not once they have all passed griddepcontrol.wait, so that its blocks fetch their
@@ -311,8 +312,9 @@ static const struct {
    * (bench/pdl-floor.cu) gains 0.15-0.6 us from it at every shape. Session 45: in the decode
    * step, where the next call is another shape's, 512x7168 at M = 1-8 lost with it (dsv4-pro
    * under PDL, three interleaved rounds: batch 1 / 4 690.0-691.1 / 726.8-727.4 us per step with
-   * it, 679.6-681.2 / 717.8-719.2 without), so that entry dropped it; 1024x4096 at M = 1 is
-   * level in the flash step (356.6-357.2 against 356.4-357.1) and keeps it. */
+   * it, 679.6-681.2 / 717.8-719.2 without), so that entry dropped it. The entries below that
+   * keep it (1024x4096 M = 1, 256x7168 M = 1-8) are not reached under PDL, where the share
+   * kernel's entries take those M: no chosen configuration launches early now. */
   int early;
 } stream_132[] = {
     {2048, 7168, PLAIN, 0x1, 7, 3, 1, 0, 0, 0}, {2048, 7168, PLAIN, 0xe, 7, 2, 1, 0, 0, 0},
