@@ -283,6 +283,14 @@ enum { PLAIN = 0, PDL = 1, EITHER = 2 };
 static int launch_applies(int launch, int use_pdl) {
   return launch == EITHER || launch == !!use_pdl;
 }
+/* No entry sets c->stream_wl2 (the weight boxes past the first ring fill also requested into L2
+ * before griddepcontrol.wait; smallm-probe --wl2). Session 17 (smallm-probe --chosen): 1024x4096
+ * M = 5-16 0.90-0.93x the time, where two blocks fit an SM and the next call's block starts
+ * beside this one; at 2048 x K, 1024x7168 and above M = 16, where a block fills an SM's shared
+ * memory, up to 1.19x: only a second request for the same lines. Session 19, with the faster
+ * stages, 1.01-1.06x at 1024x4096 M = 1-16, so only 1024x7168 M = 7-8 kept it (3 x 3, two
+ * blocks per SM); session 45: in the pro decode step at batch 8 that entry took 805.4-807.8 us
+ * per step, 5 x 2 one block per SM 742.3-743.4 (three interleaved rounds), so it went. */
 static const struct {
   int n, k, launch, mclasses, subs, stages, groups;
   /* 1: only with its stage count and where two blocks of it fit an SM: under PDL the next call's
@@ -291,16 +299,6 @@ static const struct {
    * 5.19-5.23; 1024x4096 M = 20, 3 x 2, 5.23 -> 4.45; with the sums over the rings' start, two
    * blocks per SM were 1-7 % slower at 1024x7168 M = 20 and 40-48 and 256x7168 M = 40-48) */
   int two;
-  /* c->stream_wl2 (PDL entries): the weight boxes past the first ring fill also requested into
-   * L2 before griddepcontrol.wait (session 17, smallm-probe --chosen: 1024x4096 M = 5-16,
-   * 0.90-0.93x the time, where two blocks fit an SM and the next call's block starts beside this
-   * one; at 2048 x K, 1024x7168 and above M = 16, where a block fills an SM's shared memory, up
-   * to 1.19x: only a second request for the same lines; session 19, with the faster stages,
-   * 1.01-1.06x at 1024x4096 M = 1-16, so only 1024x7168 M = 7-8 kept it, 3 x 3 two blocks per
-   * SM; session 45: in the pro decode step at batch 8 that entry took 805.4-807.8 us per step,
-   * 5 x 2 one block per SM 742.3-743.4 (three interleaved rounds), so no entry sets it now;
-   * the kernel keeps the mode for smallm-probe) */
-  int wl2;
   /* c->stream_early (PDL entries): the next call may launch once this one's blocks have all
    * entered, not once they have all passed griddepcontrol.wait, so that its blocks fetch their
    * weights while this call still waits for its predecessor. Session 22 (smallm-probe --chosen,
@@ -317,47 +315,47 @@ static const struct {
    * kernel's entries take those M: no chosen configuration launches early now. */
   int early;
 } stream_132[] = {
-    {2048, 7168, PLAIN, 0x1, 7, 3, 1, 0, 0, 0}, {2048, 7168, PLAIN, 0xe, 7, 2, 1, 0, 0, 0},
-    {2048, 7168, PLAIN, 0x8, 5, 3, 1, 0, 0, 0},
-    {1024, 7168, PLAIN, 0x7, 7, 2, 1, 0, 0, 0}, {1024, 7168, PLAIN, 0x8, 5, 2, 1, 0, 0, 0},
-    {2048, 4096, PLAIN, 0x7, 4, 2, 1, 0, 0, 0}, {2048, 4096, PLAIN, 0x8, 5, 2, 1, 0, 0, 0},
+    {2048, 7168, PLAIN, 0x1, 7, 3, 1, 0, 0}, {2048, 7168, PLAIN, 0xe, 7, 2, 1, 0, 0},
+    {2048, 7168, PLAIN, 0x8, 5, 3, 1, 0, 0},
+    {1024, 7168, PLAIN, 0x7, 7, 2, 1, 0, 0}, {1024, 7168, PLAIN, 0x8, 5, 2, 1, 0, 0},
+    {2048, 4096, PLAIN, 0x7, 4, 2, 1, 0, 0}, {2048, 4096, PLAIN, 0x8, 5, 2, 1, 0, 0},
     /* M = 49-64: one sub-chunk, up to 4 stages, a ring per warp (session 40, smallm-probe
      * --chosen, three interleaved rounds: M = 49 / 56 / 64 9.67 / 9.94 / 10.31 -> 9.37 / 9.48 /
      * 9.70 us plainly; under PDL these stages were slower, so the PDL entry stays) */
-    {2048, 4096, PLAIN, 0x40, 1, 4, 1, 0, 0, 0},
-    {256, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0, 0},  {256, 7168, PLAIN, 0x10, 3, 3, 1, 0, 0, 0},
-    {384, 7168, PLAIN, 0x10, 3, 2, 1, 0, 0, 0},  {2048, 7168, PLAIN, 0x10, 7, 2, 2, 0, 0, 0},
-    {2048, 7168, PDL, 0xf, 7, 3, 1, 0, 0, 0},   {2048, 7168, PDL, 0xf, 5, 3, 1, 0, 0, 0},
-    {1024, 7168, PDL, 0x4, 5, 2, 1, 1, 0, 0},
-    {1024, 7168, PDL, 0xf, 5, 2, 1, 0, 0, 0},   {2048, 4096, PDL, 0x3, 4, 2, 1, 0, 0, 0},
-    {2048, 4096, PDL, 0x4, 3, 3, 2, 0, 0, 0},   {2048, 4096, PDL, 0x8, 3, 3, 1, 0, 0, 0},
-    {1024, 4096, PDL, 0x1, 4, 2, 1, 1, 0, 1},   {1024, 4096, PDL, 0xf, 3, 2, 1, 0, 0, 0},
-    {1024, 4096, PDL, 0x10, 3, 2, 1, 1, 0, 0},
-    {512, 4096, PLAIN, 0x8, 4, 2, 1, 0, 0, 0},  {512, 4096, PDL, 0x3, 4, 2, 1, 0, 0, 0},
-    {512, 4096, PDL, 0xc, 3, 3, 1, 0, 0, 0},    {512, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0, 0},
-    {512, 7168, PDL, 0xf, 7, 3, 1, 0, 0, 0},
-    {512, 7168, PLAIN, 0x10, 5, 2, 1, 0, 0, 0},
-    {512, 4096, EITHER, 0x10, 3, 3, 1, 0, 0, 0}, {512, 7168, EITHER, 0x10, 3, 3, 1, 0, 0, 0},
-    {512, 4096, EITHER, 0x60, 3, 2, 1, 0, 0, 0}, {512, 7168, EITHER, 0x60, 3, 2, 1, 0, 0, 0},
-    {512, 4096, EITHER, 0x60, 1, 3, 1, 0, 0, 0}, {512, 7168, EITHER, 0x60, 1, 3, 1, 0, 0, 0},
-    {384, 7168, PDL, 0xf, 3, 2, 1, 0, 0, 0},
-    {256, 7168, PDL, 0x7, 7, 2, 1, 0, 0, 1},    {256, 7168, PDL, 0x8, 3, 2, 1, 0, 0, 0},
-    {256, 4096, PDL, 0x7, 4, 2, 1, 0, 0, 0},    {256, 4096, PDL, 0x8, 3, 2, 1, 0, 0, 0},
-    {256, 4096, PDL, 0x60, 1, 3, 1, 0, 0, 0},   {2048, 4096, PDL, 0x20, 3, 2, 1, 0, 0, 0},
-    {2048, 4096, PDL, 0x60, 3, 2, 2, 0, 0, 0},
+    {2048, 4096, PLAIN, 0x40, 1, 4, 1, 0, 0},
+    {256, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0},  {256, 7168, PLAIN, 0x10, 3, 3, 1, 0, 0},
+    {384, 7168, PLAIN, 0x10, 3, 2, 1, 0, 0},  {2048, 7168, PLAIN, 0x10, 7, 2, 2, 0, 0},
+    {2048, 7168, PDL, 0xf, 7, 3, 1, 0, 0},   {2048, 7168, PDL, 0xf, 5, 3, 1, 0, 0},
+    {1024, 7168, PDL, 0x4, 5, 2, 1, 1, 0},
+    {1024, 7168, PDL, 0xf, 5, 2, 1, 0, 0},   {2048, 4096, PDL, 0x3, 4, 2, 1, 0, 0},
+    {2048, 4096, PDL, 0x4, 3, 3, 2, 0, 0},   {2048, 4096, PDL, 0x8, 3, 3, 1, 0, 0},
+    {1024, 4096, PDL, 0x1, 4, 2, 1, 1, 1},   {1024, 4096, PDL, 0xf, 3, 2, 1, 0, 0},
+    {1024, 4096, PDL, 0x10, 3, 2, 1, 1, 0},
+    {512, 4096, PLAIN, 0x8, 4, 2, 1, 0, 0},  {512, 4096, PDL, 0x3, 4, 2, 1, 0, 0},
+    {512, 4096, PDL, 0xc, 3, 3, 1, 0, 0},    {512, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0},
+    {512, 7168, PDL, 0xf, 7, 3, 1, 0, 0},
+    {512, 7168, PLAIN, 0x10, 5, 2, 1, 0, 0},
+    {512, 4096, EITHER, 0x10, 3, 3, 1, 0, 0}, {512, 7168, EITHER, 0x10, 3, 3, 1, 0, 0},
+    {512, 4096, EITHER, 0x60, 3, 2, 1, 0, 0}, {512, 7168, EITHER, 0x60, 3, 2, 1, 0, 0},
+    {512, 4096, EITHER, 0x60, 1, 3, 1, 0, 0}, {512, 7168, EITHER, 0x60, 1, 3, 1, 0, 0},
+    {384, 7168, PDL, 0xf, 3, 2, 1, 0, 0},
+    {256, 7168, PDL, 0x7, 7, 2, 1, 0, 1},    {256, 7168, PDL, 0x8, 3, 2, 1, 0, 0},
+    {256, 4096, PDL, 0x7, 4, 2, 1, 0, 0},    {256, 4096, PDL, 0x8, 3, 2, 1, 0, 0},
+    {256, 4096, PDL, 0x60, 1, 3, 1, 0, 0},   {2048, 4096, PDL, 0x20, 3, 2, 1, 0, 0},
+    {2048, 4096, PDL, 0x60, 3, 2, 2, 0, 0},
     /* M = 17-64; at N = 2048 first two blocks per tile (session 13: 2048x7168 M = 32 / 48 / 64
      * 13.5 / 16.5 / 16.9 us -> 12.9 / 14.3 / 15.1, 2048x4096 M = 48-64 2-3 % faster); stages of
      * 3 sub-chunks at M = 33-48 where the partial sums over the rings let two of them fit (session
      * 18: 1024x7168 M = 33 / 40 / 48 10.11 / 10.19 / 10.24 -> 9.25 / 9.53 / 10.06 plain, 256x7168
      * M = 33 / 48 / 56 6.67 / 6.81 / 6.88 -> 6.28 / 6.51 / 6.67, and 2048x4096 M = 33 / 40 under
      * PDL, a ring per warp, 9.71 / 9.83 -> 8.43 / 8.57: the PDL entry above) */
-    {2048, 7168, EITHER, 0x70, 3, 3, 2, 0, 0, 0}, {2048, 4096, EITHER, 0x60, 3, 3, 2, 0, 0, 0},
-    {2048, 7168, EITHER, 0x10, 3, 3, 1, 0, 0, 0}, {2048, 4096, EITHER, 0x10, 3, 3, 1, 0, 0, 0},
-    {1024, 7168, EITHER, 0x10, 3, 2, 1, 0, 0, 0}, {1024, 4096, EITHER, 0x10, 3, 2, 1, 0, 0, 0},
-    {1024, 7168, EITHER, 0x20, 3, 2, 1, 0, 0, 0}, {256, 7168, EITHER, 0x60, 3, 2, 1, 0, 0, 0},
-    {2048, 7168, EITHER, 0x60, 1, 3, 1, 0, 0, 0}, {2048, 4096, EITHER, 0x60, 1, 3, 1, 0, 0, 0},
-    {1024, 7168, EITHER, 0x60, 1, 3, 1, 0, 0, 0}, {1024, 4096, EITHER, 0x60, 1, 3, 1, 0, 0, 0},
-    {384, 7168, EITHER, 0x60, 1, 3, 1, 0, 0, 0},  {256, 7168, EITHER, 0x60, 1, 3, 1, 0, 0, 0},
+    {2048, 7168, EITHER, 0x70, 3, 3, 2, 0, 0}, {2048, 4096, EITHER, 0x60, 3, 3, 2, 0, 0},
+    {2048, 7168, EITHER, 0x10, 3, 3, 1, 0, 0}, {2048, 4096, EITHER, 0x10, 3, 3, 1, 0, 0},
+    {1024, 7168, EITHER, 0x10, 3, 2, 1, 0, 0}, {1024, 4096, EITHER, 0x10, 3, 2, 1, 0, 0},
+    {1024, 7168, EITHER, 0x20, 3, 2, 1, 0, 0}, {256, 7168, EITHER, 0x60, 3, 2, 1, 0, 0},
+    {2048, 7168, EITHER, 0x60, 1, 3, 1, 0, 0}, {2048, 4096, EITHER, 0x60, 1, 3, 1, 0, 0},
+    {1024, 7168, EITHER, 0x60, 1, 3, 1, 0, 0}, {1024, 4096, EITHER, 0x60, 1, 3, 1, 0, 0},
+    {384, 7168, EITHER, 0x60, 1, 3, 1, 0, 0},  {256, 7168, EITHER, 0x60, 1, 3, 1, 0, 0},
 };
 
 static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
@@ -405,7 +403,6 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
                    stream_132[i].two ? stream_132[i].stages : 2, stream_132[i].groups,
                    stream_132[i].two ? half : smem_limit) == 0) {
       *c = t;
-      c->stream_wl2 = stream_132[i].wl2;
       c->stream_early = stream_132[i].early;
       return;
     }

@@ -122,7 +122,7 @@ typedef struct bf16fp32__smallm_config {
                           ring (with groups, or where the block would not fit otherwise) */
   int stream_wl2;      /* 1: under programmatic dependent launch, the weight boxes past the first
                           ring fill are also requested into L2 before griddepcontrol.wait (set by
-                          bf16fp32__smallm_prefer_stream from its table) */
+                          smallm-probe; no table entry since session 45) */
   int stream_tblocks;  /* blocks along the tokens, 64 tokens each but the last: 1 up to M = 64,
                           more above (bf16fp32__smallm_use_stream_tokens) */
   int stream_early;    /* 1: under programmatic dependent launch, the next call may launch once
