@@ -193,22 +193,37 @@ static void check_tile_subs(set *s, const int64_t *ms, int count) {
 
 /* The stream kernel (M <= 64), which the API chooses only at some shapes: stages of args[0]
  * sub-chunks (1 to 7; an even count leaves a pad in the box), up to args[1] stages, args[2]
- * blocks sharing a tile (2: splits of 16 rows, one K slice). A ring per warp: 7 fit twice up to
- * M = 16 (above M = 8 with the partial sums over the rings), and above M = 16 only the smaller
- * stages fit; shared rings: above M = 16 stages of more than 3 may not fit (skipped). */
+ * blocks sharing a tile (2: splits of 16 rows, one K slice); under PDL, args[3] sets stream_wl2
+ * (the later weight boxes requested into L2 before the wait) and args[4] stream_early (the next
+ * call launched at block entry), which no table entry chooses now. A ring per warp: 7 fit twice
+ * up to M = 16 (above M = 8 with the partial sums over the rings), and above M = 16 only the
+ * smaller stages fit; shared rings: above M = 16 stages of more than 3 may not fit (skipped). */
 static int to_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                      size_t smem, const int *args) {
   (void)n, (void)k;
-  if (bf16fp32__smallm_use_stream(c, m, args[0], args[1], args[2], smem) == 0) return 0;
+  if (bf16fp32__smallm_use_stream(c, m, args[0], args[1], args[2], smem) == 0) {
+    c->stream_wl2 = args[3];
+    c->stream_early = args[4];
+    return 0;
+  }
   if (args[2] == 2) return args[0] > 3 && m > 16 ? 1 : -1;
   return m > 16 ? 1 : -1; /* the stages do not fit */
 }
 static void check_stream(set *s, const int64_t *ms, int count) {
-  static const int kinds[][3] = {{5, 3, 1}, {4, 2, 1}, {7, 2, 1}, {3, 4, 1}, {1, 4, 1}};
+  static const int kinds[][5] = {{5, 3, 1, 0, 0}, {4, 2, 1, 0, 0}, {7, 2, 1, 0, 0},
+                                 {3, 4, 1, 0, 0}, {1, 4, 1, 0, 0}};
   for (int i = 0; i < 5; i++) {
     const int must = ms[0] <= 8 || kinds[i][0] == 1; /* one-sub-chunk stages fit up to M = 64 */
     CHECK(check_direct(s, ms, count, "stream", to_stream, kinds[i], 0) > 0 || !must);
     CHECK(check_direct(s, ms, count, "stream (pdl)", to_stream, kinds[i], 1) > 0 || !must);
+  }
+  /* the L2 requests and the early launch, each alone and together (under PDL only) */
+  static const int pdl_kinds[][5] = {{5, 3, 1, 1, 0}, {7, 2, 1, 0, 1}, {3, 4, 1, 1, 1},
+                                     {1, 4, 1, 1, 1}};
+  for (int i = 0; i < 4; i++) {
+    const int must = ms[0] <= 8 || pdl_kinds[i][0] == 1;
+    CHECK(check_direct(s, ms, count, "stream (pdl, wl2 / early)", to_stream, pdl_kinds[i], 1) > 0 ||
+          !must);
   }
 }
 /* The share kernel (M <= 64, where a block's rows fit its shared memory), with x's fragments
@@ -289,7 +304,7 @@ static void check_stream_tokens(set *s, const int64_t *ms, int count, int groups
 /* The stream kernel with two blocks per tile (one K slice, 16-row splits: N = 2048): every M
  * given must run with stages of 1 and 3 sub-chunks. */
 static void check_stream_groups(set *s, const int64_t *ms, int count) {
-  static const int kinds[][3] = {{1, 4, 2}, {3, 3, 2}, {5, 2, 2}, {7, 2, 2}};
+  static const int kinds[][5] = {{1, 4, 2, 0, 0}, {3, 3, 2, 0, 0}, {5, 2, 2, 0, 0}, {7, 2, 2, 0, 0}};
   for (int i = 0; i < 4; i++) {
     const int ran = check_direct(s, ms, count, "stream groups", to_stream, kinds[i], 0);
     const int ran_pdl = check_direct(s, ms, count, "stream groups (pdl)", to_stream, kinds[i], 1);
