@@ -436,9 +436,15 @@ static void test_stream(void) {
   CHECK(stream_over(5, 1024, 7168, 1) == 0 && stream_smem(5, 1024, 7168, 1) <= half);
   expect_stream(6, 1024, 7168, H200_SMS, 1, 5, 2);
   CHECK(stream_over(6, 1024, 7168, 1) == 0 && stream_smem(6, 1024, 7168, 1) > half);
+  expect_stream(7, 1024, 7168, H200_SMS, 1, 5, 2);
   expect_stream(8, 1024, 7168, H200_SMS, 1, 5, 2);
+  CHECK(stream_smem(8, 1024, 7168, 1) > half);
   expect_stream(9, 1024, 7168, H200_SMS, 1, 5, 2);
+  CHECK(stream_smem(9, 1024, 7168, 1) > half);
+  /* 1024 x 4096 under PDL at M = 17-32: 3 x 2, the sums after the rings, one block per SM */
   CHECK(stream_over(17, 1024, 4096, 1) == 0 && stream_smem(17, 1024, 4096, 1) > half);
+  CHECK(stream_over(21, 1024, 4096, 1) == 0 && stream_smem(21, 1024, 4096, 1) > half);
+  CHECK(stream_over(22, 1024, 4096, 1) == 0 && stream_smem(22, 1024, 4096, 1) > half);
   CHECK(stream_over(21, 1024, 4096, 0) == 0); /* plain: the sums after the rings */
 
   bf16fp32__smallm_config c;

@@ -315,25 +315,26 @@ static const struct {
    * kernel's entries take those M: no chosen configuration launches early now. */
   int early;
 } stream_132[] = {
-    {2048, 7168, PLAIN, 0x1, 7, 3, 1, 0, 0}, {2048, 7168, PLAIN, 0xe, 7, 2, 1, 0, 0},
+    {2048, 7168, EITHER, 0x1, 7, 3, 1, 0, 0}, {2048, 7168, EITHER, 0xe, 7, 2, 1, 0, 0},
     {2048, 7168, PLAIN, 0x8, 5, 3, 1, 0, 0},
     {1024, 7168, PLAIN, 0x7, 7, 2, 1, 0, 0}, {1024, 7168, PLAIN, 0x8, 5, 2, 1, 0, 0},
-    {2048, 4096, PLAIN, 0x7, 4, 2, 1, 0, 0}, {2048, 4096, PLAIN, 0x8, 5, 2, 1, 0, 0},
+    {2048, 4096, EITHER, 0x7, 4, 2, 1, 0, 0}, {2048, 4096, PLAIN, 0x8, 5, 2, 1, 0, 0},
     /* M = 49-64: one sub-chunk, up to 4 stages, a ring per warp (session 40, smallm-probe
      * --chosen, three interleaved rounds: M = 49 / 56 / 64 9.67 / 9.94 / 10.31 -> 9.37 / 9.48 /
      * 9.70 us plainly; under PDL these stages were slower, so the PDL entry stays) */
     {2048, 4096, PLAIN, 0x40, 1, 4, 1, 0, 0},
     {256, 7168, PLAIN, 0xf, 7, 2, 1, 0, 0},  {256, 7168, PLAIN, 0x10, 3, 3, 1, 0, 0},
     {384, 7168, PLAIN, 0x10, 3, 2, 1, 0, 0},  {2048, 7168, PLAIN, 0x10, 7, 2, 2, 0, 0},
-    /* PDL: session 46 put 2048x7168 M = 2-4, 1024x7168 M = 1-4, 2048x4096 M = 5-8 and 512x7168
-     * M = 1-5 on their plain stagings, 2048x4096 M = 33-48 on two blocks per tile, and dropped
+    /* PDL: session 46 put 2048x7168 M = 2-4, 2048x4096 M = 5-8 and 512x7168 M = 1-5 on their
+     * plain stagings (their EITHER entries), 1024x7168 M = 1-4 on 7 x 2 as plainly, 2048x4096
+     * M = 33-48 on two blocks per tile, and dropped
      * two-per-SM at 1024x7168 M = 6 and 1024x4096 M = 17-21: chosen in one-shape graphs, they
      * lost in the decode step (dsv4-pro under PDL, three interleaved rounds, batch 1 / 2 / 4 / 6
      * 678 / 699 / 717 / 753 -> 669 / 692 / 707 / 734 us per step; dsv4-flash batch 5 / 8 / 17 /
      * 48 395 / 398 / 470 / 621 -> 388 / 382 / 463 / 606; level elsewhere) */
-    {2048, 7168, PDL, 0x1, 7, 3, 1, 0, 0},   {2048, 7168, PDL, 0xe, 7, 2, 1, 0, 0},   {2048, 7168, PDL, 0xf, 5, 3, 1, 0, 0},
+    {2048, 7168, PDL, 0xf, 5, 3, 1, 0, 0},
     {1024, 7168, PDL, 0x3, 7, 2, 1, 0, 0},
-    {1024, 7168, PDL, 0xc, 5, 2, 1, 0, 0},   {2048, 4096, PDL, 0x7, 4, 2, 1, 0, 0},
+    {1024, 7168, PDL, 0xc, 5, 2, 1, 0, 0},
     {2048, 4096, PDL, 0x8, 3, 3, 1, 0, 0},
     {1024, 4096, PDL, 0x1, 4, 2, 1, 1, 1},   {1024, 4096, PDL, 0xf, 3, 2, 1, 0, 0},
     {512, 4096, PLAIN, 0x8, 4, 2, 1, 0, 0},  {512, 4096, PDL, 0x3, 4, 2, 1, 0, 0},
