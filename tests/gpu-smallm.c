@@ -535,16 +535,16 @@ static void test_pdl_after_producer(void) {
 
 /* use_pdl = 1, calls of the stream kernel (512 x 7168 M = 4; bf16fp32__smallm_prefer_stream)
  * and of the share kernel (1024 x 4096 M = 1 and 12 with two row blocks per block and x in
- * registers, 256 x 7168 M = 8, 384 x 7168 M = 5;
- * bf16fp32__smallm_prefer_share): a replayed graph of eight back to back, each into its own
- * poisoned output, every one the bits of the M = 64 call. */
+ * registers, 256 x 7168 M = 8, two row blocks with x's rows at 384 x 7168 M = 5, 512 x 4096
+ * M = 16 and 256 x 4096 M = 3; bf16fp32__smallm_prefer_share): a replayed graph of eight back to
+ * back, each into its own poisoned output, every one the bits of the M = 64 call. */
 static void test_pdl_chain(void) {
   bf16fp32_context *ctx = pdl_context();
   if (!ctx) return;
   const int64_t cases[][3] = {{1024, 4096, 1}, {512, 7168, 4}, {256, 7168, 8}, {384, 7168, 5},
-                              {1024, 4096, 12}};
+                              {1024, 4096, 12}, {512, 4096, 16}, {256, 4096, 3}};
   enum { CALLS = 8 };
-  for (int i = 0; i < 5; i++) {
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     set s;
     make_set(&s, 64, cases[i][0], cases[i][1], 8, 0, 0, 90 + (uint64_t)i, 0);
     const int64_t m = cases[i][2];
