@@ -459,13 +459,13 @@ static const struct {
    * row blocks were slower or within 3 % (256 x K, 512 x K, 384x7168 at M = 1-64). In the
    * dsv4-flash decode step under PDL (bench --decode-step) the step took 358 / 381 / 438 us at
    * batch 1 / 4 / 16 against 368 / 388 / 455 with the entries it replaced. Session 47 took two
-   * row blocks to the routers and 512x4096 under PDL by the decode step (three interleaved rounds
-   * of each step): 384x7168 and 512x4096 at M = 1-16, and 256x4096 at M = 1-4 (which then drops
-   * its weight pre-read), took dsv4-flash at batch 1 / 2 / 4 / 8 / 12 / 16 from 356 / 371 / 379 /
-   * 380 / 416 / 429 to 344 / 363 / 373 / 372 / 404 / 414 us per step and dsv4-pro at batch 1 / 2 /
-   * 8 / 16 from 667 / 693 / 742 / 833 to 664 / 688 / 735 / 818; both level at batch 24-64. Also
-   * in the step, and slower: 256x4096 at M = 5-8 (2 us per step), 9-16 and 33-64 (15-25 us), and
-   * at M = 17-32 256x4096, 384x7168 and 512x4096 without the pre-read (4-20 us). */
+   * row blocks to the routers and 512x4096 under PDL by the decode step (three interleaved rounds,
+   * medians): 384x7168 and 512x4096 at M = 1-16, and 256x4096 at M = 1-4 (which then drops its
+   * weight pre-read), took dsv4-flash at batch 1 / 2 / 4 / 8 / 12 / 16 from 356 / 371 / 379 / 380 /
+   * 416 / 429 to 344 / 364 / 373 / 372 / 404 / 414 us per step and dsv4-pro at batch 1 / 2 / 4 / 8 /
+   * 16 from 667 / 692 / 706 / 742 / 832 to 665 / 690 / 704 / 735 / 818; both level at batch 24-64.
+   * Slower in the step: 256x4096 at M = 5-8 (2 us per step), 9-16 and 33-64 (18-25 us), and at
+   * M = 17-32 256x4096, 384x7168 and 512x4096 without the pre-read (2-19 us). */
   int tiles;
 } share_132[] = {
     {256, 4096, PDL, 0x3, 0, 0, 0, 0, 2},    {256, 4096, PDL, 0x4, 0, 2, 0, 0, 1},
