@@ -465,17 +465,21 @@ static const struct {
    * 416 / 429 to 344 / 364 / 373 / 372 / 404 / 414 us per step and dsv4-pro at batch 1 / 2 / 4 / 8 /
    * 16 from 667 / 692 / 706 / 742 / 832 to 665 / 690 / 704 / 735 / 818; both level at batch 24-64.
    * Slower in the step: 256x4096 at M = 5-8 (2 us per step), 9-16 and 33-64 (18-25 us), and at
-   * M = 17-32 256x4096, 384x7168 and 512x4096 without the pre-read (2-19 us). */
+   * M = 17-32 256x4096, 384x7168 and 512x4096 without the pre-read (2-19 us). Then the pre-read
+   * alone (call 5, three rounds): at 256x4096 M = 33-64 with it, flash at batch 48 / 64 604.5 /
+   * 649.7 -> 602.2 / 635.9 us per step; at 512x4096 M = 17-32 without it, batch 24 / 32 469.6 /
+   * 488.6 -> 464.0 / 485.4. Kept as they were: the pre-read at 256x4096 M = 17-32 and 384x7168
+   * M = 17-32 (6-33 us per step slower without it), none at 256x4096 M = 5-8 (3-4 us slower). */
   int tiles;
 } share_132[] = {
     {256, 4096, PDL, 0x3, 0, 0, 0, 0, 2},    {256, 4096, PDL, 0x4, 0, 2, 0, 0, 1},
-    {256, 4096, PDL, 0x10, 0, 1, 0, 0, 1},
-    {256, 4096, PDL, 0x68, 0, 0, 0, 0, 1},   {256, 7168, PDL, 0x10, 0, 1, 0, 0, 1},
+    {256, 4096, PDL, 0x8, 0, 0, 0, 0, 1},    {256, 4096, PDL, 0x10, 0, 1, 0, 0, 1},
+    {256, 4096, EITHER, 0x60, 0, 2, 0, 0, 1}, {256, 7168, PDL, 0x10, 0, 1, 0, 0, 1},
     {256, 7168, PDL, 0x60, 0, 2, 0, 0, 1},   {256, 7168, PDL, 0xf, 0, 0, 0, 0, 1},
     {384, 7168, PDL, 0x10, 0, 1, 0, 0, 1},   {384, 7168, PDL, 0xf, 0, 0, 0, 0, 2},
-    {512, 4096, PDL, 0x10, 0, 1, 0, 0, 1},   {512, 4096, PDL, 0xf, 0, 0, 0, 0, 2},
+    {512, 4096, PDL, 0x10, 0, 0, 0, 0, 1},   {512, 4096, PDL, 0xf, 0, 0, 0, 0, 2},
     {512, 7168, PDL, 0x10, 0, 0, 0, 0, 1},   {1024, 4096, PDL, 0xf, 1, 0, 0, 0, 2},
-    {256, 4096, PLAIN, 0x60, 0, 2, 0, 0, 1}, {256, 7168, PLAIN, 0x10, 0, 0, 0, 0, 1},
+    {256, 7168, PLAIN, 0x10, 0, 0, 0, 0, 1},
     {384, 7168, PLAIN, 0x18, 0, 0, 2, 0, 1}, {512, 4096, PLAIN, 0x7, 0, 0, 2, 0, 1},
     {512, 4096, PLAIN, 0x18, 0, 0, 0, 0, 1}};
 
