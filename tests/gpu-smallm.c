@@ -210,19 +210,17 @@ static int to_stream(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k
   return m > 16 ? 1 : -1; /* the stages do not fit */
 }
 static void check_stream(set *s, const int64_t *ms, int count) {
+  /* the last four: the L2 requests and the early launch, each alone and together (PDL only) */
   static const int kinds[][5] = {{5, 3, 1, 0, 0}, {4, 2, 1, 0, 0}, {7, 2, 1, 0, 0},
-                                 {3, 4, 1, 0, 0}, {1, 4, 1, 0, 0}};
-  for (int i = 0; i < 5; i++) {
+                                 {3, 4, 1, 0, 0}, {1, 4, 1, 0, 0}, {5, 3, 1, 1, 0},
+                                 {7, 2, 1, 0, 1}, {3, 4, 1, 1, 1}, {1, 4, 1, 1, 1}};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     const int must = ms[0] <= 8 || kinds[i][0] == 1; /* one-sub-chunk stages fit up to M = 64 */
-    CHECK(check_direct(s, ms, count, "stream", to_stream, kinds[i], 0) > 0 || !must);
-    CHECK(check_direct(s, ms, count, "stream (pdl)", to_stream, kinds[i], 1) > 0 || !must);
-  }
-  /* the L2 requests and the early launch, each alone and together (under PDL only) */
-  static const int pdl_kinds[][5] = {{5, 3, 1, 1, 0}, {7, 2, 1, 0, 1}, {3, 4, 1, 1, 1},
-                                     {1, 4, 1, 1, 1}};
-  for (int i = 0; i < 4; i++) {
-    const int must = ms[0] <= 8 || pdl_kinds[i][0] == 1;
-    CHECK(check_direct(s, ms, count, "stream (pdl, wl2 / early)", to_stream, pdl_kinds[i], 1) > 0 ||
+    const int pdl_only = kinds[i][3] || kinds[i][4];
+    if (!pdl_only)
+      CHECK(check_direct(s, ms, count, "stream", to_stream, kinds[i], 0) > 0 || !must);
+    CHECK(check_direct(s, ms, count, pdl_only ? "stream (pdl, wl2 / early)" : "stream (pdl)",
+                       to_stream, kinds[i], 1) > 0 ||
           !must);
   }
 }

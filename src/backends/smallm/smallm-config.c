@@ -327,11 +327,11 @@ static const struct {
     {384, 7168, PLAIN, 0x10, 3, 2, 1, 0, 0},  {2048, 7168, PLAIN, 0x10, 7, 2, 2, 0, 0},
     /* PDL: session 46 put 2048x7168 M = 2-4, 2048x4096 M = 5-8 and 512x7168 M = 1-5 on their
      * plain stagings (their EITHER entries), 1024x7168 M = 1-4 on 7 x 2 as plainly, 2048x4096
-     * M = 33-48 on two blocks per tile, and dropped
-     * two-per-SM at 1024x7168 M = 6 and 1024x4096 M = 17-21: chosen in one-shape graphs, they
-     * lost in the decode step (dsv4-pro under PDL, three interleaved rounds, batch 1 / 2 / 4 / 6
-     * 678 / 699 / 717 / 753 -> 669 / 692 / 707 / 734 us per step; dsv4-flash batch 5 / 8 / 17 /
-     * 48 395 / 398 / 470 / 621 -> 388 / 382 / 463 / 606; level elsewhere) */
+     * M = 33-48 on two blocks per tile, and dropped two-per-SM at 1024x7168 M = 6 and 1024x4096
+     * M = 17-21: chosen in one-shape graphs, they lost in the decode step (dsv4-pro under PDL,
+     * three interleaved rounds, batch 1 / 2 / 4 / 6 678 / 699 / 717 / 753 -> 669 / 692 / 707 /
+     * 734 us per step; dsv4-flash batch 5 / 8 / 17 / 48 395 / 398 / 470 / 621 -> 388 / 382 /
+     * 463 / 606; level elsewhere) */
     {2048, 7168, PDL, 0xf, 5, 3, 1, 0, 0},
     {1024, 7168, PDL, 0x3, 7, 2, 1, 0, 0},
     {1024, 7168, PDL, 0xc, 5, 2, 1, 0, 0},
