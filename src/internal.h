@@ -65,6 +65,7 @@ typedef struct bf16fp32__registry_entry {
   const bf16fp32__backend *ops;
   const char *not_built; /* why ops is NULL */
   bool pdl;              /* launches with programmatic dependent launch when the context asks */
+  bool own;              /* our kernel, not a vendor library's (tuned leads: tune-table.h) */
 } bf16fp32__registry_entry;
 
 #define BF16FP32__MAX_BACKENDS 16

@@ -155,9 +155,16 @@ static int resolve(const char *name, int where) {
   return b;
 }
 
+/* The lead e's winner needs over the baseline (tune-table.h). */
+static double baseline_margin(const bf16fp32__tune_entry *e) {
+  const int w = bf16fp32__registry_find(e->winner);
+  return w >= 0 && bf16fp32__registry[w].own ? BF16FP32__TUNE_OWN_MARGIN
+                                             : BF16FP32__TUNE_BASELINE_MARGIN;
+}
+
 bool bf16fp32__tune_baseline_first(const bf16fp32__tune_entry *e) {
   return strcmp(e->runner_up, BF16FP32__TUNE_BASELINE) == 0 && e->runner_up_us > 0 &&
-         e->winner_us > e->runner_up_us * (1.0 - BF16FP32__TUNE_BASELINE_MARGIN);
+         e->winner_us > e->runner_up_us * (1.0 - baseline_margin(e));
 }
 
 int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, bool pdl,
@@ -195,7 +202,7 @@ int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *
       snprintf(note, sizeof note, " (not in this build: the rules decide)");
     else if (swap)
       snprintf(note, sizeof note, " (within %.0f %% of the %s baseline: %s first)",
-               100 * BF16FP32__TUNE_BASELINE_MARGIN, BF16FP32__TUNE_BASELINE, BF16FP32__TUNE_BASELINE);
+               100 * baseline_margin(e), BF16FP32__TUNE_BASELINE, BF16FP32__TUNE_BASELINE);
     else if (w < 0)
       snprintf(note, sizeof note, " (the winner is not in this build)");
     snprintf(why, why_len, "tuned: %s: %sM bucket %lld%s: %s %.2f us%s%s", source,
