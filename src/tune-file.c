@@ -368,7 +368,8 @@ bf16fp32_status bf16fp32__tune_file_format(const bf16fp32__tune_header *h,
                         "# Entries apply only to that GPU (device) or CPU (host) and library version;\n"
                         "# device-pdl entries were measured with the context's PDL option on, a backend\n"
                         "# that launches plainly in turns with one of ours (its time: the pair's less ours).\n"
-                        "# M buckets: each M up to 16, then powers of two (M 17..32 uses 32).\n"
+                        "# M buckets: each M up to 16, multiples of 8 up to 64 (M 17..24 uses 24),\n"
+                        "# then powers of two (M 65..128 uses 128).\n"
                         "# Times: median microseconds per call (GPU: graph replay, cold L2).\n");
   bf16fp32__text_printf(&t, "# format\t%d\n# library\t%s\n", h->format, h->library);
   if (h->has_gpu)

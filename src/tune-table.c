@@ -8,14 +8,15 @@
 
 int64_t bf16fp32__tune_bucket(int64_t m) {
   if (m <= 16) return m < 1 ? 1 : m;
+  if (m <= 64) return (m + 7) / 8 * 8;
   if (m > ((int64_t)1 << 62)) return (int64_t)1 << 62; /* no real call gets here */
-  int64_t b = 32;
+  int64_t b = 128;
   while (b < m) b <<= 1;
   return b;
 }
 
 bool bf16fp32__tune_is_bucket(int64_t m) {
-  return m >= 1 && (m <= 16 || (m & (m - 1)) == 0);
+  return m >= 1 && (m <= 16 || (m <= 64 && m % 8 == 0) || (m & (m - 1)) == 0);
 }
 
 const char *bf16fp32__tune_where_name(const bf16fp32__tune_entry *e) {

@@ -211,7 +211,7 @@ static void test_malformed(void) {
       "gpu\t256\t4096\t64\tsmallm\t2.1\tcublas\t6.3\n",                /* where */
       "device\t-256\t4096\t64\tsmallm\t2.1\tcublas\t6.3\n",            /* sign */
       "device\t0\t4096\t64\tsmallm\t2.1\tcublas\t6.3\n",               /* zero */
-      "device\t256\t4096\t48\tsmallm\t2.1\tcublas\t6.3\n",             /* not a bucket */
+      "device\t256\t4096\t44\tsmallm\t2.1\tcublas\t6.3\n",             /* not a bucket */
       "device\t256\t4096\t64\tsmall m\t2.1\tcublas\t6.3\n",            /* 9 fields by the space */
       "device\t256\t4096\t64\tsmallm\t2,1\tcublas\t6.3\n",             /* decimal comma */
       "device\t256\t4096\t64\tsmallm\t1e3\tcublas\t6.3\n",             /* exponent */

@@ -59,7 +59,10 @@ if want tune; then
   step tune
   rules_only $bin tune --out "$out/tune-h200.tsv" >"$out/tune.txt" 2>&1
   echo "tune exit $?"
-  BF16FP32_PDL=1 rules_only $bin tune --m 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,32,64,128,256 \
+  rules_only $bin tune --m 24,40,48,56 --out "$out/tune-h200.tsv" >>"$out/tune.txt" 2>&1
+  echo "tune at M = 24-56 exit $?"
+  BF16FP32_PDL=1 rules_only $bin tune \
+    --m 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,24,32,40,48,56,64,128,256 \
     --out "$out/tune-h200.tsv" --emit-c src/tune-builtin.c >>"$out/tune.txt" 2>&1
   echo "tune under PDL exit $?"
   cp src/tune-builtin.c "$out/tune-builtin.c"
