@@ -142,11 +142,11 @@ bf16fp32_status bf16fp32_describe(bf16fp32_context *ctx, char *buf, size_t len);
 
 /* Measures every available backend at `where` on each weight shape (N, K) =
  * (nk_pairs[2i], nk_pairs[2i+1]), i < pair_count, and each M bucket of ms: every M up to 16
- * is its own bucket, then multiples of 8 up to 64 (M 17..24 -> 24), of 16 up to 128 (65..80 ->
- * 80), of 32 up to 256 (129..160 -> 160), then powers of two (257..512 -> 512); a bucket is
- * timed at its largest M. A call whose bucket has no entry uses the next larger bucket tuned
- * for its (N, K). Each backend's output is checked against the fp64 oracle first (a wrong
- * result never wins), then timed by the benchmark protocol (GPU: graph replay, cold L2).
+ * is its own bucket, then multiples of 8 up to 64 (M 17..24 -> 24, 57..64 -> 64), then powers
+ * of two (M 65..128 -> 128); a bucket is timed at its largest M. A call whose bucket has no
+ * entry uses the next larger bucket tuned for its (N, K). Each backend's output is checked
+ * against the fp64 oracle first (a wrong result never wins), then timed by the benchmark
+ * protocol (GPU: graph replay, cold L2).
  * The fastest and the second, with their times, are merged into the tuning file out_path
  * (NULL: the context's tuning file, see bf16fp32_options.tune_file) under an exclusive lock
  * and written atomically, so ranks tuning different shapes into one file lose nothing.

@@ -6,25 +6,17 @@
 
 #include "tune-table.h"
 
-/* The width of the buckets that hold M (17..256): the winner changes fastest at small M. */
-static int64_t bucket_step(int64_t m) {
-  return m <= 64 ? 8 : m <= 128 ? 16 : 32;
-}
-
 int64_t bf16fp32__tune_bucket(int64_t m) {
   if (m <= 16) return m < 1 ? 1 : m;
-  if (m <= 256) return (m + bucket_step(m) - 1) / bucket_step(m) * bucket_step(m);
+  if (m <= 64) return (m + 7) / 8 * 8;
   if (m > ((int64_t)1 << 62)) return (int64_t)1 << 62; /* no real call gets here */
-  int64_t b = 512;
+  int64_t b = 128;
   while (b < m) b <<= 1;
   return b;
 }
 
 bool bf16fp32__tune_is_bucket(int64_t m) {
-  if (m < 1) return false;
-  if (m <= 16) return true;
-  if (m <= 256) return m % bucket_step(m) == 0;
-  return (m & (m - 1)) == 0;
+  return m >= 1 && (m <= 16 || (m <= 64 && m % 8 == 0) || (m & (m - 1)) == 0);
 }
 
 const char *bf16fp32__tune_where_name(const bf16fp32__tune_entry *e) {

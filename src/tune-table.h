@@ -47,16 +47,13 @@ typedef struct bf16fp32__tune_builtin {
 extern const bf16fp32__tune_builtin bf16fp32__tune_builtin_table;
 
 /* The bucket of a call's M: every M up to 16 is its own bucket, then the next multiple of 8 up
- * to 64 (17..24 -> 24, 57..64 -> 64), of 16 up to 128 (65..80 -> 80), of 32 up to 256
- * (129..160 -> 160), then the next power of two (257..512 -> 512). m < 1 gives 1. A bucket is
- * timed at its largest M, and where smallm and cuBLAS are close the faster of them changes
- * inside a bucket (512x7168 under PDL: smallm 0.94x cuBLAS's time at M = 33, 1.12x at 64;
- * docs/smallm-notes.md, session 48), hence the narrow buckets up to 256. A file without an
- * entry for a bucket uses the next larger bucket of the same (N, K), so files tuned before keep
- * their meaning. */
+ * to 64 (17..24 -> 24, 57..64 -> 64), then the next power of two (65..128 -> 128). m < 1 gives
+ * 1. Buckets of 8 from 17 to 64: a bucket is timed at its largest M, and across 33..64 the
+ * faster of smallm and cuBLAS changes with M (512x7168 under PDL: smallm 0.94x cuBLAS's time at
+ * M = 33, 1.12x at 64; docs/smallm-notes.md, session 48). A file without an entry for a bucket
+ * uses the next larger bucket of the same (N, K), so files tuned before keep their meaning. */
 int64_t bf16fp32__tune_bucket(int64_t m);
-/* True when m is a bucket's representative (1..16, 24..64 in steps of 8, 80..128 of 16,
- * 160..256 of 32, or a power of two). */
+/* True when m is a bucket's representative (1..16, 24..64 in steps of 8, or a power of two). */
 bool bf16fp32__tune_is_bucket(int64_t m);
 /* An entry's location as the tuning file writes it: "host", "device" or "device-pdl". */
 const char *bf16fp32__tune_where_name(const bf16fp32__tune_entry *e);
