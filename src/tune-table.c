@@ -16,7 +16,7 @@ int64_t bf16fp32__tune_bucket(int64_t m) {
 }
 
 bool bf16fp32__tune_is_bucket(int64_t m) {
-  return m >= 1 && (m <= 16 || (m <= 64 && m % 8 == 0) || (m & (m - 1)) == 0);
+  return m >= 1 && bf16fp32__tune_bucket(m) == m;
 }
 
 const char *bf16fp32__tune_where_name(const bf16fp32__tune_entry *e) {

@@ -53,7 +53,8 @@ extern const bf16fp32__tune_builtin bf16fp32__tune_builtin_table;
  * M = 33, 1.12x at 64; docs/smallm-notes.md, session 48). A file without an entry for a bucket
  * uses the next larger bucket of the same (N, K), so files tuned before keep their meaning. */
 int64_t bf16fp32__tune_bucket(int64_t m);
-/* True when m is a bucket's representative (1..16, 24..64 in steps of 8, or a power of two). */
+/* True when m is a bucket's representative (its own bucket: 1..16, 24..64 in steps of 8, or a
+ * power of two). */
 bool bf16fp32__tune_is_bucket(int64_t m);
 /* An entry's location as the tuning file writes it: "host", "device" or "device-pdl". */
 const char *bf16fp32__tune_where_name(const bf16fp32__tune_entry *e);
