@@ -27,11 +27,14 @@ static void add_unique(bf16fp32__plan *p, int b) {
 static void build_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int forced,
                         bf16fp32__plan *p, char *why, size_t why_len) {
   int tuned[2] = {-1, -1};
+  const char *variants[2] = {NULL, NULL};
   const bool pdl = ctx->cfg.use_pdl != 0;
-  int ntuned = ctx->tune ? bf16fp32__tune_choice(ctx->tune, s, pdl, tuned, NULL, 0) : 0;
+  int ntuned = ctx->tune ? bf16fp32__tune_choice(ctx->tune, s, pdl, tuned, variants, NULL, 0) : 0;
   int rule = bf16fp32__rule_choice(ctx->family, s, NULL, 0);
   p->order_len = 0;
   p->reason = REASON_NONE;
+  p->variant_of = -1;
+  p->variant[0] = '\0';
   if (forced >= 0 && usable(ctx, forced, s)) {
     add_unique(p, forced);
     p->reason = REASON_FORCED;
@@ -41,7 +44,16 @@ static void build_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int for
     if (tuned[i] < 0 || !usable(ctx, tuned[i], s)) continue;
     if (p->order_len == 0) {
       p->reason = REASON_TUNED;
-      if (why) bf16fp32__tune_choice(ctx->tune, s, pdl, tuned, why, why_len);
+      if (why) bf16fp32__tune_choice(ctx->tune, s, pdl, tuned, NULL, why, why_len);
+    }
+    /* A backend runs one configuration per shape: the first tuned one that names it. */
+    if (variants[i] && p->variant_of < 0 && strlen(variants[i]) < sizeof p->variant) {
+      bool listed = false;
+      for (int j = 0; j < p->order_len; j++) listed = listed || p->order[j] == tuned[i];
+      if (!listed) {
+        p->variant_of = (int8_t)tuned[i];
+        snprintf(p->variant, sizeof p->variant, "%s", variants[i]);
+      }
     }
     add_unique(p, tuned[i]);
   }
@@ -91,6 +103,11 @@ static int call_order(bf16fp32_context *ctx, const bf16fp32__shape *s, bf16fp32_
   return len;
 }
 
+/* The variant the plan gives backend b, or NULL. */
+static const char *variant_for(const bf16fp32__plan *p, int b) {
+  return p->variant_of == b ? p->variant : NULL;
+}
+
 static bool falls_back(bf16fp32_status st) {
   return st != BF16FP32_CUDA_FATAL && st != BF16FP32_CAPTURE_BROKEN;
 }
@@ -101,10 +118,12 @@ bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *
   int order[BF16FP32__MAX_BACKENDS + 1];
   int len = call_order(ctx, &call->shape, &p, order);
   bf16fp32_status last = BF16FP32_UNSUPPORTED;
+  bf16fp32__call tuned = *call;
   for (int i = 0; i < len; i++) {
     int b = order[i];
     bf16fp32__backend_slot *slot = &ctx->slot[b];
-    bf16fp32_status st = bf16fp32__registry[b].ops->run(slot->state, call);
+    tuned.variant = variant_for(&p, b);
+    bf16fp32_status st = bf16fp32__registry[b].ops->run(slot->state, &tuned);
     if (st == BF16FP32_OK) {
       atomic_fetch_add(&slot->calls, 1);
       return BF16FP32_OK;
@@ -161,10 +180,18 @@ bf16fp32_status bf16fp32__run_one(bf16fp32_context *ctx, int backend, const bf16
 }
 
 bf16fp32_status bf16fp32__prewarm_one(bf16fp32_context *ctx, int backend, const bf16fp32__shape *s,
-                                      void *stream) {
+                                      const char *variant, void *stream) {
   if (backend < 0 || backend >= bf16fp32__registry_count || !usable(ctx, backend, s))
     return bf16fp32__fail(BF16FP32_DECLINED, "backend %d does not run this shape", backend);
-  return bf16fp32__registry[backend].ops->prewarm(ctx->slot[backend].state, s, stream);
+  return bf16fp32__registry[backend].ops->prewarm(ctx->slot[backend].state, s, variant, stream);
+}
+
+int bf16fp32__variants_one(bf16fp32_context *ctx, int backend, const bf16fp32__shape *s,
+                           char (*names)[BF16FP32__VARIANT_LEN], int max) {
+  if (backend < 0 || backend >= bf16fp32__registry_count || !usable(ctx, backend, s) ||
+      !bf16fp32__registry[backend].ops->variants)
+    return 0;
+  return bf16fp32__registry[backend].ops->variants(ctx->slot[backend].state, s, names, max);
 }
 
 bf16fp32_status bf16fp32__prewarm_shape(bf16fp32_context *ctx, const bf16fp32__shape *s,
@@ -178,7 +205,7 @@ bf16fp32_status bf16fp32__prewarm_shape(bf16fp32_context *ctx, const bf16fp32__s
   int len = call_order(ctx, s, &p, order);
   for (int i = 0; i < len && ready < 2; i++) {
     int b = order[i];
-    bf16fp32_status st = bf16fp32__registry[b].ops->prewarm(ctx->slot[b].state, s, stream);
+    bf16fp32_status st = bf16fp32__registry[b].ops->prewarm(ctx->slot[b].state, s, variant_for(&p, b), stream);
     ready += st == BF16FP32_OK;
     if (st == BF16FP32_OK || st == BF16FP32_DECLINED) continue;
     if (!falls_back(st)) return st;

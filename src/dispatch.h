@@ -17,9 +17,13 @@ bf16fp32_status bf16fp32__prewarm_shape(bf16fp32_context *ctx, const bf16fp32__s
 /* Runs exactly one backend (registry index) on a validated call: no fallback, no quarantine,
  * counted in its counters. Used by the benchmark and the tuner to time one backend. */
 bf16fp32_status bf16fp32__run_one(bf16fp32_context *ctx, int backend, const bf16fp32__call *call);
-/* Prewarms exactly one backend for a shape on a stream; DECLINED when it does not support it. */
+/* Prewarms exactly one backend for a shape (and variant, or NULL) on a stream; DECLINED when it
+ * does not support it. */
 bf16fp32_status bf16fp32__prewarm_one(bf16fp32_context *ctx, int backend,
-                                      const bf16fp32__shape *s, void *stream);
+                                      const bf16fp32__shape *s, const char *variant, void *stream);
+/* The backend's variants worth timing for the shape (its `variants` op; 0 without one). */
+int bf16fp32__variants_one(bf16fp32_context *ctx, int backend, const bf16fp32__shape *s,
+                           char (*names)[BF16FP32__VARIANT_LEN], int max);
 /* 1 when the backend (registry index) was probed usable in this context. */
 int bf16fp32__backend_available(bf16fp32_context *ctx, int backend);
 /* The context's configuration (device, threads, ...). */

@@ -24,6 +24,7 @@ typedef struct bf16fp32__call {
   float *out;
   void *stream;   /* cudaStream_t on device calls */
   bool capturing; /* the stream is capturing a CUDA graph: no allocation, handle, sync */
+  const char *variant; /* a tuned configuration of the backend (variant.h), or NULL */
 } bf16fp32__call;
 
 /* What a context was configured with (options, then the environment over them). */
@@ -40,21 +41,30 @@ typedef struct bf16fp32__config {
   int tune_builtin;     /* use the built-in tuned table (BF16FP32_TUNE_BUILTIN, default 1) */
 } bf16fp32__config;
 
+/* The longest variant text of a backend, with its terminator (variant.h). */
+#define BF16FP32__VARIANT_LEN 48
+
 /* A backend: one static const instance per backend, listed in registry.c.
  * probe: usable here? creates the backend's state (or writes why not and returns non-OK).
  * supports: pure "can it" for a shape (no allocation, no CUDA call).
- * prewarm: all lazy work for the shape on that stream (handles, workspaces, plans).
+ * prewarm: all lazy work for the shape (and variant, NULL for none) on that stream (handles,
+ *      workspaces, plans).
  * run: computes the call; may return DECLINED; with call->capturing it must not allocate,
  *      create handles or synchronize: it returns NOT_PREWARMED when it would have to.
- * reset: frees the state (back to unprobed). */
+ * reset: frees the state (back to unprobed).
+ * variants (optional, NULL for none): up to max configurations of the backend worth timing for
+ *      the shape besides its default, as variant texts (variant.h) into names; returns how many.
+ *      The tuner times each as "name@variant", and a tuned winner of that form reaches run and
+ *      prewarm as call->variant. A variant the backend cannot use here runs its default. */
 typedef struct bf16fp32__backend {
   const char *name;
   bf16fp32_location where;
   bf16fp32_status (*probe)(const bf16fp32__config *cfg, void **state, char *why, size_t why_len);
   bool (*supports)(const void *state, const bf16fp32__shape *s);
-  bf16fp32_status (*prewarm)(void *state, const bf16fp32__shape *s, void *stream);
+  bf16fp32_status (*prewarm)(void *state, const bf16fp32__shape *s, const char *variant, void *stream);
   bf16fp32_status (*run)(void *state, const bf16fp32__call *call);
   void (*reset)(void *state);
+  int (*variants)(void *state, const bf16fp32__shape *s, char (*names)[BF16FP32__VARIANT_LEN], int max);
 } bf16fp32__backend;
 
 /* registry.c: every backend this build knows, in registry (fallback) order. A backend not
@@ -73,6 +83,9 @@ extern const bf16fp32__registry_entry bf16fp32__registry[];
 extern const int bf16fp32__registry_count;
 /* Index in the registry, or -1. */
 int bf16fp32__registry_find(const char *name);
+/* The registry index of a tuned name "backend" or "backend@variant" (-1 when the backend is
+ * unknown); *variant points at the text after '@', or is NULL without one. */
+int bf16fp32__registry_find_tuned(const char *name, const char **variant);
 
 /* --- errors (status.c) --- */
 /* Records the detail of a failure in this thread's last-error string and returns s. */

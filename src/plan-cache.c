@@ -79,6 +79,8 @@ int bf16fp32__plan_put(bf16fp32__plan_cache *c, const bf16fp32__plan *plan) {
     memcpy(p->order, plan->order, sizeof p->order);
     p->order_len = plan->order_len;
     p->reason = plan->reason;
+    p->variant_of = plan->variant_of;
+    memcpy(p->variant, plan->variant, sizeof p->variant);
   }
   pthread_mutex_unlock(&c->mutex);
   return p != NULL;

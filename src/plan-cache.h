@@ -19,6 +19,8 @@ typedef struct bf16fp32__plan {
   uint8_t order_len;
   int8_t reason;                  /* how order[0] was chosen (plan-cache.c: reason names) */
   uint8_t failed_status[BF16FP32__MAX_BACKENDS]; /* status that quarantined backend b */
+  int8_t variant_of;              /* the backend that runs `variant`, or -1 */
+  char variant[BF16FP32__VARIANT_LEN]; /* its tuned configuration (variant.h) */
 } bf16fp32__plan;
 
 typedef struct bf16fp32__plan_cache {

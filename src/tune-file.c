@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tune-file.h"
+#include "variant.h"
 
 #define MAX_LINE 4096
 
@@ -112,13 +113,16 @@ static bool parse_time(const char *s, double *v) {
 }
 
 /* A backend name as the registry spells them: 1..31 of [A-Za-z0-9_.+-]. */
+/* A backend name, or "name@variant" with a variant text (variant.h). */
 static bool parse_name(const char *s, char *out) {
   size_t n = strlen(s);
-  if (n == 0 || n >= BF16FP32__TUNE_NAME_LEN) return false;
-  for (size_t i = 0; i < n; i++) {
-    char c = s[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == '+' || c == '-';
+  const char *at = strchr(s, '@');
+  int64_t fields[BF16FP32__VARIANT_FIELDS];
+  if (n == 0 || n >= BF16FP32__TUNE_NAME_LEN || at == s) return false;
+  if (at && bf16fp32__variant_parse(at + 1, fields) < 0) return false;
+  for (const char *c = s; c < (at ? at : s + n); c++) {
+    bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_' || *c == '.' || *c == '+' || *c == '-';
     if (!ok) return false;
   }
   memcpy(out, s, n + 1);
@@ -240,7 +244,7 @@ static bf16fp32_status data_line(parser *p, char *s) {
   if (!bad && !parse_count(f[2], &e.k)) bad = "k";
   if (!bad && !(parse_count(f[3], &e.m) && bf16fp32__tune_is_bucket(e.m)))
     bad = "m (a bucket: 1 to 16 or a power of two)";
-  if (!bad && !parse_name(f[4], e.winner)) bad = "winner (a backend name)";
+  if (!bad && !parse_name(f[4], e.winner)) bad = "winner (a backend name, or name@variant)";
   if (!bad && !parse_time(f[5], &e.winner_us)) bad = "winner_us (microseconds)";
   if (!bad) {
     bool none = strcmp(f[6], "-") == 0, none_us = strcmp(f[7], "-") == 0;
@@ -249,7 +253,7 @@ static bf16fp32_status data_line(parser *p, char *s) {
     else if (none)
       e.runner_up_us = -1;
     else if (!parse_name(f[6], e.runner_up) || strcmp(e.runner_up, e.winner) == 0)
-      bad = "runner_up (a backend name other than the winner)";
+      bad = "runner_up (a backend name or name@variant other than the winner)";
     else if (!parse_time(f[7], &e.runner_up_us))
       bad = "runner_up_us (microseconds)";
   }
@@ -370,6 +374,8 @@ bf16fp32_status bf16fp32__tune_file_format(const bf16fp32__tune_header *h,
                         "# that launches plainly in turns with one of ours (its time: the pair's less ours).\n"
                         "# M buckets: each M up to 16, multiples of 8 up to 64 (M 17..24 uses 24),\n"
                         "# then powers of two (M 65..128 uses 128).\n"
+                        "# A name backend@variant is one configuration of that backend (for cublaslt its\n"
+                        "# algorithm: id.tile.stages.splitk.reduction.swizzle.custom.inner.cluster).\n"
                         "# Times: median microseconds per call (GPU: graph replay, cold L2).\n");
   bf16fp32__text_printf(&t, "# format\t%d\n# library\t%s\n", h->format, h->library);
   if (h->has_gpu)

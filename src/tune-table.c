@@ -148,29 +148,38 @@ void bf16fp32__tune_free(bf16fp32__tune_table *t) {
   free(t);
 }
 
-/* The registry index of a tuned name if this build runs it at `where`, else -1. */
-static int resolve(const char *name, int where) {
+/* The registry index of a tuned name ("backend" or "backend@variant") if this build runs it at
+ * `where`, else -1; *variant as bf16fp32__registry_find_tuned. */
+static int resolve(const char *name, int where, const char **variant) {
+  *variant = NULL;
   if (!name[0]) return -1;
-  int b = bf16fp32__registry_find(name);
+  int b = bf16fp32__registry_find_tuned(name, variant);
   if (b < 0 || (int)bf16fp32__registry[b].where != where || !bf16fp32__registry[b].ops) return -1;
   return b;
 }
 
-/* The lead e's winner needs over the baseline (tune-table.h). */
-static double baseline_margin(const bf16fp32__tune_entry *e) {
-  const int w = bf16fp32__registry_find(e->winner);
+/* The lead a winner needs over the baseline (tune-table.h). */
+static double margin_of(const char *winner) {
+  const char *variant;
+  const int w = bf16fp32__registry_find_tuned(winner, &variant);
   return w >= 0 && bf16fp32__registry[w].own ? BF16FP32__TUNE_OWN_MARGIN
                                              : BF16FP32__TUNE_BASELINE_MARGIN;
 }
 
+bool bf16fp32__tune_within_margin(const char *winner, double winner_us, double baseline_us) {
+  return baseline_us > 0 && winner_us > baseline_us * (1.0 - margin_of(winner));
+}
+
 bool bf16fp32__tune_baseline_first(const bf16fp32__tune_entry *e) {
-  return strcmp(e->runner_up, BF16FP32__TUNE_BASELINE) == 0 && e->runner_up_us > 0 &&
-         e->winner_us > e->runner_up_us * (1.0 - baseline_margin(e));
+  return strcmp(e->runner_up, BF16FP32__TUNE_BASELINE) == 0 &&
+         bf16fp32__tune_within_margin(e->winner, e->winner_us, e->runner_up_us);
 }
 
 int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, bool pdl,
-                          int backends[2], char *why, size_t why_len) {
+                          int backends[2], const char *variants[2], char *why, size_t why_len) {
+  const char *wv, *rv;
   backends[0] = backends[1] = -1;
+  if (variants) variants[0] = variants[1] = NULL;
   const int under_pdl = pdl && s->where == BF16FP32_DEVICE &&
                         bf16fp32__tune_table_has_pair(t, s->where, 1, s->n, s->k);
   const bf16fp32__tune_entry *e = bf16fp32__tune_table_lookup(t, s->where, under_pdl, s->n, s->k, s->m);
@@ -179,31 +188,48 @@ int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *
     return 0;
   }
   int count = 0;
-  int w = resolve(e->winner, e->where), r = resolve(e->runner_up, e->where);
-  const bool swap = bf16fp32__tune_baseline_first(e);
+  int w = resolve(e->winner, e->where, &wv), r = resolve(e->runner_up, e->where, &rv);
+  bool swap = bf16fp32__tune_baseline_first(e);
+  /* A variant was timed at its bucket's own M only: on the H200 cuBLASLt's algorithm tuned at
+   * M = 256 took 1.25-1.56x cuBLAS's time at M = 160-192 (docs/h200-results.md, session 50). At
+   * the bucket's other M a plain runner-up goes first, and variants run their backend's default. */
+  const bool exact = e->m == s->m, variant_elsewhere = !exact && wv && !rv && r >= 0 && !swap;
+  if (variant_elsewhere) swap = true;
+  if (!exact) wv = rv = NULL;
   if (swap) {
     int tmp = w;
+    const char *tv = wv;
     w = r, r = tmp;
+    wv = rv, rv = tv;
   }
-  if (w >= 0) backends[count++] = w;
-  if (r >= 0 && r != w) backends[count++] = r;
+  if (w >= 0) {
+    if (variants) variants[count] = wv;
+    backends[count++] = w;
+  }
+  if (r >= 0 && r != w) {
+    if (variants) variants[count] = rv;
+    backends[count++] = r;
+  }
   if (why && why_len) {
     char source[1200];
     if (e->line > 0)
       snprintf(source, sizeof source, "file %s line %d", t->file, (int)e->line);
     else
       snprintf(source, sizeof source, "built-in table (%s)", t->builtin);
-    char runner[80] = "", bucket[64] = "";
+    char runner[BF16FP32__TUNE_NAME_LEN + 64] = "", bucket[64] = "";
     if (e->runner_up[0])
       snprintf(runner, sizeof runner, ", runner-up %s %.2f us", e->runner_up, e->runner_up_us);
     if (e->m != bf16fp32__tune_bucket(s->m))
       snprintf(bucket, sizeof bucket, " (nearest tuned for M=%lld)", (long long)s->m);
-    char note[96] = "";
+    char note[160] = "";
     if (count == 0)
       snprintf(note, sizeof note, " (not in this build: the rules decide)");
+    else if (variant_elsewhere)
+      snprintf(note, sizeof note, " (the winner's variant was timed at M=%lld only: the runner-up first)",
+               (long long)e->m);
     else if (swap)
       snprintf(note, sizeof note, " (within %.0f %% of the %s baseline: %s first)",
-               100 * baseline_margin(e), BF16FP32__TUNE_BASELINE, BF16FP32__TUNE_BASELINE);
+               100 * margin_of(e->winner), BF16FP32__TUNE_BASELINE, BF16FP32__TUNE_BASELINE);
     else if (w < 0)
       snprintf(note, sizeof note, " (the winner is not in this build)");
     snprintf(why, why_len, "tuned: %s: %sM bucket %lld%s: %s %.2f us%s%s", source,

@@ -10,7 +10,7 @@
 #include "identity.h"
 #include "internal.h"
 
-#define BF16FP32__TUNE_NAME_LEN 32
+#define BF16FP32__TUNE_NAME_LEN 64 /* "backend@variant" (variant.h) */
 
 /* One measured (location, launch, N, K, M bucket): the fastest backend and the second, by
  * name (as in the registry), with their median times per call in microseconds. */
@@ -105,18 +105,24 @@ bf16fp32__tune_table *bf16fp32__tune_load_for_context(const bf16fp32__config *cf
 #define BF16FP32__TUNE_OWN_MARGIN 0.02
 #define BF16FP32__TUNE_BASELINE "cublas"
 
+/* Whether a winner's lead over the baseline's time (<= 0: not timed) is within the winner's
+ * margin: the one rule behind baseline_first and the tuner's choice of runner-up. */
+bool bf16fp32__tune_within_margin(const char *winner, double winner_us, double baseline_us);
 /* Whether e's runner-up goes first: it is the baseline and the winner's lead is within the
  * winner's margin. */
 bool bf16fp32__tune_baseline_first(const bf16fp32__tune_entry *e);
 
 /* Registry indices of the tuned winner and runner-up for s (where, n, k, bucket(m)), in that
  * order unless bf16fp32__tune_baseline_first, skipping names this build does not know or that
- * run elsewhere; returns how many (0..2). With pdl (the context's PDL option, device calls)
+ * run elsewhere; returns how many (0..2). variants (may be NULL) gets each one's variant: NULL
+ * for a plain name, the text after '@' in the table's entry for "name@variant" when s->m is the
+ * entry's own M; at the bucket's other M no variant, and a winner with one yields to a plain
+ * runner-up (the variant was timed at that M only). With pdl (the context's PDL option, device calls)
  * the entries measured under PDL decide where the table has them for (n, k), the plain ones
  * otherwise: PDL shortens our kernels' calls and not cuBLAS's, so the winners differ. why
  * (may be NULL) says where the choice came from and the measured times. */
 int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, bool pdl,
-                          int backends[2], char *why, size_t why_len);
+                          int backends[2], const char *variants[2], char *why, size_t why_len);
 void bf16fp32__tune_free(bf16fp32__tune_table *t);
 /* $XDG_CACHE_HOME/bf16fp32/tune.tsv, else $HOME/.cache/bf16fp32/tune.tsv; "" without either. */
 void bf16fp32__tune_default_path(char *buf, size_t len);

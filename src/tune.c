@@ -10,6 +10,7 @@
 #include "dispatch.h"
 #include "tune-file.h"
 #include "tune.h"
+#include "validate.h"
 
 #define MAX_DIM (((int64_t)1 << 31) - 1) /* the suite files' limit; far above real weights */
 
@@ -25,13 +26,16 @@ typedef struct cand_user {
   int partner; /* registry index, or -1: alone */
   int pairs;   /* partner set and it runs this shape: the calls alternate */
   int turn;    /* the partner's call is next */
+  const char *variant; /* the backend's variant (variant.h), or NULL */
 } cand_user;
 
 static bf16fp32_status cand_run(void *user, const bf16fp32__call *call) {
   cand_user *u = user;
-  int b = u->pairs && u->turn ? u->partner : u->backend;
+  const bool partners_turn = u->pairs && u->turn;
+  bf16fp32__call c = *call;
+  c.variant = partners_turn ? NULL : u->variant;
   u->turn = u->pairs && !u->turn;
-  return bf16fp32__run_one(u->ctx, b, call);
+  return bf16fp32__run_one(u->ctx, partners_turn ? u->partner : u->backend, &c);
 }
 
 /* Before each shape's check and capture: the first call (the checked eager run) is the
@@ -39,8 +43,44 @@ static bf16fp32_status cand_run(void *user, const bf16fp32__call *call) {
 static bf16fp32_status cand_prewarm(void *user, const bf16fp32__shape *s, void *stream) {
   cand_user *u = user;
   u->turn = 0;
-  u->pairs = u->partner >= 0 && bf16fp32__prewarm_one(u->ctx, u->partner, s, stream) == BF16FP32_OK;
-  return bf16fp32__prewarm_one(u->ctx, u->backend, s, stream);
+  u->pairs = u->partner >= 0 && bf16fp32__prewarm_one(u->ctx, u->partner, s, NULL, stream) == BF16FP32_OK;
+  return bf16fp32__prewarm_one(u->ctx, u->backend, s, u->variant, stream);
+}
+
+/* Variants timed per backend and shape besides its default: cuBLASLt's next heuristic choices
+ * were up to 10 % faster than its first at M <= 256 on the H200 (512x7168 M = 128, 256x7168
+ * M = 256) and up to 14 % at prefill sizes (bench/lt-algos.cu, docs/lt-algos-h200.txt). */
+#define TUNE_VARIANTS 7
+
+/* Appends, after the `base` registry candidates, one candidate per variant that a backend
+ * offers for (where, m, n, k), in plain tuning only; returns the new count. Names and variants live in `names`. */
+static int add_variants(bf16fp32_context *ctx, int where, int pdl, int64_t m, int64_t n, int64_t k,
+                        bf16fp32__candidate *cands, cand_user *users, int base,
+                        char (*names)[BF16FP32__TUNE_NAME_LEN]) {
+  int count = base;
+  /* Not under PDL: there a backend that launches plainly is timed in turns with one of ours, and
+   * on the H200 two of the five variants that won so at M = 256 then took 1.07x and 1.18x
+   * cuBLAS's time in the bench, and the pro decode step under PDL 110 us longer at batch 256
+   * (docs/h200-results.md, session 50). */
+  if (pdl) return count;
+  /* Operands at NULL: 16-byte aligned, as the measure's own buffers. */
+  const bf16fp32__shape s = bf16fp32__make_shape((bf16fp32_location)where, m, n, k, k, k, n, NULL, NULL, NULL);
+  for (int i = 0; i < base; i++) {
+    char found[TUNE_VARIANTS][BF16FP32__VARIANT_LEN];
+    const char *backend = bf16fp32__registry[users[i].backend].name;
+    int nv = bf16fp32__variants_one(ctx, users[i].backend, &s, found, TUNE_VARIANTS);
+    for (int v = 0; v < nv && count < base + TUNE_VARIANTS; v++) {
+      int len = snprintf(names[count - base], BF16FP32__TUNE_NAME_LEN, "%s@%s", backend, found[v]);
+      if (len < 0 || len >= BF16FP32__TUNE_NAME_LEN) continue;
+      users[count] = users[i];
+      users[count].variant = strchr(names[count - base], '@') + 1;
+      cands[count] = cands[i];
+      cands[count].name = names[count - base];
+      cands[count].user = &users[count];
+      count++;
+    }
+  }
+  return count;
 }
 
 /* The paired candidates' own time: 2 x (the pair's mean per call) less the partner's alone.
@@ -102,12 +142,15 @@ static bf16fp32_status check_request(const bf16fp32__config *cfg, const bf16fp32
   return BF16FP32_OK;
 }
 
-/* Winner and runner-up of a measure: the two smallest valid times. */
+/* Winner and runner-up of a measure: the two smallest valid times, except that the baseline is
+ * the runner-up whenever the winner's lead over it is within the winner's margin, so that the
+ * dispatcher puts it first (tune-table.h), even when a variant of the winner came second. */
 static bool pick(const bf16fp32__candidate *c, int count, int where, int pdl, int64_t n,
                  int64_t k, int64_t m, bf16fp32__tune_entry *e) {
-  int best = -1, second = -1;
+  int best = -1, second = -1, baseline = -1;
   for (int i = 0; i < count; i++) {
     if (c[i].status != BF16FP32_OK || c[i].median_us < 0) continue;
+    if (strcmp(c[i].name, BF16FP32__TUNE_BASELINE) == 0) baseline = i;
     if (best < 0 || c[i].median_us < c[best].median_us) {
       second = best;
       best = i;
@@ -116,6 +159,9 @@ static bool pick(const bf16fp32__candidate *c, int count, int where, int pdl, in
     }
   }
   if (best < 0) return false;
+  if (baseline >= 0 && baseline != best &&
+      bf16fp32__tune_within_margin(c[best].name, c[best].median_us, c[baseline].median_us))
+    second = baseline;
   memset(e, 0, sizeof *e);
   e->where = where;
   e->pdl = pdl;
@@ -138,8 +184,9 @@ static bf16fp32_status measure_all(bf16fp32_context *ctx, const bf16fp32__tune_r
    * device-pdl, for the dispatcher of such contexts. */
   const int pdl = r->where == BF16FP32_DEVICE && cfg->use_pdl;
   bf16fp32_status st = BF16FP32_OK;
-  bf16fp32__candidate cands[BF16FP32__MAX_BACKENDS];
-  cand_user users[BF16FP32__MAX_BACKENDS];
+  bf16fp32__candidate cands[BF16FP32__MAX_BACKENDS + TUNE_VARIANTS];
+  cand_user users[BF16FP32__MAX_BACKENDS + TUNE_VARIANTS];
+  char variant_names[TUNE_VARIANTS][BF16FP32__TUNE_NAME_LEN];
   bf16fp32__measure_opts opts;
   void *stream = NULL;
   int count = 0, partner = -1;
@@ -150,7 +197,7 @@ static bf16fp32_status measure_all(bf16fp32_context *ctx, const bf16fp32__tune_r
   for (int b = 0; b < bf16fp32__registry_count && count < BF16FP32__MAX_BACKENDS; b++) {
     if ((int)bf16fp32__registry[b].where != (int)r->where || !bf16fp32__backend_available(ctx, b))
       continue;
-    users[count] = (cand_user){ctx, b, bf16fp32__registry[b].pdl ? -1 : partner, 0, 0};
+    users[count] = (cand_user){ctx, b, bf16fp32__registry[b].pdl ? -1 : partner, 0, 0, NULL};
     memset(&cands[count], 0, sizeof cands[count]);
     cands[count].name = bf16fp32__registry[b].name;
     cands[count].run = cand_run;
@@ -172,20 +219,21 @@ static bf16fp32_status measure_all(bf16fp32_context *ctx, const bf16fp32__tune_r
   for (int p = 0; p < r->pair_count; p++) {
     int64_t n = r->nk_pairs[2 * p], k = r->nk_pairs[2 * p + 1];
     for (int i = 0; i < nb; i++) {
-      bf16fp32_status ms = bf16fp32__measure(r->where, buckets[i], n, k, cands, count, &opts);
+      const int all = add_variants(ctx, r->where, pdl, buckets[i], n, k, cands, users, count, variant_names);
+      bf16fp32_status ms = bf16fp32__measure(r->where, buckets[i], n, k, cands, all, &opts);
       if (ms != BF16FP32_OK) {
         bf16fp32__log(cfg, 1, "tune: n=%lld k=%lld m=%lld not measured: %s (%s)", (long long)n,
                       (long long)k, (long long)buckets[i], bf16fp32_status_name(ms),
                       bf16fp32_last_error());
-        if (r->progress) r->progress(r->user, n, k, buckets[i], NULL, cands, count);
+        if (r->progress) r->progress(r->user, n, k, buckets[i], NULL, cands, all);
         /* Too big for memory: the next, smaller pair may still fit. Anything else stops. */
         if (ms == BF16FP32_OUT_OF_MEMORY) continue;
         st = ms;
         goto cleanup;
       }
-      unpair_times(cands, users, count);
+      unpair_times(cands, users, all);
       bf16fp32__tune_entry e;
-      bool got = pick(cands, count, r->where, pdl, n, k, buckets[i], &e);
+      bool got = pick(cands, all, r->where, pdl, n, k, buckets[i], &e);
       if (got) {
         BF16FP32__TRY(bf16fp32__tune_table_add(found, &e));
         bf16fp32__log(cfg, 2, "tune: %s n=%lld k=%lld m=%lld: %s %.2f us, runner-up %s",
@@ -195,7 +243,7 @@ static bf16fp32_status measure_all(bf16fp32_context *ctx, const bf16fp32__tune_r
         bf16fp32__log(cfg, 1, "tune: n=%lld k=%lld m=%lld: no backend gave a valid time",
                       (long long)n, (long long)k, (long long)buckets[i]);
       }
-      if (r->progress) r->progress(r->user, n, k, buckets[i], got ? &e : NULL, cands, count);
+      if (r->progress) r->progress(r->user, n, k, buckets[i], got ? &e : NULL, cands, all);
     }
   }
 cleanup:

@@ -7,16 +7,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpu-case.h"
 #include "support.h"
 #include "testing.h"
 
-typedef struct gcase {
-  int64_t m, n, k;
-  uint16_t *hx, *hw;
-  float *hout;
-  uint16_t *dx, *dw;
-  float *dout;
-} gcase;
+typedef sup_gcase gcase;
 
 /* Prewarmed: weight shapes (n, k) at these m, contiguous rows, 256-byte aligned buffers. */
 static gcase warm[] = {{.m = 1, .n = 256, .k = 512}, {.m = 4, .n = 256, .k = 512},
@@ -26,46 +21,16 @@ static gcase warm[] = {{.m = 1, .n = 256, .k = 512}, {.m = 4, .n = 256, .k = 512
 
 static const char *const forced_names[] = {"cublas", "cublaslt", "fp32", "auto"};
 
-static int case_alloc(gcase *c, uint64_t seed) {
-  size_t nx = (size_t)(c->m * c->k), nw = (size_t)(c->n * c->k), no = (size_t)(c->m * c->n);
-  c->hx = malloc(nx * 2), c->hw = malloc(nw * 2), c->hout = malloc(no * 4);
-  c->dx = sup_gpu_alloc(nx * 2), c->dw = sup_gpu_alloc(nw * 2), c->dout = sup_gpu_alloc(no * 4);
-  if (!c->hx || !c->hw || !c->hout || !c->dx || !c->dw || !c->dout) return 1;
-  sup_fill_bf16(c->hx, nx, seed);
-  sup_fill_bf16(c->hw, nw, seed + 1);
-  return sup_gpu_upload(c->dx, c->hx, nx * 2) || sup_gpu_upload(c->dw, c->hw, nw * 2);
-}
-
-static void case_free(gcase *c) {
-  free(c->hx), free(c->hw), free(c->hout);
-  sup_gpu_free(c->dx), sup_gpu_free(c->dw), sup_gpu_free(c->dout);
-}
-
-/* Writes the poison into the device output (outside capture). */
-static int case_poison(gcase *c) {
-  size_t no = (size_t)(c->m * c->n);
-  sup_poison_f32(c->hout, no);
-  return sup_gpu_upload(c->dout, c->hout, no * 4);
-}
+static int case_alloc(gcase *c, uint64_t seed) { return sup_gcase_alloc(c, seed); }
+static void case_free(gcase *c) { sup_gcase_free(c); }
+static int case_poison(gcase *c) { return sup_gcase_poison(c, c->dout); }
 
 static bf16fp32_status case_call(bf16fp32_context *ctx, gcase *c, cudaStream_t s) {
   return bf16fp32_linear(ctx, BF16FP32_DEVICE, c->m, c->n, c->k, c->dx, c->k, c->dw, c->k,
                          c->dout, c->n, s);
 }
 
-/* Downloads the output and compares it with the oracle. */
-static void case_check(gcase *c, const char *what) {
-  int ok = !sup_gpu_download(c->hout, c->dout, (size_t)(c->m * c->n) * 4);
-  CHECK(ok);
-  if (!ok) return;
-  sup_check_result r = sup_check(c->m, c->n, c->k, c->hx, c->k, c->hw, c->k, c->hout, c->n);
-  if (!sup_check_ok(&r))
-    fprintf(stderr, "%s m=%lld n=%lld k=%lld: worst ratio %.3g at (%lld,%lld), %lld violations, "
-            "%lld unwritten\n", what, (long long)c->m, (long long)c->n, (long long)c->k,
-            r.worst_ratio, (long long)r.worst_i, (long long)r.worst_j, (long long)r.violations,
-            (long long)r.unwritten);
-  CHECK(sup_check_ok(&r));
-}
+static void case_check(gcase *c, const char *what) { sup_gcase_check(c, c->dout, what); }
 
 /* Calls completed by backend b (or by all device backends when b < 0), and failures. */
 static void counters(bf16fp32_context *ctx, int b, uint64_t *calls, uint64_t *failures) {

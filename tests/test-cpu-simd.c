@@ -306,7 +306,7 @@ int main(void) {
   bf16fp32__shape host = {1, 1, 1, 1, 1, 1, BF16FP32_HOST, 2}, dev = host;
   dev.where = BF16FP32_DEVICE;
   CHECK(be->supports(states[0], &host) && !be->supports(states[0], &dev));
-  CHECK(be->prewarm(states[0], &host, NULL) == BF16FP32_OK);
+  CHECK(be->prewarm(states[0], &host, NULL, NULL) == BF16FP32_OK);
   /* A level above the detected one is refused; NONE too. */
   CHECK(bf16fp32__cpu_simd_force_isa(states[0], BF16FP32__ISA_NONE) != 0);
   if (top < BF16FP32__ISA_AVX512BF16)

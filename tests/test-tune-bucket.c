@@ -88,23 +88,23 @@ static void test_lookup(void) {
   bf16fp32__shape s = call_shape(BF16FP32_HOST, 20, 256, 4096);
   int b[2];
   char why[512];
-  int n = bf16fp32__tune_choice(&t, &s, false, b, why, sizeof why);
+  int n = bf16fp32__tune_choice(&t, &s, false, b, NULL, why, sizeof why);
   int ref = bf16fp32__registry_find("cpu-ref");
   EXPECT(ref >= 0, "cpu-ref is registered");
   EXPECT(n == 1 && b[0] == ref && b[1] == -1, "m=20 -> bucket 32: cpu-ref alone (n=%d)", n);
   EXPECT(strstr(why, "file /tmp/x.tsv line 14") && strstr(why, "M bucket 32") && strstr(why, "cpu-ref"),
          "why: %s", why);
   s.m = 10; /* bucket 16: winner "later" is no backend, runner-up cpu-ref */
-  n = bf16fp32__tune_choice(&t, &s, false, b, why, sizeof why);
+  n = bf16fp32__tune_choice(&t, &s, false, b, NULL, why, sizeof why);
   EXPECT(n == 1 && b[0] == ref, "unknown winner skipped: n=%d", n);
   EXPECT(strstr(why, "not in this build") && strstr(why, "runner-up cpu-ref"), "why: %s", why);
   s.n = 777;
-  n = bf16fp32__tune_choice(&t, &s, false, b, why, sizeof why);
+  n = bf16fp32__tune_choice(&t, &s, false, b, NULL, why, sizeof why);
   EXPECT(n == 0 && b[0] == -1 && strcmp(why, "not tuned") == 0, "untuned: %d %s", n, why);
-  EXPECT(bf16fp32__tune_choice(&t, &s, false, b, NULL, 0) == 0, "why may be NULL");
+  EXPECT(bf16fp32__tune_choice(&t, &s, false, b, NULL, NULL, 0) == 0, "why may be NULL");
   /* A device entry naming a host backend, or a host backend asked at device: never returned. */
   s.where = BF16FP32_DEVICE, s.n = 256, s.m = 1;
-  n = bf16fp32__tune_choice(&t, &s, false, b, why, sizeof why);
+  n = bf16fp32__tune_choice(&t, &s, false, b, NULL, why, sizeof why);
   for (int i = 0; i < n; i++)
     EXPECT(bf16fp32__registry[b[i]].where == BF16FP32_DEVICE && bf16fp32__registry[b[i]].ops,
            "device choice %d is a built device backend", b[i]);
@@ -142,6 +142,16 @@ static void test_baseline_first(void) {
   snprintf(e.winner, sizeof e.winner, "smallm");
   e.winner_us = 6.496, e.runner_up_us = 6.690;
   EXPECT(!bf16fp32__tune_baseline_first(&e), "runner-up not the baseline");
+  /* A variant has its backend's margin (cuBLASLt: a vendor library's 5 %). */
+  snprintf(e.winner, sizeof e.winner, "cublaslt@66.12.35.1.0.0.0.0.3");
+  snprintf(e.runner_up, sizeof e.runner_up, "cublas");
+  e.winner_us = 12.52, e.runner_up_us = 12.85;
+  EXPECT(bf16fp32__tune_baseline_first(&e), "a variant's 2.6 %% lead yields to cublas");
+  e.winner_us = 7.90, e.runner_up_us = 8.64;
+  EXPECT(!bf16fp32__tune_baseline_first(&e), "a variant's 8.6 %% lead keeps it first");
+  EXPECT(bf16fp32__tune_within_margin("smallm", 8.427, 8.561), "the rule alone: our 1.6 %%");
+  EXPECT(!bf16fp32__tune_within_margin("smallm", 6.722, 6.928), "the rule alone: our 3.0 %%");
+  EXPECT(!bf16fp32__tune_within_margin("cublaslt@1.2", 9.0, -1), "no baseline time");
 }
 
 /* Entries measured under PDL are their own keys; a PDL context's device calls use them where
@@ -172,15 +182,15 @@ static void test_pdl(void) {
   bf16fp32__shape s = call_shape(BF16FP32_DEVICE, 64, 384, 7168);
   int b[2];
   char why[512];
-  bf16fp32__tune_choice(&t, &s, true, b, why, sizeof why);
+  bf16fp32__tune_choice(&t, &s, true, b, NULL, why, sizeof why);
   EXPECT(strstr(why, "under PDL: M bucket 64: smallm 6.27 us"), "PDL context: %s", why);
-  bf16fp32__tune_choice(&t, &s, false, b, why, sizeof why);
+  bf16fp32__tune_choice(&t, &s, false, b, NULL, why, sizeof why);
   EXPECT(!strstr(why, "under PDL") && strstr(why, "cublas 7.37 us"), "plain context: %s", why);
   s.n = 512; /* no PDL entries for this pair: the plain ones */
-  bf16fp32__tune_choice(&t, &s, true, b, why, sizeof why);
+  bf16fp32__tune_choice(&t, &s, true, b, NULL, why, sizeof why);
   EXPECT(!strstr(why, "under PDL") && strstr(why, "cublas 7.44 us"), "PDL context, plain pair: %s", why);
   s.where = BF16FP32_HOST, s.n = 384; /* PDL is a device launch option */
-  int n = bf16fp32__tune_choice(&t, &s, true, b, why, sizeof why);
+  int n = bf16fp32__tune_choice(&t, &s, true, b, NULL, why, sizeof why);
   EXPECT(n == 1 && b[0] == bf16fp32__registry_find("cpu-ref") && !strstr(why, "under PDL"),
          "host call in a PDL context: %s", why);
   bf16fp32__tune_table_clear(&t);

@@ -341,13 +341,13 @@ static void test_load(void) {
   s.where = BF16FP32_HOST, s.m = 1, s.n = 256, s.k = 4096;
   int b[2];
   char why[512];
-  int n = bf16fp32__tune_choice(t, &s, false, b, why, sizeof why);
+  int n = bf16fp32__tune_choice(t, &s, false, b, NULL, why, sizeof why);
   EXPECT(strstr(why, path) && strstr(why, "line "), "why names the file and line: %s", why);
   for (int i = 0; i < n; i++) EXPECT(bf16fp32__registry[b[i]].where == BF16FP32_HOST, "host backend");
   EXPECT(n >= 1 && b[n - 1] == bf16fp32__registry_find("cpu-ref"), "cpu-ref among the choices");
   /* An entry without a runner-up: one choice. */
   s.n = 384, s.k = 7168, s.m = 7;
-  EXPECT(bf16fp32__tune_choice(t, &s, false, b, why, sizeof why) == 1, "cpu-ref entry");
+  EXPECT(bf16fp32__tune_choice(t, &s, false, b, NULL, why, sizeof why) == 1, "cpu-ref entry");
   bf16fp32__tune_free(t);
 
   /* Another CPU (other threads count): nothing applies, one line each part. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tune-file.h"
+#include "variant.h"
 #include "support.h"
 #include "testing.h"
 
@@ -132,10 +133,14 @@ static size_t mutate(char *buf, size_t len, size_t cap) {
 
 /* --- the checks --- */
 
+/* A backend name, optionally "@" and a variant text (test-variants checks that text's rule). */
 static bool name_ok(const char *s) {
   size_t n = strlen(s);
-  if (n == 0 || n >= BF16FP32__TUNE_NAME_LEN) return false;
-  for (size_t i = 0; i < n; i++)
+  const char *at = strchr(s, '@');
+  int64_t fields[BF16FP32__VARIANT_FIELDS];
+  if (n == 0 || n >= BF16FP32__TUNE_NAME_LEN || at == s) return false;
+  if (at && bf16fp32__variant_parse(at + 1, fields) < 0) return false;
+  for (size_t i = 0; i < (at ? (size_t)(at - s) : n); i++)
     if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-", s[i])) return false;
   return true;
 }

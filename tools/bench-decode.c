@@ -124,7 +124,7 @@ static bf16fp32_status variant_prepare(void *user, void *stream) {
       st = bf16fp32_prewarm(d->ctx, BF16FP32_DEVICE, en->n, en->k, &d->m, 1, stream);
     } else if (v->kind == V_LIB_CUBLAS) {
       bf16fp32__call c = gemm_call(d, g, stream, false);
-      st = bf16fp32__prewarm_one(d->ctx, d->cublas_index, &c.shape, stream);
+      st = bf16fp32__prewarm_one(d->ctx, d->cublas_index, &c.shape, NULL, stream);
     }
     if (st != BF16FP32_OK)
       snprintf(v->detail, sizeof v->detail, "prewarm %s: %s: %s", en->name,

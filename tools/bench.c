@@ -211,7 +211,7 @@ static bf16fp32_status lib_run(void *u, const bf16fp32__call *call) {
 
 static bf16fp32_status lib_prewarm(void *u, const bf16fp32__shape *s, void *stream) {
   lib_cand *l = (lib_cand *)u;
-  if (l->index >= 0) return bf16fp32__prewarm_one(l->ctx, l->index, s, stream);
+  if (l->index >= 0) return bf16fp32__prewarm_one(l->ctx, l->index, s, NULL, stream);
   int64_t m = s->m;
   return bf16fp32_prewarm(l->ctx, (bf16fp32_location)s->where, s->n, s->k, &m, 1, stream);
 }

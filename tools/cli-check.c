@@ -109,7 +109,7 @@ static int check_one(bf16fp32_context *ctx, int b, bf16fp32_location where, chec
     st = bf16fp32_linear(ctx, where, c->m, c->n, c->k, x, c->k, w, c->k, out, c->n, NULL);
   } else {
     bf16fp32__call call = {bf16fp32__make_shape(where, c->m, c->n, c->k, c->k, c->k, c->n, x, w, out),
-                           x, w, out, NULL, false};
+                           x, w, out, NULL, false, NULL};
     st = bf16fp32__run_one(ctx, b, &call);
   }
   if (st == BF16FP32_DECLINED) {

@@ -16,7 +16,9 @@ static bool ref_supports(const void *state, const bf16fp32__shape *s) {
   return s->where == BF16FP32_HOST;
 }
 
-static bf16fp32_status ref_prewarm(void *state, const bf16fp32__shape *s, void *stream) {
+static bf16fp32_status ref_prewarm(void *state, const bf16fp32__shape *s, const char *variant,
+                                   void *stream) {
+  (void)variant; /* no variants */
   (void)state;
   (void)s;
   (void)stream;

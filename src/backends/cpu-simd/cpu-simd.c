@@ -141,7 +141,9 @@ static bool simd_supports(const void *state, const bf16fp32__shape *s) {
   return s->where == BF16FP32_HOST; /* any size, stride and 2-byte alignment */
 }
 
-static bf16fp32_status simd_prewarm(void *state, const bf16fp32__shape *s, void *stream) {
+static bf16fp32_status simd_prewarm(void *state, const bf16fp32__shape *s, const char *variant,
+                                    void *stream) {
+  (void)variant; /* no variants */
   (void)state;
   (void)s;
   (void)stream;

@@ -32,7 +32,9 @@ static bool cublas_supports(const void *state, const bf16fp32__shape *s) {
          s->k <= INT32_MAX && s->ldx <= INT32_MAX && s->ldw <= INT32_MAX && s->ldo <= INT32_MAX;
 }
 
-static bf16fp32_status cublas_prewarm(void *state, const bf16fp32__shape *shape, void *stream) {
+static bf16fp32_status cublas_prewarm(void *state, const bf16fp32__shape *shape, const char *variant,
+                                      void *stream) {
+  (void)variant; /* no variants */
   cublas_state *s = state;
   bf16fp32__stream_slot *slot = NULL;
   (void)shape; /* cuBLAS picks its kernel per call; only the stream's resources are lazy */

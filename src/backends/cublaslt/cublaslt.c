@@ -1,10 +1,12 @@
 /* cublaslt: cublasLtMatmul with a plan per shape built at prewarm (descriptors and the
- * heuristic's algorithm) and a workspace per stream, so that a call creates nothing. */
+ * heuristic's algorithm, or a tuned one: cublaslt-algo.h) and a workspace per stream, so that a
+ * call creates nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cublaslt-plans.h"
 #include "cuda-stream-slots.h"
+#include "device.h"
 
 typedef struct cublaslt_state {
   int device;
@@ -47,7 +49,8 @@ static bool cublaslt_supports(const void *state, const bf16fp32__shape *s) {
   return s->where == BF16FP32_DEVICE;
 }
 
-static bf16fp32_status cublaslt_prewarm(void *state, const bf16fp32__shape *shape, void *stream) {
+static bf16fp32_status cublaslt_prewarm(void *state, const bf16fp32__shape *shape, const char *variant,
+                                        void *stream) {
   bf16fp32_status st = BF16FP32_OK;
   cublaslt_state *s = state;
   bf16fp32__stream_slot *slot = NULL;
@@ -55,7 +58,7 @@ static bf16fp32_status cublaslt_prewarm(void *state, const bf16fp32__shape *shap
   bool owned = false, runnable;
   /* The plan first, the stream's workspace second: the same order as run (no lock nesting). */
   BF16FP32__TRY(bf16fp32__lt_plans_get(&s->plans, s->lt, s->device, s->workspace_bytes, shape,
-                                       true, &plan, &owned));
+                                       variant, true, &plan, &owned));
   runnable = plan.runnable;
   if (owned) bf16fp32__lt_plan_free(&plan); /* table full: calls will build their own */
   if (!runnable)
@@ -76,7 +79,7 @@ static bf16fp32_status cublaslt_run(void *state, const bf16fp32__call *c) {
   bool owned = false;
   const float one = 1.0f, zero = 0.0f;
   BF16FP32__TRY(bf16fp32__lt_plans_get(&s->plans, s->lt, s->device, s->workspace_bytes, sh,
-                                       !c->capturing, &plan, &owned));
+                                       c->variant, !c->capturing, &plan, &owned));
   if (!plan.runnable)
     BF16FP32__TRY(bf16fp32__fail(BF16FP32_DECLINED, "cuBLASLt has no algorithm for this shape"));
   BF16FP32__TRY(bf16fp32__stream_slots_acquire(&s->slots, c->stream, !c->capturing, &slot));
@@ -89,6 +92,16 @@ cleanup:
   /* Descriptors are only read while the call is enqueued, so a per-call plan can go now. */
   if (owned) bf16fp32__lt_plan_free(&plan);
   return st;
+}
+
+static int cublaslt_variants(void *state, const bf16fp32__shape *shape,
+                             char (*names)[BF16FP32__VARIANT_LEN], int max) {
+  cublaslt_state *s = state;
+  int prev = -1, count = 0;
+  if (bf16fp32__device_enter(s->device, &prev) != BF16FP32_OK) return 0;
+  count = bf16fp32__lt_variants(s->lt, s->workspace_bytes, shape, names, max);
+  bf16fp32__device_leave(prev);
+  return count;
 }
 
 static void cublaslt_reset(void *state) {
@@ -108,4 +121,5 @@ const bf16fp32__backend bf16fp32__backend_cublaslt = {
     .prewarm = cublaslt_prewarm,
     .run = cublaslt_run,
     .reset = cublaslt_reset,
+    .variants = cublaslt_variants,
 };

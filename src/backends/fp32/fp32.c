@@ -57,7 +57,9 @@ static bool fp32_supports(const void *state, const bf16fp32__shape *s) {
          s->k <= INT32_MAX && s->ldo <= INT32_MAX && scratch_layout(s, &off, &bytes);
 }
 
-static bf16fp32_status fp32_prewarm(void *state, const bf16fp32__shape *shape, void *stream) {
+static bf16fp32_status fp32_prewarm(void *state, const bf16fp32__shape *shape, const char *variant,
+                                    void *stream) {
+  (void)variant; /* no variants */
   bf16fp32_status st = BF16FP32_OK;
   fp32_state *s = state;
   bf16fp32__stream_slot *slot = NULL;

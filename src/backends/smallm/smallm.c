@@ -63,7 +63,9 @@ static bool smallm_supports(const void *state, const bf16fp32__shape *sh) {
   return bf16fp32__smallm_choose(sh->m, sh->n, sh->k, s->sm_count, s->smem_limit, &c) == 0;
 }
 
-static bf16fp32_status smallm_prewarm(void *state, const bf16fp32__shape *sh, void *stream) {
+static bf16fp32_status smallm_prewarm(void *state, const bf16fp32__shape *sh, const char *variant,
+                                      void *stream) {
+  (void)variant; /* no variants */
   /* Nothing is lazy: the module was loaded at probe and a launch allocates nothing. */
   (void)stream;
   return smallm_supports(state, sh) ? BF16FP32_OK : BF16FP32_DECLINED;
