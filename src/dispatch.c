@@ -205,7 +205,8 @@ bf16fp32_status bf16fp32__prewarm_shape(bf16fp32_context *ctx, const bf16fp32__s
   int len = call_order(ctx, s, &p, order);
   for (int i = 0; i < len && ready < 2; i++) {
     int b = order[i];
-    bf16fp32_status st = bf16fp32__registry[b].ops->prewarm(ctx->slot[b].state, s, variant_for(&p, b), stream);
+    bf16fp32_status st =
+        bf16fp32__registry[b].ops->prewarm(ctx->slot[b].state, s, variant_for(&p, b), stream);
     ready += st == BF16FP32_OK;
     if (st == BF16FP32_OK || st == BF16FP32_DECLINED) continue;
     if (!falls_back(st)) return st;

@@ -53,7 +53,8 @@ static bf16fp32_status cand_prewarm(void *user, const bf16fp32__shape *s, void *
 #define TUNE_VARIANTS 7
 
 /* Appends, after the `base` registry candidates, one candidate per variant that a backend
- * offers for (where, m, n, k), in plain tuning only; returns the new count. Names and variants live in `names`. */
+ * offers for (where, m, n, k), in plain tuning only; returns the new count. Names and variants
+ * live in `names`. */
 static int add_variants(bf16fp32_context *ctx, int where, int pdl, int64_t m, int64_t n, int64_t k,
                         bf16fp32__candidate *cands, cand_user *users, int base,
                         char (*names)[BF16FP32__TUNE_NAME_LEN]) {
@@ -64,7 +65,8 @@ static int add_variants(bf16fp32_context *ctx, int where, int pdl, int64_t m, in
    * (docs/h200-results.md, session 50). */
   if (pdl) return count;
   /* Operands at NULL: 16-byte aligned, as the measure's own buffers. */
-  const bf16fp32__shape s = bf16fp32__make_shape((bf16fp32_location)where, m, n, k, k, k, n, NULL, NULL, NULL);
+  const bf16fp32__shape s =
+      bf16fp32__make_shape((bf16fp32_location)where, m, n, k, k, k, n, NULL, NULL, NULL);
   for (int i = 0; i < base; i++) {
     char found[TUNE_VARIANTS][BF16FP32__VARIANT_LEN];
     const char *backend = bf16fp32__registry[users[i].backend].name;

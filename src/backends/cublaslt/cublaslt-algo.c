@@ -47,7 +47,8 @@ bool bf16fp32__lt_algo_from_variant(cublasLtHandle_t lt, const char *variant, cu
     uint32_t u32 = (uint32_t)v[i];
     uint16_t u16 = (uint16_t)v[i];
     const void *buf = fields[i].size == 4 ? (const void *)&u32 : (const void *)&u16;
-    if (cublasLtMatmulAlgoConfigSetAttribute(algo, fields[i].attr, buf, fields[i].size) != CUBLAS_STATUS_SUCCESS)
+    if (cublasLtMatmulAlgoConfigSetAttribute(algo, fields[i].attr, buf, fields[i].size) !=
+        CUBLAS_STATUS_SUCCESS)
       return false;
   }
   return true;
