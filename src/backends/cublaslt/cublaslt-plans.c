@@ -1,5 +1,6 @@
-/* The cuBLASLt plan table: building a plan for a shape (descriptors, alignment-aware heuristic)
- * and finding it again by the shape's bytes. */
+/* The cuBLASLt plan table: building a plan for a shape and variant (descriptors, the variant's
+ * algorithm or the alignment-aware heuristic's) and finding it again by those bytes; the
+ * heuristic's other candidates for the tuner. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
