@@ -180,8 +180,14 @@ int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *
   const char *wv, *rv;
   backends[0] = backends[1] = -1;
   if (variants) variants[0] = variants[1] = NULL;
-  const int under_pdl = pdl && s->where == BF16FP32_DEVICE &&
-                        bf16fp32__tune_table_has_pair(t, s->where, 1, s->n, s->k);
+  /* Under PDL the device-pdl entries decide up to their largest bucket. Above it (PDL tuning
+   * stops where our kernels do, M = 256) the plain entries were timed at the call's own bucket,
+   * with nothing launched under PDL, so they decide where the pair has them. */
+  const bool device_pdl = pdl && s->where == BF16FP32_DEVICE;
+  const bf16fp32__tune_entry *pe =
+      device_pdl ? bf16fp32__tune_table_lookup(t, s->where, 1, s->n, s->k, s->m) : NULL;
+  const int under_pdl = pe && (pe->m >= bf16fp32__tune_bucket(s->m) ||
+                               !bf16fp32__tune_table_has_pair(t, s->where, 0, s->n, s->k));
   const bf16fp32__tune_entry *e = bf16fp32__tune_table_lookup(t, s->where, under_pdl, s->n, s->k, s->m);
   if (!e) {
     if (why && why_len) snprintf(why, why_len, "not tuned");

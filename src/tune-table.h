@@ -118,8 +118,9 @@ bool bf16fp32__tune_baseline_first(const bf16fp32__tune_entry *e);
  * for a plain name, the text after '@' in the table's entry for "name@variant" when s->m is the
  * entry's own M; at the bucket's other M no variant, and a winner with one yields to a plain
  * runner-up (the variant was timed at that M only). With pdl (the context's PDL option, device calls)
- * the entries measured under PDL decide where the table has them for (n, k), the plain ones
- * otherwise: PDL shortens our kernels' calls and not cuBLAS's, so the winners differ. why
+ * the entries measured under PDL decide where the table has them for (n, k) and M up to their
+ * largest bucket, the plain ones otherwise: PDL shortens our kernels' calls and not cuBLAS's,
+ * so the winners differ. why
  * (may be NULL) says where the choice came from and the measured times. */
 int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, bool pdl,
                           int backends[2], const char *variants[2], char *why, size_t why_len);

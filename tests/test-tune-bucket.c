@@ -189,7 +189,20 @@ static void test_pdl(void) {
   s.n = 512; /* no PDL entries for this pair: the plain ones */
   bf16fp32__tune_choice(&t, &s, true, b, NULL, why, sizeof why);
   EXPECT(!strstr(why, "under PDL") && strstr(why, "cublas 7.44 us"), "PDL context, plain pair: %s", why);
-  s.where = BF16FP32_HOST, s.n = 384; /* PDL is a device launch option */
+  /* Above the largest PDL bucket the plain entries, timed at the call's own bucket, decide. */
+  bf16fp32__tune_entry wide = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 256, "cublaslt", 8.30, "cublas", 8.31, 0);
+  bf16fp32__tune_table_add(&t, &wide);
+  bf16fp32__tune_table_finish(&t);
+  s = call_shape(BF16FP32_DEVICE, 200, 384, 7168);
+  bf16fp32__tune_choice(&t, &s, true, b, NULL, why, sizeof why);
+  EXPECT(!strstr(why, "under PDL") && strstr(why, "M bucket 256"), "PDL context above its buckets: %s", why);
+  s.m = 64;
+  bf16fp32__tune_choice(&t, &s, true, b, NULL, why, sizeof why);
+  EXPECT(strstr(why, "under PDL: M bucket 64"), "PDL context within its buckets: %s", why);
+  s.n = 512, s.m = 200; /* no PDL entries for this pair: the plain ones, nearest below */
+  bf16fp32__tune_choice(&t, &s, true, b, NULL, why, sizeof why);
+  EXPECT(!strstr(why, "under PDL") && strstr(why, "cublas 7.44 us"), "PDL context, plain pair: %s", why);
+  s.where = BF16FP32_HOST, s.n = 384, s.m = 64; /* PDL is a device launch option */
   int n = bf16fp32__tune_choice(&t, &s, true, b, NULL, why, sizeof why);
   EXPECT(n == 1 && b[0] == bf16fp32__registry_find("cpu-ref") && !strstr(why, "under PDL"),
          "host call in a PDL context: %s", why);
