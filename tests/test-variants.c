@@ -78,10 +78,10 @@ static int varied_variants(void *state, const bf16fp32__shape *s, char (*names)[
   return count;
 }
 
-static const bf16fp32__backend slow_ops = {"slow",         BF16FP32_HOST, fake_probe, fake_supports,
-                                           slow_prewarm,   slow_run,      fake_reset, NULL};
-static const bf16fp32__backend varied_ops = {"varied",       BF16FP32_HOST, fake_probe, fake_supports,
-                                             varied_prewarm, varied_run,    fake_reset, varied_variants};
+static const bf16fp32__backend slow_ops = {"slow", BF16FP32_HOST, fake_probe, fake_supports,
+                                           slow_prewarm, slow_run, fake_reset, NULL};
+static const bf16fp32__backend varied_ops = {"varied", BF16FP32_HOST, fake_probe, fake_supports,
+                                             varied_prewarm, varied_run, fake_reset, varied_variants};
 
 /* Replaces src/registry.c at link time. */
 const bf16fp32__registry_entry bf16fp32__registry[] = {
@@ -98,8 +98,8 @@ static void test_variant_text(void) {
   EXPECT(bf16fp32__variant_parse("66.18.35.4.2.0.3.0.0", f) == 9 && f[0] == 66 && f[8] == 0, "nine");
   EXPECT(bf16fp32__variant_parse("2147483647", f) == 1 && f[0] == 2147483647, "2^31-1");
   EXPECT(bf16fp32__variant_parse("1.2.3.4.5.6.7.8.9.10.11.12.13.14.15.16", f) == 16, "16 fields");
-  const char *bad[] = {"",  ".",   "1.",  ".1", "1..2", "a",          "1.2a",
-                       "-1", "+1", "1 2", "1,2", "2147483648", "1.2.3.4.5.6.7.8.9.10.11.12.13.14.15.16.17",
+  const char *bad[] = {"", ".", "1.", ".1", "1..2", "a", "1.2a", "-1", "+1", "1 2", "1,2", "2147483648",
+                       "1.2.3.4.5.6.7.8.9.10.11.12.13.14.15.16.17",
                        "1000000.1000000.1000000.1000000.1000000.1000000.1"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     EXPECT(bf16fp32__variant_parse(bad[i], f) == -1, "refused: \"%s\"", bad[i]);
