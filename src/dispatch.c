@@ -16,10 +16,14 @@ static int usable(bf16fp32_context *ctx, int b, const bf16fp32__shape *s) {
          e->ops->supports(ctx->slot[b].state, s);
 }
 
-static void add_unique(bf16fp32__plan *p, int b) {
+static bool listed(const bf16fp32__plan *p, int b) {
   for (int i = 0; i < p->order_len; i++)
-    if (p->order[i] == b) return;
-  p->order[p->order_len++] = (uint8_t)b;
+    if (p->order[i] == b) return true;
+  return false;
+}
+
+static void add_unique(bf16fp32__plan *p, int b) {
+  if (!listed(p, b)) p->order[p->order_len++] = (uint8_t)b;
 }
 
 /* Fills p->order: forced (when >= 0), then the tuned winner and runner-up, then the rule, then
@@ -47,13 +51,10 @@ static void build_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int for
       if (why) bf16fp32__tune_choice(ctx->tune, s, pdl, tuned, NULL, why, why_len);
     }
     /* A backend runs one configuration per shape: the first tuned one that names it. */
-    if (variants[i] && p->variant_of < 0 && strlen(variants[i]) < sizeof p->variant) {
-      bool listed = false;
-      for (int j = 0; j < p->order_len; j++) listed = listed || p->order[j] == tuned[i];
-      if (!listed) {
-        p->variant_of = (int8_t)tuned[i];
-        snprintf(p->variant, sizeof p->variant, "%s", variants[i]);
-      }
+    if (variants[i] && p->variant_of < 0 && strlen(variants[i]) < sizeof p->variant &&
+        !listed(p, tuned[i])) {
+      p->variant_of = (int8_t)tuned[i];
+      snprintf(p->variant, sizeof p->variant, "%s", variants[i]);
     }
     add_unique(p, tuned[i]);
   }

@@ -4,9 +4,9 @@
 #include "internal.h"
 
 int bf16fp32__registry_find(const char *name) {
-  for (int i = 0; i < bf16fp32__registry_count; i++)
-    if (strcmp(bf16fp32__registry[i].name, name) == 0) return i;
-  return -1;
+  const char *variant;
+  const int b = bf16fp32__registry_find_tuned(name, &variant);
+  return variant ? -1 : b;
 }
 
 int bf16fp32__registry_find_tuned(const char *name, const char **variant) {

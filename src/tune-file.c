@@ -112,8 +112,8 @@ static bool parse_time(const char *s, double *v) {
   return true;
 }
 
-/* A backend name as the registry spells them: 1..31 of [A-Za-z0-9_.+-]. */
-/* A backend name, or "name@variant" with a variant text (variant.h). */
+/* A backend name as the registry spells them ([A-Za-z0-9_.+-]), or "name@variant" with a variant
+ * text (variant.h); shorter than BF16FP32__TUNE_NAME_LEN in all. */
 static bool parse_name(const char *s, char *out) {
   size_t n = strlen(s);
   const char *at = strchr(s, '@');
@@ -243,7 +243,7 @@ static bf16fp32_status data_line(parser *p, char *s) {
   if (!bad && !parse_count(f[1], &e.n)) bad = "n";
   if (!bad && !parse_count(f[2], &e.k)) bad = "k";
   if (!bad && !(parse_count(f[3], &e.m) && bf16fp32__tune_is_bucket(e.m)))
-    bad = "m (a bucket: 1 to 16 or a power of two)";
+    bad = "m (a bucket: 1 to 16, 24 to 64 in steps of 8, or a power of two)";
   if (!bad && !parse_name(f[4], e.winner)) bad = "winner (a backend name, or name@variant)";
   if (!bad && !parse_time(f[5], &e.winner_us)) bad = "winner_us (microseconds)";
   if (!bad) {

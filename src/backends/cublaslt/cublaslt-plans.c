@@ -126,8 +126,7 @@ static bf16fp32_status plan_build(cublasLtHandle_t lt, size_t workspace_bytes, c
   p->key = *s;
   snprintf(p->variant, sizeof p->variant, "%s", variant);
   BF16FP32__TRY(plan_descriptors(s, p));
-  p->tuned = tuned_algo(lt, workspace_bytes, s, variant, p);
-  if (p->tuned) {
+  if (tuned_algo(lt, workspace_bytes, s, variant, p)) {
     p->runnable = true;
   } else {
     BF16FP32__TRY(heuristic(lt, workspace_bytes, s, p, 1, &result, &found));

@@ -19,7 +19,6 @@ typedef struct bf16fp32__lt_plan {
   char variant[BF16FP32__VARIANT_LEN]; /* with key: the tuned algorithm asked for, "" for none */
   bool used;                   /* table entry in use */
   bool runnable;               /* false: the heuristic found no algorithm: decline the shape */
-  bool tuned;                  /* algo is the variant's (else the heuristic's first choice) */
   cublasLtMatmulDesc_t op;
   cublasLtMatrixLayout_t a;    /* w: k x n, ld ldw, transposed by op */
   cublasLtMatrixLayout_t b;    /* x: k x m, ld ldx */
