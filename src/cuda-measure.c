@@ -331,9 +331,9 @@ cleanup:
 }
 
 bf16fp32_status bf16fp32__time_graphs_device(bf16fp32__graph_job *jobs, int count, int warmup,
-                                             int replays) {
+                                             int replays, void *caller_stream) {
   bf16fp32_status st = BF16FP32_OK;
-  cudaStream_t stream = NULL;
+  cudaStream_t stream = (cudaStream_t)caller_stream, own = NULL;
   cudaGraphExec_t *exec = NULL;
   cudaEvent_t *ev = NULL;
   int events = 0;
@@ -348,7 +348,10 @@ bf16fp32_status bf16fp32__time_graphs_device(bf16fp32__graph_job *jobs, int coun
     st = bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "time_graphs: %d jobs", count);
     goto cleanup;
   }
-  BF16FP32__CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  if (!stream) {
+    BF16FP32__CUDA_TRY(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
+    stream = own;
+  }
   for (int i = 0; i < 2 * count; i++) {
     BF16FP32__CUDA_TRY(cudaEventCreate(&ev[i]));
     events++;
@@ -405,7 +408,7 @@ cleanup:
     for (int j = 0; j < count; j++)
       if (exec[j]) cudaGraphExecDestroy(exec[j]);
   for (int i = 0; i < events; i++) cudaEventDestroy(ev[i]);
-  if (stream) cudaStreamDestroy(stream);
+  if (own) cudaStreamDestroy(own);
   if (st != BF16FP32_OK)
     for (int j = 0; j < count; j++)
       if (jobs[j].status == BF16FP32_OK && jobs[j].median_ms < 0) jobs[j].status = st;

@@ -394,8 +394,8 @@ bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n,
 #endif
 }
 
-bf16fp32_status bf16fp32__time_graphs(bf16fp32__graph_job *jobs, int count, int warmup,
-                                      int replays) {
+bf16fp32_status bf16fp32__time_graphs_on(bf16fp32__graph_job *jobs, int count, int warmup,
+                                         int replays, void *stream) {
   if (count < 0 || (count > 0 && !jobs))
     return bf16fp32__fail(BF16FP32_NULL_POINTER, "time_graphs: no jobs");
   for (int j = 0; j < count; j++) {
@@ -404,13 +404,19 @@ bf16fp32_status bf16fp32__time_graphs(bf16fp32__graph_job *jobs, int count, int 
     if (!jobs[j].record) return bf16fp32__fail(BF16FP32_NULL_POINTER, "time_graphs: job %d", j);
   }
 #ifdef BF16FP32_HAVE_CUDA
-  return bf16fp32__time_graphs_device(jobs, count, warmup, replays);
+  return bf16fp32__time_graphs_device(jobs, count, warmup, replays, stream);
 #else
   (void)warmup;
   (void)replays;
+  (void)stream;
   for (int j = 0; j < count; j++) jobs[j].status = BF16FP32_NO_DEVICE;
   return bf16fp32__fail(BF16FP32_NO_DEVICE, "time_graphs: this build has no CUDA");
 #endif
+}
+
+bf16fp32_status bf16fp32__time_graphs(bf16fp32__graph_job *jobs, int count, int warmup,
+                                      int replays) {
+  return bf16fp32__time_graphs_on(jobs, count, warmup, replays, NULL);
 }
 
 bf16fp32_status bf16fp32__time_graph(bf16fp32_status (*record)(void *user, void *stream),

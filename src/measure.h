@@ -89,6 +89,10 @@ typedef struct bf16fp32__graph_job {
 
 bf16fp32_status bf16fp32__time_graphs(bf16fp32__graph_job *jobs, int count, int warmup,
                                       int replays);
+/* The same on the caller's stream (not the legacy default stream; NULL: a fresh one), for a
+ * run of many timings: the backends keep per-stream state (measure_opts.stream). */
+bf16fp32_status bf16fp32__time_graphs_on(bf16fp32__graph_job *jobs, int count, int warmup,
+                                         int replays, void *stream);
 
 /* The fixed bit pattern written into outputs before a checked run (a signalling NaN that no
  * arithmetic produces; the same as SUP_POISON_BITS). */
@@ -133,7 +137,7 @@ bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
                                          bf16fp32__candidate *cands, int count,
                                          const bf16fp32__measure_opts *opt);
 bf16fp32_status bf16fp32__time_graphs_device(bf16fp32__graph_job *jobs, int count, int warmup,
-                                             int replays);
+                                             int replays, void *stream);
 /* Writes BF16FP32__POISON_BITS into count floats of device memory, ordered on stream. */
 bf16fp32_status bf16fp32__device_poison_f32(float *dev, size_t count, void *stream);
 #endif

@@ -1,0 +1,64 @@
+/* A workload step on the device: several GEMMs, each issued a number of times per step in layer
+ * order (layer l issues every GEMM with more than l calls), every call with its own weight,
+ * input and output, as the layers of a model have. The decode-step benchmark and the step
+ * tuner (cuda-tune-step.c) capture it in CUDA graphs; cuda-step.c holds the operands, the
+ * oracle and the checks. Device only: without CUDA nothing here is built. */
+#ifndef BF16FP32_STEP_H
+#define BF16FP32_STEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "measure.h"
+
+/* One GEMM of the step: its weight shape and how many calls a step makes. */
+typedef struct bf16fp32__step_gemm {
+  int64_t n, k;
+  int calls;
+} bf16fp32__step_gemm;
+
+/* One call of the step, in issue order. */
+typedef struct bf16fp32__step_call {
+  int gemm;
+  uint16_t *w, *x; /* device: n x k and max_m x k, contiguous */
+  float *out;      /* device: max_m x n */
+  bool first, last; /* first / last call of its GEMM: these are checked */
+} bf16fp32__step_call;
+
+typedef struct bf16fp32__step {
+  int gemm_count;
+  bf16fp32__step_gemm *gemm;
+  int call_count;
+  bf16fp32__step_call *call;
+  int64_t max_m, m;      /* operands hold max_m rows; calls use m (bf16fp32__step_set_m) */
+  size_t weight_bytes;   /* one step's weights */
+  char *base;            /* the one device allocation */
+  uint16_t **wh, **xh;   /* host copies per GEMM */
+  bf16fp32__check_ref *ref; /* per GEMM, for m */
+  float *outh;           /* host buffer for one output */
+} bf16fp32__step;
+
+#ifdef BF16FP32_HAVE_CUDA
+/* Allocates the operands of every call for up to max_m rows and fills them with random values
+ * (seeded; one host copy per GEMM, copied to all of its calls). On failure everything is freed
+ * and *s is zeroed. */
+bf16fp32_status bf16fp32__step_create(bf16fp32__step *s, const bf16fp32__step_gemm *gemm,
+                                      int gemm_count, int64_t max_m, uint64_t seed);
+void bf16fp32__step_free(bf16fp32__step *s);
+/* Sets the token count of the calls (1 <= m <= max_m) and computes each GEMM's oracle on
+ * check_rows sampled rows (0: all). */
+bf16fp32_status bf16fp32__step_set_m(bf16fp32__step *s, int64_t m, int check_rows);
+/* Call i as the dispatcher takes it: contiguous operands, on stream. */
+bf16fp32__call bf16fp32__step_call_at(const bf16fp32__step *s, int i, void *stream,
+                                      bool capturing);
+/* Writes the poison into every output (m rows), ordered on stream. */
+bf16fp32_status bf16fp32__step_poison(const bf16fp32__step *s, void *stream);
+/* After stream's work: the first and last call of every GEMM except `skip` (-1: none) against
+ * the oracle. Not OK (INTERNAL for a wrong or unwritten result) with the finding in msg. */
+bf16fp32_status bf16fp32__step_check(const bf16fp32__step *s, int skip, void *stream, char *msg,
+                                     size_t len);
+/* The floor F of the whole step at m, in microseconds (sum over the calls). */
+double bf16fp32__step_floor_us(const bf16fp32__step *s);
+#endif
+
+#endif
