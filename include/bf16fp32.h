@@ -157,6 +157,21 @@ bf16fp32_status bf16fp32_tune(bf16fp32_context *ctx, bf16fp32_location where,
                               const int64_t *nk_pairs /* n0, k0, n1, k1, ... */, int pair_count,
                               const int64_t *ms, int m_count, const char *out_path);
 
+/* Tunes the device GEMMs of one step of a workload (a model's decode step) together, for contexts
+ * that run that step: GEMM i has the weight shape (nk_pairs[2i], nk_pairs[2i+1]), each shape
+ * once, and calls[i] calls per step, issued in layer order (layer l calls every GEMM with more
+ * than l calls), each call with its own operands. At each M bucket of ms (as bf16fp32_tune),
+ * each GEMM's backends and their variants are checked and timed inside the whole step captured
+ * as one CUDA graph, the other GEMMs running as auto chooses; a backend's time per call is the
+ * step's time with it less the step's time without that GEMM, over its calls. Under PDL
+ * (device-pdl entries, as bf16fp32_tune) this sees what one shape at a time cannot: the next
+ * call is another shape. The winners merge into the tuning file as bf16fp32_tune's do.
+ * Allocates every call's operands for the largest M (meant for decode sizes: OUT_OF_MEMORY
+ * otherwise). BAD_OPTION: a shape twice, or no output file; BAD_SIZE: no calls; NO_DEVICE. */
+bf16fp32_status bf16fp32_tune_step(bf16fp32_context *ctx, const int64_t *nk_pairs,
+                                   const int *calls, int gemm_count, const int64_t *ms,
+                                   int m_count, const char *out_path);
+
 #ifdef __cplusplus
 }
 #endif

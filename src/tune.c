@@ -47,10 +47,14 @@ static bf16fp32_status cand_prewarm(void *user, const bf16fp32__shape *s, void *
   return bf16fp32__prewarm_one(u->ctx, u->backend, s, u->variant, stream);
 }
 
-/* Variants timed per backend and shape besides its default: cuBLASLt's next heuristic choices
- * were up to 10 % faster than its first at M <= 256 on the H200 (512x7168 M = 128, 256x7168
- * M = 256) and up to 14 % at prefill sizes (bench/lt-algos.cu, docs/lt-algos-h200.txt). */
-#define TUNE_VARIANTS 7
+/* Variants are timed per backend and shape besides its default (BF16FP32__TUNE_VARIANTS):
+ * cuBLASLt's next heuristic choices were up to 10 % faster than its first at M <= 256 on the
+ * H200 (512x7168 M = 128, 256x7168 M = 256) and up to 14 % at prefill sizes (bench/lt-algos.cu,
+ * docs/lt-algos-h200.txt). */
+bool bf16fp32__tune_variant_name(char *buf, const char *backend, const char *variant) {
+  int len = snprintf(buf, BF16FP32__TUNE_NAME_LEN, "%s@%s", backend, variant);
+  return len >= 0 && len < BF16FP32__TUNE_NAME_LEN;
+}
 
 /* Appends, after the `base` registry candidates, one candidate per variant that a backend
  * offers for (where, m, n, k), in plain tuning only; returns the new count. Names and variants
@@ -68,12 +72,11 @@ static int add_variants(bf16fp32_context *ctx, int where, int pdl, int64_t m, in
   const bf16fp32__shape s =
       bf16fp32__make_shape((bf16fp32_location)where, m, n, k, k, k, n, NULL, NULL, NULL);
   for (int i = 0; i < base; i++) {
-    char found[TUNE_VARIANTS][BF16FP32__VARIANT_LEN];
+    char found[BF16FP32__TUNE_VARIANTS][BF16FP32__VARIANT_LEN];
     const char *backend = bf16fp32__registry[users[i].backend].name;
-    int nv = bf16fp32__variants_one(ctx, users[i].backend, &s, found, TUNE_VARIANTS);
-    for (int v = 0; v < nv && count < base + TUNE_VARIANTS; v++) {
-      int len = snprintf(names[count - base], BF16FP32__TUNE_NAME_LEN, "%s@%s", backend, found[v]);
-      if (len < 0 || len >= BF16FP32__TUNE_NAME_LEN) continue;
+    int nv = bf16fp32__variants_one(ctx, users[i].backend, &s, found, BF16FP32__TUNE_VARIANTS);
+    for (int v = 0; v < nv && count < base + BF16FP32__TUNE_VARIANTS; v++) {
+      if (!bf16fp32__tune_variant_name(names[count - base], backend, found[v])) continue;
       users[count] = users[i];
       users[count].variant = strchr(names[count - base], '@') + 1;
       cands[count] = cands[i];
@@ -120,6 +123,27 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* A step: on the device, calls per step in [0, 2^20] with at least one, each weight shape once
+ * (its entries are keyed by (N, K)). */
+static bf16fp32_status check_step(const bf16fp32__tune_request *r) {
+  if (r->where != BF16FP32_DEVICE)
+    return bf16fp32__fail(BF16FP32_BAD_OPTION, "tune: a step is tuned on the device only");
+  int64_t total = 0;
+  for (int i = 0; i < r->pair_count; i++) {
+    if (r->calls[i] < 0 || r->calls[i] > 1 << 20)
+      return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: calls[%d]=%d (0 to 2^20)", i, r->calls[i]);
+    total += r->calls[i];
+    for (int j = 0; j < i; j++)
+      if (r->nk_pairs[2 * j] == r->nk_pairs[2 * i] && r->nk_pairs[2 * j + 1] == r->nk_pairs[2 * i + 1])
+        return bf16fp32__fail(BF16FP32_BAD_OPTION,
+                              "tune: GEMMs %d and %d of the step are both %lldx%lld: give it once, "
+                              "with its calls added", j, i, (long long)r->nk_pairs[2 * i],
+                              (long long)r->nk_pairs[2 * i + 1]);
+  }
+  if (total == 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: the step has no calls");
+  return BF16FP32_OK;
+}
+
 static bf16fp32_status check_request(const bf16fp32__config *cfg, const bf16fp32__tune_request *r) {
   if (r->where != BF16FP32_HOST && r->where != BF16FP32_DEVICE)
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "tune: where=%d is neither HOST nor DEVICE", (int)r->where);
@@ -134,6 +158,10 @@ static bf16fp32_status check_request(const bf16fp32__config *cfg, const bf16fp32
   for (int i = 0; i < r->m_count; i++)
     if (r->ms[i] < 1 || r->ms[i] > MAX_DIM)
       return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: ms[%d]=%lld (1 to 2^31-1)", i, (long long)r->ms[i]);
+  if (r->calls) {
+    bf16fp32_status st = check_step(r);
+    if (st != BF16FP32_OK) return st;
+  }
   if (r->where == BF16FP32_DEVICE && cfg->device < 0)
     return bf16fp32__fail(BF16FP32_NO_DEVICE, "tune: device tuning but the context has no CUDA device");
   const char *out = r->out_path ? r->out_path : cfg->tune_file;
@@ -144,11 +172,9 @@ static bf16fp32_status check_request(const bf16fp32__config *cfg, const bf16fp32
   return BF16FP32_OK;
 }
 
-/* Winner and runner-up of a measure: the two smallest valid times, except that the baseline is
- * the runner-up whenever the winner's lead over it is within the winner's margin, so that the
- * dispatcher puts it first (tune-table.h), even when a variant of the winner came second. */
-static bool pick(const bf16fp32__candidate *c, int count, int where, int pdl, int64_t n,
-                 int64_t k, int64_t m, bf16fp32__tune_entry *e) {
+/* The baseline goes second even when a variant of the winner came second. */
+bool bf16fp32__tune_pick(const bf16fp32__candidate *c, int count, int where, int pdl, int64_t n,
+                         int64_t k, int64_t m, bf16fp32__tune_entry *e) {
   int best = -1, second = -1, baseline = -1;
   for (int i = 0; i < count; i++) {
     if (c[i].status != BF16FP32_OK || c[i].median_us < 0) continue;
@@ -186,9 +212,9 @@ static bf16fp32_status measure_all(bf16fp32_context *ctx, const bf16fp32__tune_r
    * device-pdl, for the dispatcher of such contexts. */
   const int pdl = r->where == BF16FP32_DEVICE && cfg->use_pdl;
   bf16fp32_status st = BF16FP32_OK;
-  bf16fp32__candidate cands[BF16FP32__MAX_BACKENDS + TUNE_VARIANTS];
-  cand_user users[BF16FP32__MAX_BACKENDS + TUNE_VARIANTS];
-  char variant_names[TUNE_VARIANTS][BF16FP32__TUNE_NAME_LEN];
+  bf16fp32__candidate cands[BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANTS];
+  cand_user users[BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANTS];
+  char variant_names[BF16FP32__TUNE_VARIANTS][BF16FP32__TUNE_NAME_LEN];
   bf16fp32__measure_opts opts;
   void *stream = NULL;
   int count = 0, partner = -1;
@@ -235,7 +261,7 @@ static bf16fp32_status measure_all(bf16fp32_context *ctx, const bf16fp32__tune_r
       }
       unpair_times(cands, users, all);
       bf16fp32__tune_entry e;
-      bool got = pick(cands, all, r->where, pdl, n, k, buckets[i], &e);
+      bool got = bf16fp32__tune_pick(cands, all, r->where, pdl, n, k, buckets[i], &e);
       if (got) {
         BF16FP32__TRY(bf16fp32__tune_table_add(found, &e));
         bf16fp32__log(cfg, 2, "tune: %s n=%lld k=%lld m=%lld: %s %.2f us, runner-up %s",
@@ -288,7 +314,8 @@ bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_r
   pthread_rwlock_rdlock(&ctx->lock);
   measured = r->where == BF16FP32_DEVICE ? bf16fp32__device_enter(cfg->device, &prev) : BF16FP32_OK;
   if (measured == BF16FP32_OK) {
-    measured = measure_all(ctx, r, buckets, nb, &found);
+    measured = r->calls ? bf16fp32__tune_measure_step(ctx, r, buckets, nb, &found)
+                        : measure_all(ctx, r, buckets, nb, &found);
     if (r->where == BF16FP32_DEVICE) bf16fp32__device_leave(prev);
   }
   pthread_rwlock_unlock(&ctx->lock);
@@ -315,12 +342,15 @@ cleanup:
   return st;
 }
 
-bf16fp32_status bf16fp32_tune(bf16fp32_context *ctx, bf16fp32_location where, const int64_t *nk_pairs,
-                              int pair_count, const int64_t *ms, int m_count, const char *out_path) {
+/* The public entry points' request: calls NULL tunes each shape alone. */
+static bf16fp32_status tune_public(bf16fp32_context *ctx, bf16fp32_location where,
+                                   const int64_t *nk_pairs, const int *calls, int pair_count,
+                                   const int64_t *ms, int m_count, const char *out_path) {
   bf16fp32__tune_request r;
   memset(&r, 0, sizeof r);
   r.where = where;
   r.nk_pairs = nk_pairs;
+  r.calls = calls;
   r.pair_count = pair_count;
   r.ms = ms;
   r.m_count = m_count;
@@ -328,7 +358,25 @@ bf16fp32_status bf16fp32_tune(bf16fp32_context *ctx, bf16fp32_location where, co
   return bf16fp32__tune_run(ctx, &r, NULL);
 }
 
+bf16fp32_status bf16fp32_tune(bf16fp32_context *ctx, bf16fp32_location where, const int64_t *nk_pairs,
+                              int pair_count, const int64_t *ms, int m_count, const char *out_path) {
+  return tune_public(ctx, where, nk_pairs, NULL, pair_count, ms, m_count, out_path);
+}
+
+bf16fp32_status bf16fp32_tune_step(bf16fp32_context *ctx, const int64_t *nk_pairs, const int *calls,
+                                   int gemm_count, const int64_t *ms, int m_count,
+                                   const char *out_path) {
+  if (!calls) return bf16fp32__fail(BF16FP32_NULL_POINTER, "tune: calls is NULL");
+  return tune_public(ctx, BF16FP32_DEVICE, nk_pairs, calls, gemm_count, ms, m_count, out_path);
+}
+
 #ifndef BF16FP32_HAVE_CUDA
+bf16fp32_status bf16fp32__tune_measure_step(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
+                                            const int64_t *buckets, int nb,
+                                            bf16fp32__tune_table *found) {
+  (void)ctx, (void)r, (void)buckets, (void)nb, (void)found;
+  return bf16fp32__fail(BF16FP32_NO_DEVICE, "tune: a step is tuned on a GPU; this library was built without CUDA");
+}
 bf16fp32_status bf16fp32__tune_stream_create(void **stream) {
   *stream = NULL;
   return bf16fp32__fail(BF16FP32_NO_DEVICE, "this library was built without CUDA");

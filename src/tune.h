@@ -16,6 +16,8 @@ typedef struct bf16fp32__tune_request {
   bf16fp32_location where;
   const int64_t *nk_pairs;                /* n0, k0, n1, k1, ... */
   int pair_count;
+  const int *calls;                       /* per pair, calls per step: tuned in the step
+                                             (cuda-tune-step.c); NULL: each shape alone */
   const int64_t *ms;                      /* any M values: each is timed at its bucket's M */
   int m_count;
   const char *out_path;                   /* NULL: the context's tuning file */
@@ -29,6 +31,26 @@ typedef struct bf16fp32__tune_request {
  * written to the file. */
 bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_request *req,
                                    int *merged);
+
+/* At most this many variants are timed per shape beside the backends' defaults. */
+#define BF16FP32__TUNE_VARIANTS 7
+
+/* "backend@variant" into buf (BF16FP32__TUNE_NAME_LEN); false when it does not fit. */
+bool bf16fp32__tune_variant_name(char *buf, const char *backend, const char *variant);
+
+/* Winner and runner-up of measured candidates into *e (false when none has a valid time): the
+ * two smallest times, except that the baseline is the runner-up whenever the winner's lead over
+ * it is within the winner's margin, so that the dispatcher puts it first (tune-table.h). */
+bool bf16fp32__tune_pick(const bf16fp32__candidate *c, int count, int where, int pdl, int64_t n,
+                         int64_t k, int64_t m, bf16fp32__tune_entry *e);
+
+/* The step's measure (cuda-tune-step.c; NO_DEVICE without CUDA): at each bucket, each GEMM's
+ * candidates are timed inside the whole step, the other GEMMs run as auto chooses; a
+ * candidate's time per call is the step's time with it, less the step's time without that
+ * GEMM, over the GEMM's calls. Entries go into found; the device is current. */
+bf16fp32_status bf16fp32__tune_measure_step(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
+                                            const int64_t *buckets, int nb,
+                                            bf16fp32__tune_table *found);
 
 /* cuda-tune-stream.c (a NO_DEVICE stub without CUDA): the one stream a GPU tune run measures
  * on, so that the backends' per-stream state is made once, not once per measure. */

@@ -111,9 +111,21 @@ int main(void) {
   EXPECT(bf16fp32_select(ctx, BF16FP32_HOST, 1, 40, 40, &name, why, sizeof why) == BF16FP32_OK, "select");
   EXPECT(name && !strstr(why, "tuned"), "falls back: %s %s", name ? name : "-", why);
 
+  /* A step's arguments are checked before the device (tests/gpu-tune-step.c runs one). */
+  const int calls[] = {3, 2}, no_calls[] = {0, 0}, negative[] = {3, -1};
+  const int64_t twice[] = {32, 64, 32, 64};
+  EXPECT(bf16fp32_tune_step(ctx, pairs, NULL, 2, ms, 5, NULL) == BF16FP32_NULL_POINTER, "step: calls");
+  EXPECT(bf16fp32_tune_step(NULL, pairs, calls, 2, ms, 5, NULL) == BF16FP32_NULL_POINTER, "step: ctx");
+  EXPECT(bf16fp32_tune_step(ctx, pairs, no_calls, 2, ms, 5, NULL) == BF16FP32_BAD_SIZE, "step: no calls");
+  EXPECT(bf16fp32_tune_step(ctx, pairs, negative, 2, ms, 5, NULL) == BF16FP32_BAD_SIZE, "step: calls < 0");
+  EXPECT(bf16fp32_tune_step(ctx, twice, calls, 2, ms, 5, NULL) == BF16FP32_BAD_OPTION, "step: a shape twice");
+  EXPECT(bf16fp32_tune_step(ctx, pairs, calls, 0, ms, 5, NULL) == BF16FP32_BAD_SIZE, "step: no GEMMs");
+
   /* No device: device tuning is refused; no file: refused. */
-  if (bf16fp32__context_config(ctx)->device < 0)
+  if (bf16fp32__context_config(ctx)->device < 0) {
     EXPECT(bf16fp32_tune(ctx, BF16FP32_DEVICE, pairs, 2, ms, 5, NULL) == BF16FP32_NO_DEVICE, "no device");
+    EXPECT(bf16fp32_tune_step(ctx, pairs, calls, 2, ms, 5, NULL) == BF16FP32_NO_DEVICE, "step: no device");
+  }
   setenv("BF16FP32_TUNE_FILE", "", 1);
   EXPECT(bf16fp32_reset(ctx) == BF16FP32_OK, "reset");
   EXPECT(bf16fp32_tune(ctx, BF16FP32_HOST, pairs, 2, ms, 5, NULL) == BF16FP32_BAD_OPTION, "no file");

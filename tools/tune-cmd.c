@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench-decode.h"
 #include "dispatch.h"
 #include "suite.h"
 #include "tune-cmd.h"
@@ -13,7 +14,7 @@
 #include "tune.h"
 
 typedef struct tune_args {
-  const char *suite_path, *m_list, *only, *out, *emit_c, *from;
+  const char *suite_path, *m_list, *only, *out, *emit_c, *from, *step;
   int cpu, device, replays, quiet;
 } tune_args;
 
@@ -21,6 +22,7 @@ static int usage(FILE *f) {
   fprintf(f,
           "usage: bf16fp32 tune [--suite FILE] [--out FILE] [--cpu] [--m LIST] [--only PREFIX]\n"
           "                     [--device N] [--replays N] [--emit-c FILE] [--quiet]\n"
+          "       bf16fp32 tune --decode-step dsv4-flash|dsv4-pro [--m LIST] [--out FILE] ...\n"
           "       bf16fp32 tune --from FILE --emit-c FILE\n"
           "Times every available backend (GPU, or the CPU backends with --cpu) on each (N, K) of\n"
           "the suite and each M bucket (each M up to 16, multiples of 8 up to 64, then powers of\n"
@@ -38,6 +40,9 @@ static int usage(FILE *f) {
           "  --only PREFIX   only the suite entries whose name starts with PREFIX\n"
           "  --emit-c FILE   also write the tuned entries as C source for src/tune-builtin.c\n"
           "  --from FILE     with --emit-c: convert this tuning file, measure nothing\n"
+          "  --decode-step MODEL  tune the model's GEMMs inside its decode step (the suite's\n"
+          "                  calls per step, one CUDA graph), the others as auto chooses;\n"
+          "                  the time is per call in the step (default M: every bucket to 256)\n"
           "CPU tuning at large M takes long (cpu-ref is the fp64-accurate reference): pass --m.\n");
   return f == stderr ? 2 : 0;
 }
@@ -68,6 +73,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
     else if (strcmp(o, "--out") == 0 && has) a->out = argv[++i];
     else if (strcmp(o, "--emit-c") == 0 && has) a->emit_c = argv[++i];
     else if (strcmp(o, "--from") == 0 && has) a->from = argv[++i];
+    else if (strcmp(o, "--decode-step") == 0 && has) a->step = argv[++i];
     else if (strcmp(o, "--device") == 0 && has) {
       if (parse_int_arg(o, argv[++i], 0, 1023, &a->device)) return 2;
     } else if (strcmp(o, "--replays") == 0 && has) {
@@ -76,6 +82,15 @@ static int parse_args(int argc, char **argv, tune_args *a) {
       fprintf(stderr, "bf16fp32 tune: unknown or incomplete option '%s'\n", o);
       return usage(stderr);
     }
+  }
+  if (a->step && !bench_decode_prefix(a->step)) {
+    fprintf(stderr, "bf16fp32 tune: --decode-step: unknown model '%s' (known: dsv4-flash, dsv4-pro)\n", a->step);
+    return 2;
+  }
+  if (a->step && (a->cpu || a->only)) {
+    fprintf(stderr, "bf16fp32 tune: --decode-step tunes the model's GEMMs on the GPU: not with %s\n",
+            a->cpu ? "--cpu" : "--only");
+    return 2;
   }
   if (a->from && !a->emit_c) {
     fprintf(stderr, "bf16fp32 tune: --from needs --emit-c\n");
@@ -188,13 +203,17 @@ int tune_main(int argc, char **argv) {
     fprintf(stderr, "bf16fp32 tune: %s\n", err);
     return 2;
   }
-  if (a.only && suite_filter_prefix(&s, a.only) == 0) {
-    fprintf(stderr, "bf16fp32 tune: no entry of %s starts with '%s'\n", a.suite_path, a.only);
+  const char *prefix = a.step ? bench_decode_prefix(a.step) : a.only;
+  if (prefix && suite_filter_prefix(&s, prefix) == 0) {
+    fprintf(stderr, "bf16fp32 tune: no entry of %s starts with '%s'\n", a.suite_path, prefix);
     return 2;
   }
+  /* A step's operands are allocated per call for its largest M: decode sizes by default. */
+  static const int64_t step_ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+                                    24, 32, 40, 48, 56, 64, 128, 256};
   int64_t ms[SUITE_MAX_M];
-  int m_count = s.m_count;
-  memcpy(ms, s.m, sizeof ms);
+  int m_count = a.step ? (int)(sizeof step_ms / sizeof step_ms[0]) : s.m_count;
+  memcpy(ms, a.step ? step_ms : s.m, (size_t)m_count * sizeof ms[0]);
   if (a.m_list && (m_count = suite_parse_int_list(a.m_list, ms, SUITE_MAX_M, err, sizeof err)) < 0) {
     fprintf(stderr, "bf16fp32 tune: --m: %s\n", err);
     return 2;
@@ -204,15 +223,21 @@ int tune_main(int argc, char **argv) {
     return 2;
   }
   /* Each weight shape once, in suite order. */
+  /* Each weight shape once, in suite order; a step adds up the calls of a shape. */
   int64_t pairs[2 * SUITE_MAX_ENTRIES];
+  int calls[SUITE_MAX_ENTRIES];
   int pair_count = 0;
   for (int i = 0; i < s.count; i++) {
-    bool seen = false;
-    for (int j = 0; j < pair_count && !seen; j++)
-      seen = pairs[2 * j] == s.entries[i].n && pairs[2 * j + 1] == s.entries[i].k;
-    if (seen) continue;
+    int seen = -1;
+    for (int j = 0; j < pair_count && seen < 0; j++)
+      if (pairs[2 * j] == s.entries[i].n && pairs[2 * j + 1] == s.entries[i].k) seen = j;
+    if (seen >= 0) {
+      calls[seen] += s.entries[i].calls;
+      continue;
+    }
     pairs[2 * pair_count] = s.entries[i].n;
     pairs[2 * pair_count + 1] = s.entries[i].k;
+    calls[pair_count] = s.entries[i].calls;
     pair_count++;
   }
 
@@ -271,9 +296,13 @@ int tune_main(int argc, char **argv) {
     for (int j = 0; j < i && !dup; j++) dup = bf16fp32__tune_bucket(ms[j]) == bf16fp32__tune_bucket(ms[i]);
     buckets += !dup;
   }
-  printf("tuning %d weight shapes x %d M buckets on %s%s\nbackends: %s\nfile: %s\n", pair_count,
+  printf("tuning %d weight shapes x %d M buckets on %s%s%s%s\nbackends: %s\nfile: %s\n", pair_count,
          buckets, desc, where == BF16FP32_DEVICE && cfg->use_pdl ? " under PDL (device-pdl entries)" : "",
+         a.step ? ", inside the decode step of " : "", a.step ? a.step : "",
          backends[0] ? backends : "(none available)", out);
+  if (a.step)
+    printf("times: us per call in the step (the step with it less the step without that GEMM,"
+           " over its calls)\n");
   printf("[ i/n ] %-22s %6s %6s %6s  %-9s %12s  %-9s %12s\n", "suite entries", "N", "K", "M",
          "winner", "", "runner-up", "");
   fflush(stdout);
@@ -287,6 +316,7 @@ int tune_main(int argc, char **argv) {
   r.where = where;
   r.nk_pairs = pairs;
   r.pair_count = pair_count;
+  r.calls = a.step ? calls : NULL;
   r.ms = ms;
   r.m_count = m_count;
   r.out_path = out;

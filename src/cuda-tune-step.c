@@ -1,0 +1,187 @@
+/* The step tuner's measure (bf16fp32_tune_step): each GEMM's candidates timed inside the whole
+ * step. One shape at a time a candidate is timed in graphs of its own calls, where under PDL the
+ * next call is the same shape; in a model's step the neighbours are other shapes, and on the
+ * H200 choices made one shape at a time turned around there (docs/smallm-notes.md, sessions
+ * 44-49: 30-40 us per flash step at batch 160-192 under PDL, 21-27 us per pro step at batch 1-4). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "dispatch.h"
+#include "step.h"
+#include "tune.h"
+
+/* A step's time spreads by 1-3 us between replays on the H200 (session 50's decode-step
+ * rounds), 0.03-0.1 us per call of a GEMM with 30 calls: more replays than one shape needs. */
+#define STEP_MIN_REPLAYS 15
+#define STEP_SEED 0x57e9ULL
+/* A candidate's time per call when the step without its GEMM took as long or longer: the
+ * calls cost nothing measurable. Times in the tuning file are positive. */
+#define STEP_FREE_US 0.01
+
+/* One graph to time: the step with GEMM `gemm` on one candidate, or left out (backend < 0). */
+typedef struct step_job {
+  bf16fp32_context *ctx;
+  const bf16fp32__step *s;
+  int gemm;
+  int backend;
+  const char *variant;
+  char detail[256];
+} step_job;
+
+static bf16fp32_status issue(step_job *j, void *stream, bool capturing) {
+  for (int i = 0; i < j->s->call_count; i++) {
+    const bool mine = j->s->call[i].gemm == j->gemm;
+    if (mine && j->backend < 0) continue;
+    bf16fp32__call c = bf16fp32__step_call_at(j->s, i, stream, capturing);
+    c.variant = mine ? j->variant : NULL;
+    bf16fp32_status st = mine ? bf16fp32__run_one(j->ctx, j->backend, &c) : bf16fp32__dispatch(j->ctx, &c);
+    if (st != BF16FP32_OK) {
+      snprintf(j->detail, sizeof j->detail, "%s call %d: %s: %s", capturing ? "captured" : "eager",
+               i, bf16fp32_status_name(st), bf16fp32_last_error());
+      return st;
+    }
+  }
+  return BF16FP32_OK;
+}
+
+/* Prewarm (the candidate for its GEMM, auto's backends for the others), one eager step, then
+ * poison every output so that the checked replay must write them all. */
+static bf16fp32_status job_prepare(void *user, void *stream) {
+  step_job *j = user;
+  for (int g = 0; g < j->s->gemm_count; g++) {
+    int first = -1;
+    for (int i = 0; i < j->s->call_count && first < 0; i++)
+      if (j->s->call[i].gemm == g) first = i;
+    if (first < 0 || (g == j->gemm && j->backend < 0)) continue;
+    bf16fp32__call c = bf16fp32__step_call_at(j->s, first, stream, false);
+    bf16fp32_status st = g == j->gemm ? bf16fp32__prewarm_one(j->ctx, j->backend, &c.shape, j->variant, stream)
+                                      : bf16fp32__prewarm_shape(j->ctx, &c.shape, stream);
+    if (st != BF16FP32_OK) {
+      snprintf(j->detail, sizeof j->detail, "prewarm of GEMM %d: %s", g, bf16fp32_last_error());
+      return st;
+    }
+  }
+  bf16fp32_status st = issue(j, stream, false);
+  if (st == BF16FP32_OK) st = bf16fp32__step_poison(j->s, stream);
+  return st;
+}
+
+static bf16fp32_status job_record(void *user, void *stream) { return issue(user, stream, true); }
+
+static bf16fp32_status job_check(void *user, void *stream) {
+  step_job *j = user;
+  return bf16fp32__step_check(j->s, j->backend < 0 ? j->gemm : -1, stream, j->detail, sizeof j->detail);
+}
+
+/* The candidates for GEMM g at the step's m: every available device backend, then the variants
+ * they offer. Returns the count; names live in `names`. */
+static int list_candidates(bf16fp32_context *ctx, const bf16fp32__step *s, int g, step_job *jobs,
+                           char (*names)[BF16FP32__TUNE_NAME_LEN], int cap) {
+  int count = 0;
+  const bf16fp32__shape shape = bf16fp32__make_shape(BF16FP32_DEVICE, s->m, s->gemm[g].n, s->gemm[g].k,
+                                                     s->gemm[g].k, s->gemm[g].k, s->gemm[g].n, NULL,
+                                                     NULL, NULL);
+  for (int b = 0; b < bf16fp32__registry_count && count < cap; b++) {
+    if (bf16fp32__registry[b].where != BF16FP32_DEVICE || !bf16fp32__backend_available(ctx, b)) continue;
+    snprintf(names[count], BF16FP32__TUNE_NAME_LEN, "%s", bf16fp32__registry[b].name);
+    jobs[count++] = (step_job){ctx, s, g, b, NULL, ""};
+  }
+  const int plain = count;
+  for (int i = 0; i < plain; i++) {
+    char found[BF16FP32__TUNE_VARIANTS][BF16FP32__VARIANT_LEN];
+    const int b = jobs[i].backend;
+    int nv = bf16fp32__variants_one(ctx, b, &shape, found, BF16FP32__TUNE_VARIANTS);
+    for (int v = 0; v < nv && count < cap && count < plain + BF16FP32__TUNE_VARIANTS; v++) {
+      if (!bf16fp32__tune_variant_name(names[count], bf16fp32__registry[b].name, found[v])) continue;
+      jobs[count] = (step_job){ctx, s, g, b, strchr(names[count], '@') + 1, ""};
+      count++;
+    }
+  }
+  return count;
+}
+
+#define STEP_MAX_CANDS (BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANTS)
+
+/* Times GEMM g's candidates in the step at its current m and records the pick in found. */
+static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
+                                 const bf16fp32__step *s, int g, const bf16fp32__measure_opts *o,
+                                 bf16fp32__tune_table *found) {
+  const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
+  step_job jobs[1 + STEP_MAX_CANDS];
+  char names[STEP_MAX_CANDS][BF16FP32__TUNE_NAME_LEN];
+  bf16fp32__graph_job graph[1 + STEP_MAX_CANDS];
+  bf16fp32__candidate cands[STEP_MAX_CANDS];
+  jobs[0] = (step_job){ctx, s, g, -1, NULL, ""};
+  const int count = list_candidates(ctx, s, g, jobs + 1, names, STEP_MAX_CANDS);
+  for (int i = 0; i <= count; i++)
+    graph[i] = (bf16fp32__graph_job){job_prepare, job_record, job_check, &jobs[i], BF16FP32_OK, -1};
+  const int replays = o->replays > STEP_MIN_REPLAYS ? o->replays : STEP_MIN_REPLAYS;
+  bf16fp32_status st = bf16fp32__time_graphs_on(graph, 1 + count, o->warmup, replays, o->stream);
+  if (st != BF16FP32_OK) return st;
+  const bool without_timed = graph[0].status == BF16FP32_OK && graph[0].median_ms >= 0;
+  for (int i = 0; i < count; i++) {
+    bf16fp32__candidate *c = &cands[i];
+    const bf16fp32__graph_job *gj = &graph[1 + i];
+    memset(c, 0, sizeof *c);
+    c->name = names[i];
+    c->status = gj->status;
+    c->median_us = -1;
+    snprintf(c->detail, sizeof c->detail, "%s", jobs[1 + i].detail);
+    if (gj->status != BF16FP32_OK || gj->median_ms < 0) continue;
+    if (!without_timed) {
+      c->status = graph[0].status != BF16FP32_OK ? graph[0].status : BF16FP32_INTERNAL;
+      snprintf(c->detail, sizeof c->detail, "the step without this GEMM has no time: %s", jobs[0].detail);
+      continue;
+    }
+    const double per_call = (gj->median_ms - graph[0].median_ms) * 1e3 / s->gemm[g].calls;
+    c->median_us = per_call > STEP_FREE_US ? per_call : STEP_FREE_US;
+  }
+  const int pdl = cfg->use_pdl != 0;
+  bf16fp32__tune_entry e;
+  const bool got = bf16fp32__tune_pick(cands, count, BF16FP32_DEVICE, pdl, s->gemm[g].n, s->gemm[g].k, s->m, &e);
+  if (got) {
+    st = bf16fp32__tune_table_add(found, &e);
+    if (st != BF16FP32_OK) return st;
+    bf16fp32__log(cfg, 2, "tune: step %s n=%lld k=%lld m=%lld: %s %.2f us per call, runner-up %s",
+                  bf16fp32__tune_where_name(&e), (long long)e.n, (long long)e.k, (long long)e.m,
+                  e.winner, e.winner_us, e.runner_up[0] ? e.runner_up : "none");
+  } else {
+    bf16fp32__log(cfg, 1, "tune: step n=%lld k=%lld m=%lld: no backend gave a valid time",
+                  (long long)s->gemm[g].n, (long long)s->gemm[g].k, (long long)s->m);
+  }
+  if (r->progress) r->progress(r->user, s->gemm[g].n, s->gemm[g].k, s->m, got ? &e : NULL, cands, count);
+  return BF16FP32_OK;
+}
+
+bf16fp32_status bf16fp32__tune_measure_step(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
+                                            const int64_t *buckets, int nb,
+                                            bf16fp32__tune_table *found) {
+  bf16fp32__measure_opts o;
+  if (r->measure)
+    o = *r->measure;
+  else
+    bf16fp32__measure_defaults(&o);
+  bf16fp32__step_gemm *gemm = malloc((size_t)r->pair_count * sizeof *gemm);
+  if (!gemm) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d GEMMs", r->pair_count);
+  for (int i = 0; i < r->pair_count; i++)
+    gemm[i] = (bf16fp32__step_gemm){r->nk_pairs[2 * i], r->nk_pairs[2 * i + 1], r->calls[i]};
+  bf16fp32__step s;
+  void *stream = NULL;
+  bf16fp32_status st = bf16fp32__step_create(&s, gemm, r->pair_count, buckets[nb - 1], STEP_SEED);
+  free(gemm);
+  if (st != BF16FP32_OK) return st;
+  if (!o.stream) {
+    st = bf16fp32__tune_stream_create(&stream);
+    o.stream = stream;
+  }
+  for (int i = 0; i < nb && st == BF16FP32_OK; i++) {
+    st = bf16fp32__step_set_m(&s, buckets[i], o.check_rows);
+    for (int g = 0; g < s.gemm_count && st == BF16FP32_OK; g++)
+      if (s.gemm[g].calls > 0) st = tune_gemm(ctx, r, &s, g, &o, found);
+  }
+  if (stream) bf16fp32__tune_stream_destroy(stream);
+  bf16fp32__step_free(&s);
+  return st;
+}

@@ -1,0 +1,153 @@
+/* Tuning inside a step on the GPU (bf16fp32_tune_step, the request's `calls`): a two-GEMM step
+ * with odd shapes, plainly and under PDL. Every GEMM and bucket gets an entry of its launch, each
+ * candidate a positive per-call time or a reason, cuBLASLt's variants are timed beside the
+ * defaults, and a context with the file picks by it. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "tune-file.h"
+#include "tune.h"
+#include "support.h"
+#include "testing.h"
+
+/* A router-like GEMM with more calls than a compressor-like one; K not a multiple of 64. */
+static const int64_t pairs[] = {256, 4096, 520, 1032};
+static const int calls[] = {5, 3};
+static const int64_t ms[] = {3, 1, 20}; /* buckets 1, 3, 24 */
+
+typedef struct seen {
+  int shapes, with_entry;
+  int timed, variants, untimed;
+} seen;
+
+static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16fp32__tune_entry *e,
+                        const bf16fp32__candidate *c, int count) {
+  seen *s = user;
+  s->shapes++;
+  s->with_entry += e != NULL;
+  for (int i = 0; i < count; i++) {
+    if (c[i].status == BF16FP32_OK) {
+      EXPECT(isfinite(c[i].median_us) && c[i].median_us > 0, "%lldx%lld m=%lld %s: %.3f us",
+             (long long)n, (long long)k, (long long)m, c[i].name, c[i].median_us);
+      s->timed++;
+      s->variants += strchr(c[i].name, '@') != NULL;
+    } else {
+      /* Declined or failed: never wrong, and always with a reason. */
+      EXPECT(c[i].status != BF16FP32_INTERNAL, "%lldx%lld m=%lld %s is wrong: %s", (long long)n,
+             (long long)k, (long long)m, c[i].name, c[i].detail);
+      s->untimed++;
+    }
+  }
+  if (e) printf("  %lldx%lld m=%lld: %s %.2f us per call, runner-up %s %.2f\n", (long long)n,
+                (long long)k, (long long)m, e->winner, e->winner_us, e->runner_up[0] ? e->runner_up : "-",
+                e->runner_up_us);
+}
+
+static seen tune_once(const char *path, int pdl) {
+  seen s;
+  memset(&s, 0, sizeof s);
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.use_pdl = pdl;
+  bf16fp32_context *ctx = NULL;
+  if (bf16fp32_create(&ctx, &opt) != BF16FP32_OK) {
+    EXPECT(0, "create: %s", bf16fp32_last_error());
+    return s;
+  }
+  bf16fp32__measure_opts mo;
+  bf16fp32__measure_defaults(&mo);
+  bf16fp32__tune_request r;
+  memset(&r, 0, sizeof r);
+  r.where = BF16FP32_DEVICE;
+  r.nk_pairs = pairs, r.calls = calls, r.pair_count = 2, r.ms = ms, r.m_count = 3;
+  r.out_path = path;
+  r.measure = &mo;
+  r.progress = on_progress;
+  r.user = &s;
+  int merged = 0;
+  printf("step tune, pdl=%d:\n", pdl);
+  EXPECT(bf16fp32__tune_run(ctx, &r, &merged) == BF16FP32_OK && merged == 6, "tune pdl=%d: %s (%d)", pdl,
+         bf16fp32_last_error(), merged);
+  bf16fp32_destroy(ctx);
+  return s;
+}
+
+int main(void) {
+  if (!sup_gpu_available()) return testing_skip("gpu-tune-step", "no CUDA device");
+  unsetenv("BF16FP32_ALGO");
+  unsetenv("BF16FP32_PDL");
+  setenv("BF16FP32_TUNE_FILE", "", 1); /* the others run as the built-in table says */
+  char dir[512], path[600];
+  if (sup_temp_dir(dir, sizeof dir, "gpu-tune-step")) return 1;
+  snprintf(path, sizeof path, "%s/tune.tsv", dir);
+
+  seen plain = tune_once(path, 0);
+  seen pdl = tune_once(path, 1);
+  EXPECT(plain.shapes == 6 && plain.with_entry == 6 && pdl.shapes == 6 && pdl.with_entry == 6,
+         "entries: %d/%d plain, %d/%d under PDL", plain.with_entry, plain.shapes, pdl.with_entry,
+         pdl.shapes);
+  EXPECT(plain.timed >= 12 && pdl.timed >= 12, "timed: %d plain, %d under PDL", plain.timed, pdl.timed);
+  EXPECT(plain.variants > 0 && pdl.variants > 0, "variants timed: %d plain, %d under PDL", plain.variants,
+         pdl.variants);
+
+  bf16fp32__tune_file f;
+  int err = 0;
+  CHECK_OK(bf16fp32__tune_file_read(path, &f, &err, NULL, NULL));
+  EXPECT(f.table.count == 12 && f.skipped == 0, "12 entries: %d (%d skipped)", f.table.count, f.skipped);
+  const int64_t buckets[] = {1, 3, 24};
+  for (int p = 0; p < 2; p++)
+    for (int b = 0; b < 3; b++)
+      for (int under = 0; under < 2; under++) {
+        const bf16fp32__tune_entry *e = bf16fp32__tune_table_lookup(
+            &f.table, BF16FP32_DEVICE, under, pairs[2 * p], pairs[2 * p + 1], buckets[b]);
+        EXPECT(e && e->m == buckets[b] && e->winner_us > 0, "entry %d/%d pdl=%d", p, b, under);
+        const char *variant = NULL;
+        int w = e ? bf16fp32__registry_find_tuned(e->winner, &variant) : -1;
+        EXPECT(w >= 0 && bf16fp32__registry[w].where == BF16FP32_DEVICE, "winner %s is a device backend",
+               e ? e->winner : "-");
+      }
+  bf16fp32__tune_file_clear(&f);
+
+  /* A context with the file picks by it, at the bucket's own M and inside a bucket. */
+  setenv("BF16FP32_TUNE_FILE", path, 1);
+  for (int under = 0; under < 2; under++) {
+    bf16fp32_options opt;
+    bf16fp32_options_init(&opt);
+    opt.use_pdl = under;
+    bf16fp32_context *ctx = NULL;
+    CHECK_OK(bf16fp32_create(&ctx, &opt));
+    const int64_t at[] = {3, 17};
+    for (int i = 0; i < 2; i++) {
+      const char *name = NULL;
+      char why[600];
+      CHECK_OK(bf16fp32_select(ctx, BF16FP32_DEVICE, at[i], pairs[2], pairs[3], &name, why, sizeof why));
+      EXPECT(strstr(why, "tuned: file") && strstr(why, path), "pdl=%d m=%lld: %s", under, (long long)at[i], why);
+    }
+    bf16fp32_destroy(ctx);
+  }
+
+  /* Refused: a shape twice, no calls, a step on the host. */
+  bf16fp32_context *ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  const int64_t twice[] = {256, 4096, 256, 4096};
+  const int none[] = {0, 0};
+  EXPECT(bf16fp32_tune_step(ctx, twice, calls, 2, ms, 3, path) == BF16FP32_BAD_OPTION, "a shape twice");
+  EXPECT(bf16fp32_tune_step(ctx, pairs, none, 2, ms, 3, path) == BF16FP32_BAD_SIZE, "no calls");
+  bf16fp32__tune_request r;
+  memset(&r, 0, sizeof r);
+  r.where = BF16FP32_HOST;
+  r.nk_pairs = pairs, r.calls = calls, r.pair_count = 2, r.ms = ms, r.m_count = 3, r.out_path = path;
+  EXPECT(bf16fp32__tune_run(ctx, &r, NULL) == BF16FP32_BAD_OPTION, "a step on the host");
+  bf16fp32_destroy(ctx);
+
+  char lock[700];
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  unlink(path);
+  unlink(lock);
+  rmdir(dir);
+  return testing_summary("gpu-tune-step");
+}
