@@ -20,23 +20,38 @@
  * calls cost nothing measurable. Times in the tuning file are positive. */
 #define STEP_FREE_US 0.01
 
-/* One graph to time: the step with GEMM `gemm` on one candidate, or left out (backend < 0). */
+/* A GEMM's backend for the step's m, chosen earlier in this run (backend < 0: not yet, auto). */
+typedef struct step_choice {
+  int backend;
+  const char *variant;
+  char name[BF16FP32__TUNE_NAME_LEN];
+} step_choice;
+
+/* One graph to time: the step with GEMM `gemm` on one candidate, or left out (backend < 0); the
+ * GEMMs tuned before it at this m on their winners, the rest as auto chooses. */
 typedef struct step_job {
   bf16fp32_context *ctx;
   const bf16fp32__step *s;
+  const step_choice *chosen; /* per GEMM */
   int gemm;
   int backend;
   const char *variant;
   char detail[256];
 } step_job;
 
+/* Who runs GEMM g in job j: the candidate, a winner chosen before, or auto (-1). */
+static int runner(const step_job *j, int g, const char **variant) {
+  *variant = g == j->gemm ? j->variant : j->chosen[g].variant;
+  return g == j->gemm ? j->backend : j->chosen[g].backend;
+}
+
 static bf16fp32_status issue(step_job *j, void *stream, bool capturing) {
   for (int i = 0; i < j->s->call_count; i++) {
-    const bool mine = j->s->call[i].gemm == j->gemm;
-    if (mine && j->backend < 0) continue;
+    const int g = j->s->call[i].gemm;
+    if (g == j->gemm && j->backend < 0) continue;
     bf16fp32__call c = bf16fp32__step_call_at(j->s, i, stream, capturing);
-    c.variant = mine ? j->variant : NULL;
-    bf16fp32_status st = mine ? bf16fp32__run_one(j->ctx, j->backend, &c) : bf16fp32__dispatch(j->ctx, &c);
+    const int b = runner(j, g, &c.variant);
+    bf16fp32_status st = b >= 0 ? bf16fp32__run_one(j->ctx, b, &c) : bf16fp32__dispatch(j->ctx, &c);
     if (st != BF16FP32_OK) {
       snprintf(j->detail, sizeof j->detail, "%s call %d: %s: %s", capturing ? "captured" : "eager",
                i, bf16fp32_status_name(st), bf16fp32_last_error());
@@ -46,7 +61,7 @@ static bf16fp32_status issue(step_job *j, void *stream, bool capturing) {
   return BF16FP32_OK;
 }
 
-/* Prewarm (the candidate for its GEMM, auto's backends for the others), one eager step, then
+/* Prewarm (each GEMM's runner; auto's backends where auto runs it), one eager step, then
  * poison every output so that the checked replay must write them all. */
 static bf16fp32_status job_prepare(void *user, void *stream) {
   step_job *j = user;
@@ -56,8 +71,10 @@ static bf16fp32_status job_prepare(void *user, void *stream) {
       if (j->s->call[i].gemm == g) first = i;
     if (first < 0 || (g == j->gemm && j->backend < 0)) continue;
     bf16fp32__call c = bf16fp32__step_call_at(j->s, first, stream, false);
-    bf16fp32_status st = g == j->gemm ? bf16fp32__prewarm_one(j->ctx, j->backend, &c.shape, j->variant, stream)
-                                      : bf16fp32__prewarm_shape(j->ctx, &c.shape, stream);
+    const char *variant;
+    const int b = runner(j, g, &variant);
+    bf16fp32_status st = b >= 0 ? bf16fp32__prewarm_one(j->ctx, b, &c.shape, variant, stream)
+                                : bf16fp32__prewarm_shape(j->ctx, &c.shape, stream);
     if (st != BF16FP32_OK) {
       snprintf(j->detail, sizeof j->detail, "prewarm of GEMM %d: %s", g, bf16fp32_last_error());
       return st;
@@ -77,8 +94,8 @@ static bf16fp32_status job_check(void *user, void *stream) {
 
 /* The candidates for GEMM g at the step's m: every available device backend, then the variants
  * they offer. Returns the count; names live in `names`. */
-static int list_candidates(bf16fp32_context *ctx, const bf16fp32__step *s, int g, step_job *jobs,
-                           char (*names)[BF16FP32__TUNE_NAME_LEN], int cap) {
+static int list_candidates(bf16fp32_context *ctx, const bf16fp32__step *s, const step_choice *chosen,
+                           int g, step_job *jobs, char (*names)[BF16FP32__TUNE_NAME_LEN], int cap) {
   int count = 0;
   const bf16fp32__shape shape = bf16fp32__make_shape(BF16FP32_DEVICE, s->m, s->gemm[g].n, s->gemm[g].k,
                                                      s->gemm[g].k, s->gemm[g].k, s->gemm[g].n, NULL,
@@ -86,7 +103,7 @@ static int list_candidates(bf16fp32_context *ctx, const bf16fp32__step *s, int g
   for (int b = 0; b < bf16fp32__registry_count && count < cap; b++) {
     if (bf16fp32__registry[b].where != BF16FP32_DEVICE || !bf16fp32__backend_available(ctx, b)) continue;
     snprintf(names[count], BF16FP32__TUNE_NAME_LEN, "%s", bf16fp32__registry[b].name);
-    jobs[count++] = (step_job){ctx, s, g, b, NULL, ""};
+    jobs[count++] = (step_job){ctx, s, chosen, g, b, NULL, ""};
   }
   const int plain = count;
   for (int i = 0; i < plain; i++) {
@@ -95,7 +112,7 @@ static int list_candidates(bf16fp32_context *ctx, const bf16fp32__step *s, int g
     int nv = bf16fp32__variants_one(ctx, b, &shape, found, BF16FP32__TUNE_VARIANTS);
     for (int v = 0; v < nv && count < cap && count < plain + BF16FP32__TUNE_VARIANTS; v++) {
       if (!bf16fp32__tune_variant_name(names[count], bf16fp32__registry[b].name, found[v])) continue;
-      jobs[count] = (step_job){ctx, s, g, b, strchr(names[count], '@') + 1, ""};
+      jobs[count] = (step_job){ctx, s, chosen, g, b, strchr(names[count], '@') + 1, ""};
       count++;
     }
   }
@@ -104,17 +121,18 @@ static int list_candidates(bf16fp32_context *ctx, const bf16fp32__step *s, int g
 
 #define STEP_MAX_CANDS (BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANTS)
 
-/* Times GEMM g's candidates in the step at its current m and records the pick in found. */
+/* Times GEMM g's candidates in the step at its current m, records the pick in found and makes
+ * what a context would run by it GEMM g's runner for the GEMMs tuned after it at this m. */
 static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
-                                 const bf16fp32__step *s, int g, const bf16fp32__measure_opts *o,
-                                 bf16fp32__tune_table *found) {
+                                 const bf16fp32__step *s, step_choice *chosen, int g,
+                                 const bf16fp32__measure_opts *o, bf16fp32__tune_table *found) {
   const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
   step_job jobs[1 + STEP_MAX_CANDS];
   char names[STEP_MAX_CANDS][BF16FP32__TUNE_NAME_LEN];
   bf16fp32__graph_job graph[1 + STEP_MAX_CANDS];
   bf16fp32__candidate cands[STEP_MAX_CANDS];
-  jobs[0] = (step_job){ctx, s, g, -1, NULL, ""};
-  const int count = list_candidates(ctx, s, g, jobs + 1, names, STEP_MAX_CANDS);
+  jobs[0] = (step_job){ctx, s, chosen, g, -1, NULL, ""};
+  const int count = list_candidates(ctx, s, chosen, g, jobs + 1, names, STEP_MAX_CANDS);
   for (int i = 0; i <= count; i++)
     graph[i] = (bf16fp32__graph_job){job_prepare, job_record, job_check, &jobs[i], BF16FP32_OK, -1};
   const int replays = o->replays > STEP_MIN_REPLAYS ? o->replays : STEP_MIN_REPLAYS;
@@ -144,6 +162,10 @@ static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_req
   if (got) {
     st = bf16fp32__tune_table_add(found, &e);
     if (st != BF16FP32_OK) return st;
+    step_choice *c = &chosen[g];
+    /* What a context with this entry runs first (tune-table.h's margin). */
+    snprintf(c->name, sizeof c->name, "%s", bf16fp32__tune_baseline_first(&e) ? e.runner_up : e.winner);
+    c->backend = bf16fp32__registry_find_tuned(c->name, &c->variant);
     bf16fp32__log(cfg, 2, "tune: step %s n=%lld k=%lld m=%lld: %s %.2f us per call, runner-up %s",
                   bf16fp32__tune_where_name(&e), (long long)e.n, (long long)e.k, (long long)e.m,
                   e.winner, e.winner_us, e.runner_up[0] ? e.runner_up : "none");
@@ -176,11 +198,15 @@ bf16fp32_status bf16fp32__tune_measure_step(bf16fp32_context *ctx, const bf16fp3
     st = bf16fp32__tune_stream_create(&stream);
     o.stream = stream;
   }
+  step_choice *chosen = calloc((size_t)s.gemm_count, sizeof *chosen);
+  if (!chosen) st = bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d GEMMs", s.gemm_count);
   for (int i = 0; i < nb && st == BF16FP32_OK; i++) {
     st = bf16fp32__step_set_m(&s, buckets[i], o.check_rows);
+    for (int g = 0; g < s.gemm_count; g++) chosen[g].backend = -1;
     for (int g = 0; g < s.gemm_count && st == BF16FP32_OK; g++)
-      if (s.gemm[g].calls > 0) st = tune_gemm(ctx, r, &s, g, &o, found);
+      if (s.gemm[g].calls > 0) st = tune_gemm(ctx, r, &s, chosen, g, &o, found);
   }
+  free(chosen);
   if (stream) bf16fp32__tune_stream_destroy(stream);
   bf16fp32__step_free(&s);
   return st;
