@@ -16,6 +16,11 @@
  * rounds), 0.03-0.1 us per call of a GEMM with 30 calls: more replays than one shape needs. */
 #define STEP_MIN_REPLAYS 15
 #define STEP_SEED 0x57e9ULL
+/* A bucket's new choices are kept only when the whole step with them beats the step as auto
+ * runs it now by this fraction: the step's replays spread by 0.1-0.2 % on the H200 (session 51's
+ * A/B rounds), and on the H200 three choices that each measured faster per call made the pro
+ * step plainly at batch 128 17 us slower together (session 51). */
+#define STEP_KEEP_MARGIN 0.002
 /* A candidate's time per call when the step without its GEMM took as long or longer: the
  * calls cost nothing measurable. Times in the tuning file are positive. */
 #define STEP_FREE_US 0.01
@@ -121,11 +126,24 @@ static int list_candidates(bf16fp32_context *ctx, const bf16fp32__step *s, const
 
 #define STEP_MAX_CANDS (BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANTS)
 
+/* A GEMM's candidates and their times per call in the step at the current m (< 0: none). */
+typedef struct step_times {
+  int count;
+  char name[STEP_MAX_CANDS][BF16FP32__TUNE_NAME_LEN];
+  double us[STEP_MAX_CANDS];
+} step_times;
+
+static double time_of(const step_times *t, const char *name) {
+  for (int i = 0; i < t->count; i++)
+    if (strcmp(t->name[i], name) == 0) return t->us[i];
+  return -1;
+}
+
 /* Times GEMM g's candidates in the step at its current m, records the pick in found and makes
  * what a context would run by it GEMM g's runner for the GEMMs tuned after it at this m. */
 static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
-                                 const bf16fp32__step *s, step_choice *chosen, int g,
-                                 const bf16fp32__measure_opts *o, bf16fp32__tune_table *found) {
+                                 const bf16fp32__step *s, step_choice *chosen, step_times *times,
+                                 int g, const bf16fp32__measure_opts *o, bf16fp32__tune_table *found) {
   const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
   step_job jobs[1 + STEP_MAX_CANDS];
   char names[STEP_MAX_CANDS][BF16FP32__TUNE_NAME_LEN];
@@ -156,6 +174,11 @@ static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_req
     const double per_call = (gj->median_ms - graph[0].median_ms) * 1e3 / s->gemm[g].calls;
     c->median_us = per_call > STEP_FREE_US ? per_call : STEP_FREE_US;
   }
+  times[g].count = count;
+  for (int i = 0; i < count; i++) {
+    memcpy(times[g].name[i], names[i], sizeof times[g].name[i]);
+    times[g].us[i] = cands[i].median_us;
+  }
   const int pdl = cfg->use_pdl != 0;
   bf16fp32__tune_entry e;
   const bool got = bf16fp32__tune_pick(cands, count, BF16FP32_DEVICE, pdl, s->gemm[g].n, s->gemm[g].k, s->m, &e);
@@ -174,6 +197,88 @@ static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_req
                   (long long)s->gemm[g].n, (long long)s->gemm[g].k, (long long)s->m);
   }
   if (r->progress) r->progress(r->user, s->gemm[g].n, s->gemm[g].k, s->m, got ? &e : NULL, cands, count);
+  return BF16FP32_OK;
+}
+
+/* The entry that makes a context run GEMM g at the step's m as auto runs it now (the context's
+ * tuned order with its variants, or the first backend of the rules), with the times measured in
+ * the step. False when auto's first choice has no time here. */
+static bool auto_entry(bf16fp32_context *ctx, const bf16fp32__step *s, int g, const step_times *t,
+                       int pdl, bf16fp32__tune_entry *e) {
+  const bf16fp32__step_gemm *gm = &s->gemm[g];
+  const bf16fp32__shape shape = bf16fp32__make_shape(BF16FP32_DEVICE, s->m, gm->n, gm->k, gm->k, gm->k,
+                                                     gm->n, NULL, NULL, NULL);
+  int b[2] = {-1, -1};
+  const char *v[2] = {NULL, NULL};
+  int n = ctx->tune ? bf16fp32__tune_choice(ctx->tune, &shape, pdl, b, v, NULL, 0) : 0;
+  if (n == 0 || b[0] < 0) {
+    if (bf16fp32__explain(ctx, &shape, &b[0], NULL, 0) != BF16FP32_OK) return false;
+    v[0] = NULL;
+    n = 1;
+  }
+  char name[2][BF16FP32__TUNE_NAME_LEN];
+  double us[2] = {-1, -1};
+  for (int i = 0; i < n && i < 2; i++) {
+    if (b[i] < 0) continue;
+    if (v[i])
+      bf16fp32__tune_variant_name(name[i], bf16fp32__registry[b[i]].name, v[i]);
+    else
+      snprintf(name[i], sizeof name[i], "%s", bf16fp32__registry[b[i]].name);
+    us[i] = time_of(t, name[i]);
+  }
+  if (us[0] < 0) return false;
+  memset(e, 0, sizeof *e);
+  e->where = BF16FP32_DEVICE;
+  e->pdl = pdl;
+  e->n = gm->n, e->k = gm->k, e->m = s->m;
+  snprintf(e->winner, sizeof e->winner, "%s", name[0]);
+  e->winner_us = us[0];
+  e->runner_up_us = -1;
+  if (n > 1 && us[1] >= 0) {
+    snprintf(e->runner_up, sizeof e->runner_up, "%s", name[1]);
+    e->runner_up_us = us[1];
+  }
+  /* Written with cuBLAS second within the margin, the context would put cuBLAS first. */
+  if (bf16fp32__tune_baseline_first(e)) e->runner_up[0] = '\0', e->runner_up_us = -1;
+  return true;
+}
+
+/* Times the step with this bucket's new choices against the step as auto runs it now; where
+ * the new choices are not faster by STEP_KEEP_MARGIN, the bucket's entries (found from index
+ * `first`) are rewritten to auto's choices. */
+static bf16fp32_status confirm_bucket(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
+                                      const bf16fp32__step *s, const step_choice *chosen,
+                                      const step_times *times, const bf16fp32__measure_opts *o,
+                                      bf16fp32__tune_table *found, int first) {
+  const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
+  step_choice *as_now = calloc((size_t)s->gemm_count, sizeof *as_now);
+  if (!as_now) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d GEMMs", s->gemm_count);
+  for (int g = 0; g < s->gemm_count; g++) as_now[g].backend = -1;
+  step_job jobs[2] = {{ctx, s, as_now, -1, -1, NULL, ""}, {ctx, s, chosen, -1, -1, NULL, ""}};
+  bf16fp32__graph_job graph[2];
+  for (int i = 0; i < 2; i++)
+    graph[i] = (bf16fp32__graph_job){job_prepare, job_record, job_check, &jobs[i], BF16FP32_OK, -1};
+  const int replays = o->replays > STEP_MIN_REPLAYS ? o->replays : STEP_MIN_REPLAYS;
+  bf16fp32_status st = bf16fp32__time_graphs_on(graph, 2, o->warmup, replays, o->stream);
+  free(as_now);
+  if (st != BF16FP32_OK) return st;
+  const double old_us = graph[0].status == BF16FP32_OK ? graph[0].median_ms * 1e3 : -1;
+  const double new_us = graph[1].status == BF16FP32_OK ? graph[1].median_ms * 1e3 : -1;
+  const bool kept = new_us > 0 && (old_us <= 0 || new_us < old_us * (1 - STEP_KEEP_MARGIN));
+  int reverted = 0;
+  for (int i = first; i < found->count && !kept; i++) {
+    bf16fp32__tune_entry *e = &found->entries[i];
+    for (int g = 0; g < s->gemm_count; g++) {
+      bf16fp32__tune_entry a;
+      if (s->gemm[g].n != e->n || s->gemm[g].k != e->k || !auto_entry(ctx, s, g, &times[g], e->pdl, &a))
+        continue;
+      *e = a;
+      reverted++;
+    }
+  }
+  bf16fp32__log(cfg, 2, "tune: step m=%lld: %.1f us with the new choices, %.1f us as auto runs now: %s",
+                (long long)s->m, new_us, old_us, kept ? "kept" : "auto's choices written");
+  if (r->step_confirm) r->step_confirm(r->user, s->m, new_us, old_us, kept, reverted);
   return BF16FP32_OK;
 }
 
@@ -199,13 +304,18 @@ bf16fp32_status bf16fp32__tune_measure_step(bf16fp32_context *ctx, const bf16fp3
     o.stream = stream;
   }
   step_choice *chosen = calloc((size_t)s.gemm_count, sizeof *chosen);
-  if (!chosen) st = bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d GEMMs", s.gemm_count);
+  step_times *times = calloc((size_t)s.gemm_count, sizeof *times);
+  if (!chosen || !times) st = bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d GEMMs", s.gemm_count);
   for (int i = 0; i < nb && st == BF16FP32_OK; i++) {
+    const int first = found->count;
     st = bf16fp32__step_set_m(&s, buckets[i], o.check_rows);
-    for (int g = 0; g < s.gemm_count; g++) chosen[g].backend = -1;
+    for (int g = 0; g < s.gemm_count; g++) chosen[g].backend = -1, times[g].count = 0;
     for (int g = 0; g < s.gemm_count && st == BF16FP32_OK; g++)
-      if (s.gemm[g].calls > 0) st = tune_gemm(ctx, r, &s, chosen, g, &o, found);
+      if (s.gemm[g].calls > 0) st = tune_gemm(ctx, r, &s, chosen, times, g, &o, found);
+    if (st == BF16FP32_OK && found->count > first)
+      st = confirm_bucket(ctx, r, &s, chosen, times, &o, found, first);
   }
+  free(times);
   free(chosen);
   if (stream) bf16fp32__tune_stream_destroy(stream);
   bf16fp32__step_free(&s);

@@ -22,7 +22,20 @@ static const int64_t ms[] = {3, 1, 20}; /* buckets 1, 3, 24 */
 typedef struct seen {
   int shapes, with_entry;
   int timed, variants, untimed;
+  int confirmed, kept;
 } seen;
+
+/* After each bucket: both steps timed; new choices that are not kept give way to auto's for
+ * both GEMMs (each of auto's first choices is a candidate here, so each has a time). */
+static void on_confirm(void *user, int64_t m, double new_us, double old_us, bool kept, int reverted) {
+  seen *s = user;
+  s->confirmed++;
+  s->kept += kept;
+  EXPECT(new_us > 0 && old_us > 0, "m=%lld: steps of %.1f and %.1f us", (long long)m, new_us, old_us);
+  EXPECT(kept ? reverted == 0 : reverted == 2, "m=%lld: kept %d, %d rewritten", (long long)m, kept, reverted);
+  printf("  m=%lld: step %.1f us with the new choices, %.1f as auto runs now: %s\n", (long long)m,
+         new_us, old_us, kept ? "kept" : "auto's written");
+}
 
 static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16fp32__tune_entry *e,
                         const bf16fp32__candidate *c, int count) {
@@ -67,6 +80,7 @@ static seen tune_once(const char *path, int pdl) {
   r.out_path = path;
   r.measure = &mo;
   r.progress = on_progress;
+  r.step_confirm = on_confirm;
   r.user = &s;
   int merged = 0;
   printf("step tune, pdl=%d:\n", pdl);
@@ -90,6 +104,8 @@ int main(void) {
   EXPECT(plain.shapes == 6 && plain.with_entry == 6 && pdl.shapes == 6 && pdl.with_entry == 6,
          "entries: %d/%d plain, %d/%d under PDL", plain.with_entry, plain.shapes, pdl.with_entry,
          pdl.shapes);
+  EXPECT(plain.confirmed == 3 && pdl.confirmed == 3, "buckets confirmed: %d plain, %d under PDL",
+         plain.confirmed, pdl.confirmed);
   EXPECT(plain.timed >= 12 && pdl.timed >= 12, "timed: %d plain, %d under PDL", plain.timed, pdl.timed);
   EXPECT(plain.variants > 0 && pdl.variants > 0, "variants timed: %d plain, %d under PDL", plain.variants,
          pdl.variants);

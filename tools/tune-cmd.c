@@ -190,6 +190,16 @@ static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16f
   fflush(stdout);
 }
 
+static void on_step_confirm(void *user, int64_t m, double new_us, double old_us, bool kept,
+                            int reverted) {
+  const progress *p = user;
+  if (p->quiet) return;
+  printf("        step at M=%lld: %.1f us with these choices, %.1f us as auto runs now: %s",
+         (long long)m, new_us, old_us, kept ? "kept\n" : "auto's choices written");
+  if (!kept) printf(" (%d entries)\n", reverted);
+  fflush(stdout);
+}
+
 int tune_main(int argc, char **argv) {
   tune_args a;
   int rc = parse_args(argc, argv, &a);
@@ -322,6 +332,7 @@ int tune_main(int argc, char **argv) {
   r.out_path = out;
   r.measure = &mo;
   r.progress = on_progress;
+  r.step_confirm = on_step_confirm;
   r.user = &p;
   int merged = 0;
   st = bf16fp32__tune_run(ctx, &r, &merged);
