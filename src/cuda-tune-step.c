@@ -315,6 +315,9 @@ bf16fp32_status bf16fp32__tune_measure_step(bf16fp32_context *ctx, const bf16fp3
     if (st == BF16FP32_OK && found->count > first)
       st = confirm_bucket(ctx, r, &s, chosen, times, &o, found, first);
   }
+  if (st == BF16FP32_OK && ctx->tune)
+    st = bf16fp32__tune_carry_larger(ctx->tune, r, buckets[nb - 1],
+                                     bf16fp32__context_config(ctx)->use_pdl != 0, found);
   free(times);
   free(chosen);
   if (stream) bf16fp32__tune_stream_destroy(stream);

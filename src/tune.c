@@ -342,6 +342,23 @@ cleanup:
   return st;
 }
 
+bf16fp32_status bf16fp32__tune_carry_larger(const bf16fp32__tune_table *from,
+                                            const bf16fp32__tune_request *r, int64_t largest,
+                                            int pdl, bf16fp32__tune_table *to) {
+  for (int i = 0; i < from->count; i++) {
+    const bf16fp32__tune_entry *e = &from->entries[i];
+    bool ours = false;
+    for (int p = 0; p < r->pair_count && !ours; p++)
+      ours = (!r->calls || r->calls[p] > 0) && r->nk_pairs[2 * p] == e->n && r->nk_pairs[2 * p + 1] == e->k;
+    if (!ours || e->where != (int)r->where || e->pdl != pdl || e->m <= largest) continue;
+    bf16fp32__tune_entry copy = *e;
+    copy.line = 0;
+    bf16fp32_status st = bf16fp32__tune_table_add(to, &copy);
+    if (st != BF16FP32_OK) return st;
+  }
+  return BF16FP32_OK;
+}
+
 /* The public entry points' request: calls NULL tunes each shape alone. */
 static bf16fp32_status tune_public(bf16fp32_context *ctx, bf16fp32_location where,
                                    const int64_t *nk_pairs, const int *calls, int pair_count,

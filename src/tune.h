@@ -48,10 +48,21 @@ bool bf16fp32__tune_variant_name(char *buf, const char *backend, const char *var
 bool bf16fp32__tune_pick(const bf16fp32__candidate *c, int count, int where, int pdl, int64_t n,
                          int64_t k, int64_t m, bf16fp32__tune_entry *e);
 
+/* A file with a step's buckets for a weight shape replaces the context's entries of that shape
+ * at every M (tune-load.c), and a call above its largest bucket would take that bucket's entry:
+ * so from's entries of the request's shapes (with calls) at where, pdl and M above `largest` are
+ * added to `to` as they are. */
+bf16fp32_status bf16fp32__tune_carry_larger(const bf16fp32__tune_table *from,
+                                            const bf16fp32__tune_request *r, int64_t largest,
+                                            int pdl, bf16fp32__tune_table *to);
+
 /* The step's measure (cuda-tune-step.c; NO_DEVICE without CUDA): at each bucket, each GEMM's
  * candidates are timed inside the whole step, the other GEMMs run as auto chooses; a
  * candidate's time per call is the step's time with it, less the step's time without that
- * GEMM, over the GEMM's calls. Entries go into found; the device is current. */
+ * GEMM, over the GEMM's calls. After each bucket the whole step with the new choices is timed
+ * against the step as auto runs it now, and auto's choices are written unless the new ones are
+ * faster. The context's entries above the largest bucket are copied. Entries go into found;
+ * the device is current. */
 bf16fp32_status bf16fp32__tune_measure_step(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
                                             const int64_t *buckets, int nb,
                                             bf16fp32__tune_table *found);

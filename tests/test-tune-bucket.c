@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tune-table.h"
+#include "tune.h"
 #include "support.h"
 #include "testing.h"
 
@@ -209,8 +210,45 @@ static void test_pdl(void) {
   bf16fp32__tune_table_clear(&t);
 }
 
+/* A step-tuned file keeps the context's entries of its shapes above its largest bucket. */
+static void test_carry_larger(void) {
+  bf16fp32__tune_table from, to;
+  memset(&from, 0, sizeof from);
+  memset(&to, 0, sizeof to);
+  const int64_t ms[] = {16, 64, 256, 512, 4096};
+  for (int pdl = 0; pdl < 2; pdl++)
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+      bf16fp32__tune_entry e = sup_tune_entry(BF16FP32_DEVICE, 256, 4096, ms[i], "cublas", 5, "", 0, 0);
+      e.pdl = pdl;
+      bf16fp32__tune_table_add(&from, &e);
+    }
+  bf16fp32__tune_entry other = sup_tune_entry(BF16FP32_DEVICE, 512, 4096, 4096, "cublas", 9, "", 0, 0);
+  bf16fp32__tune_entry idle = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 4096, "cublas", 9, "", 0, 0);
+  bf16fp32__tune_entry host = sup_tune_entry(BF16FP32_HOST, 256, 4096, 4096, "cpu-ref", 9, "", 0, 0);
+  bf16fp32__tune_table_add(&from, &other);
+  bf16fp32__tune_table_add(&from, &idle);
+  bf16fp32__tune_table_add(&from, &host);
+  bf16fp32__tune_table_finish(&from);
+  const int64_t pairs[] = {256, 4096, 384, 7168};
+  const int calls[] = {3, 0}; /* 384x7168 has no calls in this step */
+  const int64_t m[] = {1, 64};
+  bf16fp32__tune_request r;
+  memset(&r, 0, sizeof r);
+  r.where = BF16FP32_DEVICE, r.nk_pairs = pairs, r.calls = calls, r.pair_count = 2, r.ms = m, r.m_count = 2;
+  EXPECT(bf16fp32__tune_carry_larger(&from, &r, 64, 1, &to) == BF16FP32_OK, "carry");
+  EXPECT(to.count == 3, "256x4096 device-pdl at 256, 512, 4096: %d", to.count);
+  for (int i = 0; i < to.count; i++)
+    EXPECT(to.entries[i].n == 256 && to.entries[i].pdl == 1 && to.entries[i].m > 64 &&
+               to.entries[i].where == BF16FP32_DEVICE,
+           "entry %d: %lldx%lld m=%lld pdl=%d", i, (long long)to.entries[i].n, (long long)to.entries[i].k,
+           (long long)to.entries[i].m, (int)to.entries[i].pdl);
+  bf16fp32__tune_table_clear(&to);
+  bf16fp32__tune_table_clear(&from);
+}
+
 int main(void) {
   test_bucket();
+  test_carry_larger();
   test_lookup();
   test_pdl();
   test_baseline_first();
