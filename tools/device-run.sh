@@ -6,6 +6,9 @@
 # table and with the fresh tune file, and compute-sanitizer on the smallm test.
 # Logs and CSVs go to $OUT (or ./device-out). Usage: tools/device-run.sh [parts]
 # parts: build tests check bench pdl decode tune shipped sanitize (default: all, in that order),
+# steptune (only when named): `tune --decode-step` for both models, under PDL and plainly, into
+# $out/tune-step-h200-dsv4-<model>.tsv, then the decode step with each file against the shipped
+# table at STEP_BATCH (default 1,16,48,64,128,256), two interleaved rounds;
 # and bigtile (only when named): the M > 64 probe, bench/bigtile.cu, one run per variant set in
 # BIGTILE_SETS (default --pull --prod --rows --pairs; the others, such as --place and --sum, are
 # listed in the probe's header), on BIGTILE_SHAPES (N K M ...; default: its own list).
@@ -102,6 +105,24 @@ if want sanitize; then
     GPU_SMALLM_PART=${p%%:*} GPU_SMALLM_SHARE_M=$range timeout 540 compute-sanitizer \
       --tool racecheck --error-exitcode 9 $build/gpu-smallm >"$out/sanitize-racecheck-$name.txt" 2>&1
     echo "compute-sanitizer racecheck ($p) exit $?"; tail -2 "$out/sanitize-racecheck-$name.txt"
+  done
+fi
+if want steptune; then
+  step steptune
+  for model in dsv4-pro dsv4-flash; do
+    for pdl in 1 0; do
+      BF16FP32_PDL=$pdl BF16FP32_TUNE_FILE= $bin tune --decode-step $model \
+        --out "$out/tune-step-h200-$model.tsv" >"$out/step-tune-$model-pdl$pdl.txt" 2>&1
+      echo "step tune $model pdl=$pdl exit $?"
+      for round in 1 2; do
+        for file in "" "$out/tune-step-h200-$model.tsv"; do
+          tag=shipped; [ -n "$file" ] && tag=step
+          echo "=== round $round $tag $model"
+          BF16FP32_PDL=$pdl BF16FP32_TUNE_FILE=$file $bin bench --decode-step $model \
+            --batch ${STEP_BATCH:-1,16,48,64,128,256} 2>>"$out/bench.err"
+        done
+      done >"$out/step-ab-$model-pdl$pdl.txt"
+    done
   done
 fi
 if want bigtile; then
