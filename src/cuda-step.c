@@ -9,19 +9,23 @@
 #include "step.h"
 
 #define STEP_ALIGN 256
+#define STEP_MAX_CALLS (1 << 20)
 
 static size_t align_up(size_t v) { return (v + STEP_ALIGN - 1) / STEP_ALIGN * STEP_ALIGN; }
 
 /* Calls in layer order: layer l issues every GEMM that has more than l calls per step. */
 static bf16fp32_status build_calls(bf16fp32__step *s) {
-  int total = 0, layers = 0;
+  int64_t total = 0;
+  int layers = 0;
   for (int g = 0; g < s->gemm_count; g++) {
+    if (s->gemm[g].calls < 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "step: GEMM %d has %d calls", g, s->gemm[g].calls);
     total += s->gemm[g].calls;
     if (s->gemm[g].calls > layers) layers = s->gemm[g].calls;
   }
-  if (total == 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "step: no calls per step");
+  if (total == 0 || total > STEP_MAX_CALLS)
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "step: %lld calls per step (1 to %d)", (long long)total, STEP_MAX_CALLS);
   s->call = calloc((size_t)total, sizeof *s->call);
-  if (!s->call) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "step: %d calls", total);
+  if (!s->call) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "step: %lld calls", (long long)total);
   int i = 0;
   for (int l = 0; l < layers; l++)
     for (int g = 0; g < s->gemm_count; g++)
@@ -31,7 +35,7 @@ static bf16fp32_status build_calls(bf16fp32__step *s) {
         s->call[i].last = l == s->gemm[g].calls - 1;
         i++;
       }
-  s->call_count = total;
+  s->call_count = (int)total;
   return BF16FP32_OK;
 }
 

@@ -25,15 +25,46 @@
  * calls cost nothing measurable. Times in the tuning file are positive. */
 #define STEP_FREE_US 0.01
 
-/* A GEMM's backend for the step's m, chosen earlier in this run (backend < 0: not yet, auto). */
+/* Who runs a GEMM at the step's m: auto's first choice now, or the new choice of this run.
+ * Every call goes through that one backend (no fallback, no quarantine in the caller's
+ * context), as the one-shape tuner runs its candidates. */
 typedef struct step_choice {
   int backend;
-  const char *variant;
+  const char *variant; /* into name, after '@'; NULL for the default */
   char name[BF16FP32__TUNE_NAME_LEN];
 } step_choice;
 
-/* One graph to time: the step with GEMM `gemm` on one candidate, or left out (backend < 0); the
- * GEMMs tuned before it at this m on their winners, the rest as auto chooses. */
+static void set_choice(step_choice *c, const char *name) {
+  snprintf(c->name, sizeof c->name, "%s", name);
+  c->backend = bf16fp32__registry_find_tuned(c->name, &c->variant);
+}
+
+/* "backend" or "backend@variant" ("" for none) into name. */
+static void tuned_name(char name[BF16FP32__TUNE_NAME_LEN], int backend, const char *variant) {
+  if (variant[0])
+    bf16fp32__tune_variant_name(name, bf16fp32__registry[backend].name, variant);
+  else
+    snprintf(name, BF16FP32__TUNE_NAME_LEN, "%s", bf16fp32__registry[backend].name);
+}
+
+static bf16fp32__shape gemm_shape(const bf16fp32__step *s, int g) {
+  const bf16fp32__step_gemm *gm = &s->gemm[g];
+  return bf16fp32__make_shape(BF16FP32_DEVICE, s->m, gm->n, gm->k, gm->k, gm->k, gm->n, NULL, NULL, NULL);
+}
+
+/* Auto's first and second choice for GEMM g now, as names; returns how many (0..2). */
+static int auto_names(bf16fp32_context *ctx, const bf16fp32__step *s, int g,
+                      char names[2][BF16FP32__TUNE_NAME_LEN]) {
+  const bf16fp32__shape shape = gemm_shape(s, g);
+  int b[2];
+  char v[2][BF16FP32__VARIANT_LEN];
+  const int n = bf16fp32__auto_order(ctx, &shape, b, v);
+  for (int i = 0; i < n; i++) tuned_name(names[i], b[i], v[i]);
+  return n;
+}
+
+/* One graph to time: the step with GEMM `gemm` on one candidate, or left out (backend < 0), and
+ * the others on their choices (gemm -1: all of them). */
 typedef struct step_job {
   bf16fp32_context *ctx;
   const bf16fp32__step *s;
@@ -44,7 +75,7 @@ typedef struct step_job {
   char detail[256];
 } step_job;
 
-/* Who runs GEMM g in job j: the candidate, a winner chosen before, or auto (-1). */
+/* Who runs GEMM g in job j: the candidate, or the GEMM's choice. */
 static int runner(const step_job *j, int g, const char **variant) {
   *variant = g == j->gemm ? j->variant : j->chosen[g].variant;
   return g == j->gemm ? j->backend : j->chosen[g].backend;
@@ -55,8 +86,7 @@ static bf16fp32_status issue(step_job *j, void *stream, bool capturing) {
     const int g = j->s->call[i].gemm;
     if (g == j->gemm && j->backend < 0) continue;
     bf16fp32__call c = bf16fp32__step_call_at(j->s, i, stream, capturing);
-    const int b = runner(j, g, &c.variant);
-    bf16fp32_status st = b >= 0 ? bf16fp32__run_one(j->ctx, b, &c) : bf16fp32__dispatch(j->ctx, &c);
+    bf16fp32_status st = bf16fp32__run_one(j->ctx, runner(j, g, &c.variant), &c);
     if (st != BF16FP32_OK) {
       snprintf(j->detail, sizeof j->detail, "%s call %d: %s: %s", capturing ? "captured" : "eager",
                i, bf16fp32_status_name(st), bf16fp32_last_error());
@@ -66,8 +96,8 @@ static bf16fp32_status issue(step_job *j, void *stream, bool capturing) {
   return BF16FP32_OK;
 }
 
-/* Prewarm (each GEMM's runner; auto's backends where auto runs it), one eager step, then
- * poison every output so that the checked replay must write them all. */
+/* Prewarm each GEMM's runner, one eager step, then poison every output so that the checked
+ * replay must write them all. */
 static bf16fp32_status job_prepare(void *user, void *stream) {
   step_job *j = user;
   for (int g = 0; g < j->s->gemm_count; g++) {
@@ -78,8 +108,7 @@ static bf16fp32_status job_prepare(void *user, void *stream) {
     bf16fp32__call c = bf16fp32__step_call_at(j->s, first, stream, false);
     const char *variant;
     const int b = runner(j, g, &variant);
-    bf16fp32_status st = b >= 0 ? bf16fp32__prewarm_one(j->ctx, b, &c.shape, variant, stream)
-                                : bf16fp32__prewarm_shape(j->ctx, &c.shape, stream);
+    bf16fp32_status st = bf16fp32__prewarm_one(j->ctx, b, &c.shape, variant, stream);
     if (st != BF16FP32_OK) {
       snprintf(j->detail, sizeof j->detail, "prewarm of GEMM %d: %s", g, bf16fp32_last_error());
       return st;
@@ -97,14 +126,13 @@ static bf16fp32_status job_check(void *user, void *stream) {
   return bf16fp32__step_check(j->s, j->backend < 0 ? j->gemm : -1, stream, j->detail, sizeof j->detail);
 }
 
-/* The candidates for GEMM g at the step's m: every available device backend, then the variants
- * they offer. Returns the count; names live in `names`. */
+/* The candidates for GEMM g at the step's m: every available device backend, the variants they
+ * offer, and auto's current choices where those are not among them (a tuned variant the
+ * heuristic no longer lists first). Returns the count; names live in `names`. */
 static int list_candidates(bf16fp32_context *ctx, const bf16fp32__step *s, const step_choice *chosen,
                            int g, step_job *jobs, char (*names)[BF16FP32__TUNE_NAME_LEN], int cap) {
   int count = 0;
-  const bf16fp32__shape shape = bf16fp32__make_shape(BF16FP32_DEVICE, s->m, s->gemm[g].n, s->gemm[g].k,
-                                                     s->gemm[g].k, s->gemm[g].k, s->gemm[g].n, NULL,
-                                                     NULL, NULL);
+  const bf16fp32__shape shape = gemm_shape(s, g);
   for (int b = 0; b < bf16fp32__registry_count && count < cap; b++) {
     if (bf16fp32__registry[b].where != BF16FP32_DEVICE || !bf16fp32__backend_available(ctx, b)) continue;
     snprintf(names[count], BF16FP32__TUNE_NAME_LEN, "%s", bf16fp32__registry[b].name);
@@ -121,10 +149,25 @@ static int list_candidates(bf16fp32_context *ctx, const bf16fp32__step *s, const
       count++;
     }
   }
+  char now[2][BF16FP32__TUNE_NAME_LEN];
+  const int n = auto_names(ctx, s, g, now);
+  for (int a = 0; a < n && count < cap; a++) {
+    bool listed = false;
+    for (int i = 0; i < count && !listed; i++) listed = strcmp(names[i], now[a]) == 0;
+    if (listed) continue;
+    memcpy(names[count], now[a], sizeof names[count]);
+    const char *variant;
+    const int b = bf16fp32__registry_find_tuned(names[count], &variant);
+    jobs[count++] = (step_job){ctx, s, chosen, g, b, variant, ""};
+  }
   return count;
 }
 
-#define STEP_MAX_CANDS (BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANTS)
+#define STEP_MAX_CANDS (BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANTS + 2)
+
+static int step_replays(const bf16fp32__measure_opts *o) {
+  return o->replays > STEP_MIN_REPLAYS ? o->replays : STEP_MIN_REPLAYS;
+}
 
 /* A GEMM's candidates and their times per call in the step at the current m (< 0: none). */
 typedef struct step_times {
@@ -153,8 +196,7 @@ static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_req
   const int count = list_candidates(ctx, s, chosen, g, jobs + 1, names, STEP_MAX_CANDS);
   for (int i = 0; i <= count; i++)
     graph[i] = (bf16fp32__graph_job){job_prepare, job_record, job_check, &jobs[i], BF16FP32_OK, -1};
-  const int replays = o->replays > STEP_MIN_REPLAYS ? o->replays : STEP_MIN_REPLAYS;
-  bf16fp32_status st = bf16fp32__time_graphs_on(graph, 1 + count, o->warmup, replays, o->stream);
+  bf16fp32_status st = bf16fp32__time_graphs_on(graph, 1 + count, o->warmup, step_replays(o), o->stream);
   if (st != BF16FP32_OK) return st;
   const bool without_timed = graph[0].status == BF16FP32_OK && graph[0].median_ms >= 0;
   for (int i = 0; i < count; i++) {
@@ -185,10 +227,8 @@ static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_req
   if (got) {
     st = bf16fp32__tune_table_add(found, &e);
     if (st != BF16FP32_OK) return st;
-    step_choice *c = &chosen[g];
     /* What a context with this entry runs first (tune-table.h's margin). */
-    snprintf(c->name, sizeof c->name, "%s", bf16fp32__tune_baseline_first(&e) ? e.runner_up : e.winner);
-    c->backend = bf16fp32__registry_find_tuned(c->name, &c->variant);
+    set_choice(&chosen[g], bf16fp32__tune_baseline_first(&e) ? e.runner_up : e.winner);
     bf16fp32__log(cfg, 2, "tune: step %s n=%lld k=%lld m=%lld: %s %.2f us per call, runner-up %s",
                   bf16fp32__tune_where_name(&e), (long long)e.n, (long long)e.k, (long long)e.m,
                   e.winner, e.winner_us, e.runner_up[0] ? e.runner_up : "none");
@@ -200,43 +240,25 @@ static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_req
   return BF16FP32_OK;
 }
 
-/* The entry that makes a context run GEMM g at the step's m as auto runs it now (the context's
- * tuned order with its variants, or the first backend of the rules), with the times measured in
- * the step. False when auto's first choice has no time here. */
+/* The entry that makes a context run GEMM g at the step's m as auto runs it now (its first
+ * two choices, with their variants), with the times measured in the step. False when auto's
+ * first choice has no time here (it failed in the step). */
 static bool auto_entry(bf16fp32_context *ctx, const bf16fp32__step *s, int g, const step_times *t,
                        int pdl, bf16fp32__tune_entry *e) {
-  const bf16fp32__step_gemm *gm = &s->gemm[g];
-  const bf16fp32__shape shape = bf16fp32__make_shape(BF16FP32_DEVICE, s->m, gm->n, gm->k, gm->k, gm->k,
-                                                     gm->n, NULL, NULL, NULL);
-  int b[2] = {-1, -1};
-  const char *v[2] = {NULL, NULL};
-  int n = ctx->tune ? bf16fp32__tune_choice(ctx->tune, &shape, pdl, b, v, NULL, 0) : 0;
-  if (n == 0 || b[0] < 0) {
-    if (bf16fp32__explain(ctx, &shape, &b[0], NULL, 0) != BF16FP32_OK) return false;
-    v[0] = NULL;
-    n = 1;
-  }
   char name[2][BF16FP32__TUNE_NAME_LEN];
-  double us[2] = {-1, -1};
-  for (int i = 0; i < n && i < 2; i++) {
-    if (b[i] < 0) continue;
-    if (v[i])
-      bf16fp32__tune_variant_name(name[i], bf16fp32__registry[b[i]].name, v[i]);
-    else
-      snprintf(name[i], sizeof name[i], "%s", bf16fp32__registry[b[i]].name);
-    us[i] = time_of(t, name[i]);
-  }
-  if (us[0] < 0) return false;
+  const int n = auto_names(ctx, s, g, name);
+  const double us0 = n > 0 ? time_of(t, name[0]) : -1, us1 = n > 1 ? time_of(t, name[1]) : -1;
+  if (us0 < 0) return false;
   memset(e, 0, sizeof *e);
   e->where = BF16FP32_DEVICE;
   e->pdl = pdl;
-  e->n = gm->n, e->k = gm->k, e->m = s->m;
+  e->n = s->gemm[g].n, e->k = s->gemm[g].k, e->m = s->m;
   snprintf(e->winner, sizeof e->winner, "%s", name[0]);
-  e->winner_us = us[0];
+  e->winner_us = us0;
   e->runner_up_us = -1;
-  if (n > 1 && us[1] >= 0) {
+  if (us1 >= 0) {
     snprintf(e->runner_up, sizeof e->runner_up, "%s", name[1]);
-    e->runner_up_us = us[1];
+    e->runner_up_us = us1;
   }
   /* Written with cuBLAS second within the margin, the context would put cuBLAS first. */
   if (bf16fp32__tune_baseline_first(e)) e->runner_up[0] = '\0', e->runner_up_us = -1;
@@ -245,36 +267,35 @@ static bool auto_entry(bf16fp32_context *ctx, const bf16fp32__step *s, int g, co
 
 /* Times the step with this bucket's new choices against the step as auto runs it now; where
  * the new choices are not faster by STEP_KEEP_MARGIN, the bucket's entries (found from index
- * `first`) are rewritten to auto's choices. */
+ * `first`) are rewritten to auto's choices, and those that cannot be (auto's first choice failed
+ * in the step) are dropped. */
 static bf16fp32_status confirm_bucket(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
-                                      const bf16fp32__step *s, const step_choice *chosen,
-                                      const step_times *times, const bf16fp32__measure_opts *o,
-                                      bf16fp32__tune_table *found, int first) {
+                                      const bf16fp32__step *s, const step_choice *as_now,
+                                      const step_choice *chosen, const step_times *times,
+                                      const bf16fp32__measure_opts *o, bf16fp32__tune_table *found,
+                                      int first) {
   const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
-  step_choice *as_now = calloc((size_t)s->gemm_count, sizeof *as_now);
-  if (!as_now) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d GEMMs", s->gemm_count);
-  for (int g = 0; g < s->gemm_count; g++) as_now[g].backend = -1;
   step_job jobs[2] = {{ctx, s, as_now, -1, -1, NULL, ""}, {ctx, s, chosen, -1, -1, NULL, ""}};
   bf16fp32__graph_job graph[2];
   for (int i = 0; i < 2; i++)
     graph[i] = (bf16fp32__graph_job){job_prepare, job_record, job_check, &jobs[i], BF16FP32_OK, -1};
-  const int replays = o->replays > STEP_MIN_REPLAYS ? o->replays : STEP_MIN_REPLAYS;
-  bf16fp32_status st = bf16fp32__time_graphs_on(graph, 2, o->warmup, replays, o->stream);
-  free(as_now);
+  bf16fp32_status st = bf16fp32__time_graphs_on(graph, 2, o->warmup, step_replays(o), o->stream);
   if (st != BF16FP32_OK) return st;
   const double old_us = graph[0].status == BF16FP32_OK ? graph[0].median_ms * 1e3 : -1;
   const double new_us = graph[1].status == BF16FP32_OK ? graph[1].median_ms * 1e3 : -1;
   const bool kept = new_us > 0 && (old_us <= 0 || new_us < old_us * (1 - STEP_KEEP_MARGIN));
-  int reverted = 0;
-  for (int i = first; i < found->count && !kept; i++) {
-    bf16fp32__tune_entry *e = &found->entries[i];
-    for (int g = 0; g < s->gemm_count; g++) {
-      bf16fp32__tune_entry a;
-      if (s->gemm[g].n != e->n || s->gemm[g].k != e->k || !auto_entry(ctx, s, g, &times[g], e->pdl, &a))
-        continue;
-      *e = a;
-      reverted++;
+  int reverted = 0, kept_count = found->count;
+  if (!kept) {
+    kept_count = first;
+    for (int i = first; i < found->count; i++) {
+      bf16fp32__tune_entry a = found->entries[i];
+      for (int g = 0; g < s->gemm_count; g++)
+        if (s->gemm[g].n == a.n && s->gemm[g].k == a.k && auto_entry(ctx, s, g, &times[g], a.pdl, &a)) {
+          found->entries[kept_count++] = a;
+          reverted++;
+        }
     }
+    found->count = kept_count;
   }
   bf16fp32__log(cfg, 2, "tune: step m=%lld: %.1f us with the new choices, %.1f us as auto runs now: %s",
                 (long long)s->m, new_us, old_us, kept ? "kept" : "auto's choices written");
@@ -304,20 +325,38 @@ bf16fp32_status bf16fp32__tune_measure_step(bf16fp32_context *ctx, const bf16fp3
     o.stream = stream;
   }
   step_choice *chosen = calloc((size_t)s.gemm_count, sizeof *chosen);
+  step_choice *as_now = calloc((size_t)s.gemm_count, sizeof *as_now);
   step_times *times = calloc((size_t)s.gemm_count, sizeof *times);
-  if (!chosen || !times) st = bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d GEMMs", s.gemm_count);
+  if (!chosen || !as_now || !times) st = bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d GEMMs", s.gemm_count);
+  int64_t done = 0; /* the largest bucket whose entries are final */
   for (int i = 0; i < nb && st == BF16FP32_OK; i++) {
     const int first = found->count;
     st = bf16fp32__step_set_m(&s, buckets[i], o.check_rows);
-    for (int g = 0; g < s.gemm_count; g++) chosen[g].backend = -1, times[g].count = 0;
+    for (int g = 0; g < s.gemm_count && st == BF16FP32_OK; g++) {
+      char now[2][BF16FP32__TUNE_NAME_LEN];
+      times[g].count = 0;
+      if (s.gemm[g].calls == 0) continue;
+      if (auto_names(ctx, &s, g, now) == 0)
+        st = bf16fp32__fail(BF16FP32_UNSUPPORTED, "tune: no available backend runs %lldx%lld at m=%lld",
+                            (long long)s.gemm[g].n, (long long)s.gemm[g].k, (long long)s.m);
+      else
+        set_choice(&as_now[g], now[0]);
+      chosen[g] = as_now[g];
+      if (chosen[g].variant) chosen[g].variant = strchr(chosen[g].name, '@') + 1; /* its own copy */
+    }
     for (int g = 0; g < s.gemm_count && st == BF16FP32_OK; g++)
       if (s.gemm[g].calls > 0) st = tune_gemm(ctx, r, &s, chosen, times, g, &o, found);
     if (st == BF16FP32_OK && found->count > first)
-      st = confirm_bucket(ctx, r, &s, chosen, times, &o, found, first);
+      st = confirm_bucket(ctx, r, &s, as_now, chosen, times, &o, found, first);
+    /* A bucket cut short keeps none of its entries: they were not checked as a whole. */
+    if (st != BF16FP32_OK) found->count = first;
+    else done = buckets[i];
   }
-  if (st == BF16FP32_OK && ctx->tune)
-    st = bf16fp32__tune_carry_larger(ctx->tune, r, buckets[nb - 1],
-                                     bf16fp32__context_config(ctx)->use_pdl != 0, found);
+  if (done > 0 && ctx->tune) {
+    bf16fp32_status carried = bf16fp32__tune_carry_larger(ctx->tune, r, done, bf16fp32__context_config(ctx)->use_pdl != 0, found);
+    if (st == BF16FP32_OK) st = carried;
+  }
+  free(as_now);
   free(times);
   free(chosen);
   if (stream) bf16fp32__tune_stream_destroy(stream);

@@ -171,6 +171,22 @@ bf16fp32_status bf16fp32__explain(bf16fp32_context *ctx, const bf16fp32__shape *
   return bf16fp32__fail(BF16FP32_UNSUPPORTED, "no available backend supports this shape");
 }
 
+int bf16fp32__auto_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int first[2],
+                         char variant[2][BF16FP32__VARIANT_LEN]) {
+  bf16fp32__plan p, cached;
+  memset(&p, 0, sizeof p);
+  build_order(ctx, s, atomic_load(&ctx->forced), &p, NULL, 0);
+  uint32_t quarantined = bf16fp32__plan_get(&ctx->plans, s, &cached) ? cached.quarantined : 0;
+  int n = 0;
+  for (int i = 0; i < p.order_len && n < 2; i++) {
+    if (quarantined & (1u << p.order[i])) continue;
+    first[n] = p.order[i];
+    snprintf(variant[n], BF16FP32__VARIANT_LEN, "%s", p.variant_of == p.order[i] ? p.variant : "");
+    n++;
+  }
+  return n;
+}
+
 bf16fp32_status bf16fp32__run_one(bf16fp32_context *ctx, int backend, const bf16fp32__call *call) {
   if (backend < 0 || backend >= bf16fp32__registry_count || !usable(ctx, backend, &call->shape))
     return bf16fp32__fail(BF16FP32_DECLINED, "backend %d does not run this shape", backend);

@@ -10,6 +10,10 @@ bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *
 /* The backend auto tries first for a shape (registry index in *first) and why. */
 bf16fp32_status bf16fp32__explain(bf16fp32_context *ctx, const bf16fp32__shape *s, int *first,
                                   char *why, size_t why_len);
+/* The first two backends auto would try for the shape (quarantined ones skipped), each with the
+ * variant it would run ("" for its default); returns how many (0..2). */
+int bf16fp32__auto_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int first[2],
+                         char variant[2][BF16FP32__VARIANT_LEN]);
 /* Prewarms every backend auto may try for the shape (fallbacks included) on the stream. */
 bf16fp32_status bf16fp32__prewarm_shape(bf16fp32_context *ctx, const bf16fp32__shape *s,
                                         void *stream);

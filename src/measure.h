@@ -72,7 +72,7 @@ double bf16fp32__median(double *v, int n);
 /* --- added: the pieces the measure is made of, for the decode-step benchmark and the tuner --- */
 
 /* Several graphs timed in one run: each job's prepare (optional: prewarm, poison outputs) runs
- * on the shared fresh stream, then its record is captured, instantiated, replayed once and its
+ * on one stream (a fresh one, or the caller's: bf16fp32__time_graphs_on), then its record is captured, instantiated, replayed once and its
  * check (optional: compare the outputs) runs after that replay; then warm-up replays and timed
  * rounds with the jobs interleaved (the first job rotates each round; each timed replay follows
  * an untimed one of the same graph). A job whose prepare, record or check fails gets that

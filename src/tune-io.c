@@ -196,6 +196,15 @@ static void note(bf16fp32__tune_warn_fn warn, void *user, const char *fmt, ...) 
   warn(user, 0, msg);
 }
 
+/* Whether t (not yet finished) holds an entry of e's key. */
+static bool has_key(const bf16fp32__tune_table *t, const bf16fp32__tune_entry *e) {
+  for (int i = 0; i < t->count; i++) {
+    const bf16fp32__tune_entry *x = &t->entries[i];
+    if (x->where == e->where && x->pdl == e->pdl && x->n == e->n && x->k == e->k && x->m == e->m) return true;
+  }
+  return false;
+}
+
 bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune_header *mine,
                                           const bf16fp32__tune_entry *entries, int count,
                                           bf16fp32__tune_warn_fn warn, void *user) {
@@ -260,9 +269,11 @@ bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune
       note(warn, user, "%s: %d host entries measured on %s are replaced", path, dropped_cpu, desc);
     }
   }
-  /* Ours come last, so they replace the file's equal keys. */
+  /* Ours come last, so they replace the file's equal keys; those marked line -1 only fill keys
+   * the file lacks. */
   for (int i = 0; i < count; i++) {
     bf16fp32__tune_entry copy = entries[i];
+    if (copy.line < 0 && has_key(&merged, &copy)) continue;
     copy.line = 0;
     BF16FP32__TRY(bf16fp32__tune_table_add(&merged, &copy));
   }

@@ -18,7 +18,9 @@ typedef struct bf16fp32__tune_entry {
   int32_t where;                            /* bf16fp32_location */
   int32_t pdl;                              /* 1: measured with the context's PDL option on
                                                (device only; file token "device-pdl") */
-  int32_t line;                             /* line in the source file; 0: built-in or new */
+  int32_t line;                             /* line in the source file; 0: built-in or new;
+                                               -1 (new, to merge): only where the file has no
+                                               entry of that key (the step tuner's carried ones) */
   int64_t n, k;
   int64_t m;                                /* the bucket (its representative, upper M) */
   char winner[BF16FP32__TUNE_NAME_LEN];

@@ -123,8 +123,8 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* A step: on the device, calls per step in [0, 2^20] with at least one, each weight shape once
- * (its entries are keyed by (N, K)). */
+/* A step: on the device, calls per step in [0, 2^20] with at least one and at most 2^20 in all,
+ * each weight shape once (its entries are keyed by (N, K)). */
 static bf16fp32_status check_step(const bf16fp32__tune_request *r) {
   if (r->where != BF16FP32_DEVICE)
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "tune: a step is tuned on the device only");
@@ -133,6 +133,8 @@ static bf16fp32_status check_step(const bf16fp32__tune_request *r) {
     if (r->calls[i] < 0 || r->calls[i] > 1 << 20)
       return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: calls[%d]=%d (0 to 2^20)", i, r->calls[i]);
     total += r->calls[i];
+    if (total > 1 << 20)
+      return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: more than 2^20 calls per step");
     for (int j = 0; j < i; j++)
       if (r->nk_pairs[2 * j] == r->nk_pairs[2 * i] && r->nk_pairs[2 * j + 1] == r->nk_pairs[2 * i + 1])
         return bf16fp32__fail(BF16FP32_BAD_OPTION,
@@ -345,14 +347,20 @@ cleanup:
 bf16fp32_status bf16fp32__tune_carry_larger(const bf16fp32__tune_table *from,
                                             const bf16fp32__tune_request *r, int64_t largest,
                                             int pdl, bf16fp32__tune_table *to) {
+  const int measured = to->count;
   for (int i = 0; i < from->count; i++) {
     const bf16fp32__tune_entry *e = &from->entries[i];
-    bool ours = false;
-    for (int p = 0; p < r->pair_count && !ours; p++)
-      ours = (!r->calls || r->calls[p] > 0) && r->nk_pairs[2 * p] == e->n && r->nk_pairs[2 * p + 1] == e->k;
-    if (!ours || e->where != (int)r->where || e->pdl != pdl || e->m <= largest) continue;
+    if (e->where != (int)r->where || e->pdl != pdl || e->m <= largest) continue;
+    bool ours = false; /* a shape of the request with an entry measured in this run */
+    for (int j = 0; j < measured && !ours; j++) {
+      const bf16fp32__tune_entry *x = &to->entries[j];
+      ours = x->where == e->where && x->pdl == pdl && x->n == e->n && x->k == e->k;
+    }
+    for (int p = 0; p < r->pair_count && ours; p++)
+      if (r->nk_pairs[2 * p] == e->n && r->nk_pairs[2 * p + 1] == e->k) ours = !r->calls || r->calls[p] > 0;
+    if (!ours) continue;
     bf16fp32__tune_entry copy = *e;
-    copy.line = 0;
+    copy.line = -1; /* the file's own entry of that key stays */
     bf16fp32_status st = bf16fp32__tune_table_add(to, &copy);
     if (st != BF16FP32_OK) return st;
   }

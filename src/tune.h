@@ -50,8 +50,9 @@ bool bf16fp32__tune_pick(const bf16fp32__candidate *c, int count, int where, int
 
 /* A file with a step's buckets for a weight shape replaces the context's entries of that shape
  * at every M (tune-load.c), and a call above its largest bucket would take that bucket's entry:
- * so from's entries of the request's shapes (with calls) at where, pdl and M above `largest` are
- * added to `to` as they are. */
+ * so from's entries at where, pdl and M above `largest`, of the request's shapes that have an
+ * entry measured in `to`, are added to `to` marked line -1 (the merge keeps the file's own
+ * entry of such a key). */
 bf16fp32_status bf16fp32__tune_carry_larger(const bf16fp32__tune_table *from,
                                             const bf16fp32__tune_request *r, int64_t largest,
                                             int pdl, bf16fp32__tune_table *to);

@@ -210,7 +210,8 @@ static void test_pdl(void) {
   bf16fp32__tune_table_clear(&t);
 }
 
-/* A step-tuned file keeps the context's entries of its shapes above its largest bucket. */
+/* A step-tuned file keeps the context's entries above its largest bucket, for the shapes it
+ * measured (with calls in the step), at its location and launch, marked to fill keys only. */
 static void test_carry_larger(void) {
   bf16fp32__tune_table from, to;
   memset(&from, 0, sizeof from);
@@ -222,26 +223,35 @@ static void test_carry_larger(void) {
       e.pdl = pdl;
       bf16fp32__tune_table_add(&from, &e);
     }
-  bf16fp32__tune_entry other = sup_tune_entry(BF16FP32_DEVICE, 512, 4096, 4096, "cublas", 9, "", 0, 0);
+  /* Each of these fails exactly one rule: not measured in this run, no calls, on the host. */
+  bf16fp32__tune_entry unmeasured = sup_tune_entry(BF16FP32_DEVICE, 512, 4096, 4096, "cublas", 9, "", 0, 0);
   bf16fp32__tune_entry idle = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 4096, "cublas", 9, "", 0, 0);
   bf16fp32__tune_entry host = sup_tune_entry(BF16FP32_HOST, 256, 4096, 4096, "cpu-ref", 9, "", 0, 0);
-  bf16fp32__tune_table_add(&from, &other);
+  unmeasured.pdl = idle.pdl = host.pdl = 1;
+  bf16fp32__tune_table_add(&from, &unmeasured);
   bf16fp32__tune_table_add(&from, &idle);
   bf16fp32__tune_table_add(&from, &host);
   bf16fp32__tune_table_finish(&from);
-  const int64_t pairs[] = {256, 4096, 384, 7168};
-  const int calls[] = {3, 0}; /* 384x7168 has no calls in this step */
+  const int64_t pairs[] = {256, 4096, 384, 7168, 512, 4096};
+  const int calls[] = {3, 0, 2};
   const int64_t m[] = {1, 64};
+  /* Measured in this run: 256x4096 and 384x7168 (the latter's calls are 0 in the request). */
+  bf16fp32__tune_entry a = sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 64, "smallm", 4, "", 0, 0);
+  bf16fp32__tune_entry b = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 64, "smallm", 4, "", 0, 0);
+  a.pdl = b.pdl = 1;
+  bf16fp32__tune_table_add(&to, &a);
+  bf16fp32__tune_table_add(&to, &b);
   bf16fp32__tune_request r;
   memset(&r, 0, sizeof r);
-  r.where = BF16FP32_DEVICE, r.nk_pairs = pairs, r.calls = calls, r.pair_count = 2, r.ms = m, r.m_count = 2;
+  r.where = BF16FP32_DEVICE, r.nk_pairs = pairs, r.calls = calls, r.pair_count = 3, r.ms = m, r.m_count = 2;
   EXPECT(bf16fp32__tune_carry_larger(&from, &r, 64, 1, &to) == BF16FP32_OK, "carry");
-  EXPECT(to.count == 3, "256x4096 device-pdl at 256, 512, 4096: %d", to.count);
-  for (int i = 0; i < to.count; i++)
+  EXPECT(to.count == 5, "2 measured + 256x4096 device-pdl at 256, 512, 4096: %d", to.count);
+  for (int i = 2; i < to.count; i++)
     EXPECT(to.entries[i].n == 256 && to.entries[i].pdl == 1 && to.entries[i].m > 64 &&
-               to.entries[i].where == BF16FP32_DEVICE,
-           "entry %d: %lldx%lld m=%lld pdl=%d", i, (long long)to.entries[i].n, (long long)to.entries[i].k,
-           (long long)to.entries[i].m, (int)to.entries[i].pdl);
+               to.entries[i].where == BF16FP32_DEVICE && to.entries[i].line == -1,
+           "entry %d: %lldx%lld m=%lld pdl=%d line %d", i, (long long)to.entries[i].n,
+           (long long)to.entries[i].k, (long long)to.entries[i].m, (int)to.entries[i].pdl,
+           (int)to.entries[i].line);
   bf16fp32__tune_table_clear(&to);
   bf16fp32__tune_table_clear(&from);
 }

@@ -508,6 +508,26 @@ static void test_merge(void) {
   EXPECT(f.table.count == n && g && strcmp(g->winner, "cublas") == 0, "replaced");
   bf16fp32__tune_file_clear(&f);
 
+  /* An entry marked line -1 fills a key the file lacks and leaves the file's own entry alone. */
+  char fill_path[1100];
+  snprintf(fill_path, sizeof fill_path, "%s.fill", path);
+  EXPECT(bf16fp32__tune_file_merge(fill_path, &gpu_only, e, 4, collect_warning, &w) == BF16FP32_OK, "fill base");
+  bf16fp32__tune_entry fill[2] = {
+      sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 1, "cublaslt", 7.5, "", 0, -1),
+      sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 8192, "cublaslt", 70.5, "", 0, -1)};
+  EXPECT(bf16fp32__tune_file_merge(fill_path, &gpu_only, fill, 2, collect_warning, &w) == BF16FP32_OK, "fill");
+  bf16fp32__tune_file_read(fill_path, &f, &err, NULL, NULL);
+  const bf16fp32__tune_entry *kept = find(&f.table, BF16FP32_DEVICE, 0, 256, 4096, 1);
+  const bf16fp32__tune_entry *added = find(&f.table, BF16FP32_DEVICE, 0, 256, 4096, 8192);
+  EXPECT(f.table.count == 5 && kept && strcmp(kept->winner, e[0].winner) == 0 && added &&
+             strcmp(added->winner, "cublaslt") == 0,
+         "filled: %d entries, m=1 %s", f.table.count, kept ? kept->winner : "-");
+  bf16fp32__tune_file_clear(&f);
+  char fill_lock[1120];
+  snprintf(fill_lock, sizeof fill_lock, "%s.lock", fill_path);
+  unlink(fill_path);
+  unlink(fill_lock);
+
   /* Another GPU (driver update) merging: the old device entries go, with a note; host stay. */
   chmod(path, 0600);
   bf16fp32__tune_header newer = gpu_only;

@@ -87,9 +87,9 @@ static int parse_args(int argc, char **argv, tune_args *a) {
     fprintf(stderr, "bf16fp32 tune: --decode-step: unknown model '%s' (known: dsv4-flash, dsv4-pro)\n", a->step);
     return 2;
   }
-  if (a->step && (a->cpu || a->only)) {
+  if (a->step && (a->cpu || a->only || a->from)) {
     fprintf(stderr, "bf16fp32 tune: --decode-step tunes the model's GEMMs on the GPU: not with %s\n",
-            a->cpu ? "--cpu" : "--only");
+            a->cpu ? "--cpu" : a->only ? "--only" : "--from");
     return 2;
   }
   if (a->from && !a->emit_c) {
@@ -232,7 +232,6 @@ int tune_main(int argc, char **argv) {
     fprintf(stderr, "bf16fp32 tune: %s has no M line: pass --m\n", a.suite_path);
     return 2;
   }
-  /* Each weight shape once, in suite order. */
   /* Each weight shape once, in suite order; a step adds up the calls of a shape. */
   int64_t pairs[2 * SUITE_MAX_ENTRIES];
   int calls[SUITE_MAX_ENTRIES];
@@ -242,7 +241,8 @@ int tune_main(int argc, char **argv) {
     for (int j = 0; j < pair_count && seen < 0; j++)
       if (pairs[2 * j] == s.entries[i].n && pairs[2 * j + 1] == s.entries[i].k) seen = j;
     if (seen >= 0) {
-      calls[seen] += s.entries[i].calls;
+      /* The library refuses a step of more than 2^20 calls; this only keeps the sum an int. */
+      calls[seen] = calls[seen] > (1 << 30) - s.entries[i].calls ? 1 << 30 : calls[seen] + s.entries[i].calls;
       continue;
     }
     pairs[2 * pair_count] = s.entries[i].n;
