@@ -9,7 +9,6 @@
 #include "step.h"
 
 #define STEP_ALIGN 256
-#define STEP_MAX_CALLS (1 << 20)
 
 static size_t align_up(size_t v) { return (v + STEP_ALIGN - 1) / STEP_ALIGN * STEP_ALIGN; }
 
@@ -22,8 +21,8 @@ static bf16fp32_status build_calls(bf16fp32__step *s) {
     total += s->gemm[g].calls;
     if (s->gemm[g].calls > layers) layers = s->gemm[g].calls;
   }
-  if (total == 0 || total > STEP_MAX_CALLS)
-    return bf16fp32__fail(BF16FP32_BAD_SIZE, "step: %lld calls per step (1 to %d)", (long long)total, STEP_MAX_CALLS);
+  if (total == 0 || total > BF16FP32__STEP_MAX_CALLS)
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "step: %lld calls per step (1 to %d)", (long long)total, BF16FP32__STEP_MAX_CALLS);
   s->call = calloc((size_t)total, sizeof *s->call);
   if (!s->call) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "step: %lld calls", (long long)total);
   int i = 0;
@@ -157,6 +156,12 @@ bf16fp32_status bf16fp32__step_set_m(bf16fp32__step *s, int64_t m, int check_row
     if (st != BF16FP32_OK) return st;
   }
   return BF16FP32_OK;
+}
+
+int bf16fp32__step_first_call(const bf16fp32__step *s, int g) {
+  for (int i = 0; i < s->call_count; i++)
+    if (s->call[i].gemm == g) return i;
+  return -1;
 }
 
 bf16fp32__call bf16fp32__step_call_at(const bf16fp32__step *s, int i, void *stream, bool capturing) {

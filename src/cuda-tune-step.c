@@ -101,9 +101,7 @@ static bf16fp32_status issue(step_job *j, void *stream, bool capturing) {
 static bf16fp32_status job_prepare(void *user, void *stream) {
   step_job *j = user;
   for (int g = 0; g < j->s->gemm_count; g++) {
-    int first = -1;
-    for (int i = 0; i < j->s->call_count && first < 0; i++)
-      if (j->s->call[i].gemm == g) first = i;
+    const int first = bf16fp32__step_first_call(j->s, g);
     if (first < 0 || (g == j->gemm && j->backend < 0)) continue;
     bf16fp32__call c = bf16fp32__step_call_at(j->s, first, stream, false);
     const char *variant;
@@ -139,15 +137,12 @@ static int list_candidates(bf16fp32_context *ctx, const bf16fp32__step *s, const
     jobs[count++] = (step_job){ctx, s, chosen, g, b, NULL, ""};
   }
   const int plain = count;
+  const int room = cap < plain + BF16FP32__TUNE_VARIANTS ? cap : plain + BF16FP32__TUNE_VARIANTS;
   for (int i = 0; i < plain; i++) {
-    char found[BF16FP32__TUNE_VARIANTS][BF16FP32__VARIANT_LEN];
     const int b = jobs[i].backend;
-    int nv = bf16fp32__variants_one(ctx, b, &shape, found, BF16FP32__TUNE_VARIANTS);
-    for (int v = 0; v < nv && count < cap && count < plain + BF16FP32__TUNE_VARIANTS; v++) {
-      if (!bf16fp32__tune_variant_name(names[count], bf16fp32__registry[b].name, found[v])) continue;
+    const int nv = bf16fp32__tune_variant_names(ctx, b, &shape, names + count, room - count);
+    for (int v = 0; v < nv; v++, count++)
       jobs[count] = (step_job){ctx, s, chosen, g, b, strchr(names[count], '@') + 1, ""};
-      count++;
-    }
   }
   char now[2][BF16FP32__TUNE_NAME_LEN];
   const int n = auto_names(ctx, s, g, now);
@@ -189,11 +184,12 @@ static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_req
                                  int g, const bf16fp32__measure_opts *o, bf16fp32__tune_table *found) {
   const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
   step_job jobs[1 + STEP_MAX_CANDS];
-  char names[STEP_MAX_CANDS][BF16FP32__TUNE_NAME_LEN];
+  char (*names)[BF16FP32__TUNE_NAME_LEN] = times[g].name; /* the candidates' names live there */
   bf16fp32__graph_job graph[1 + STEP_MAX_CANDS];
   bf16fp32__candidate cands[STEP_MAX_CANDS];
   jobs[0] = (step_job){ctx, s, chosen, g, -1, NULL, ""};
   const int count = list_candidates(ctx, s, chosen, g, jobs + 1, names, STEP_MAX_CANDS);
+  times[g].count = count;
   for (int i = 0; i <= count; i++)
     graph[i] = (bf16fp32__graph_job){job_prepare, job_record, job_check, &jobs[i], BF16FP32_OK, -1};
   bf16fp32_status st = bf16fp32__time_graphs_on(graph, 1 + count, o->warmup, step_replays(o), o->stream);
@@ -216,11 +212,7 @@ static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_req
     const double per_call = (gj->median_ms - graph[0].median_ms) * 1e3 / s->gemm[g].calls;
     c->median_us = per_call > STEP_FREE_US ? per_call : STEP_FREE_US;
   }
-  times[g].count = count;
-  for (int i = 0; i < count; i++) {
-    memcpy(times[g].name[i], names[i], sizeof times[g].name[i]);
-    times[g].us[i] = cands[i].median_us;
-  }
+  for (int i = 0; i < count; i++) times[g].us[i] = cands[i].median_us;
   const int pdl = cfg->use_pdl != 0;
   bf16fp32__tune_entry e;
   const bool got = bf16fp32__tune_pick(cands, count, BF16FP32_DEVICE, pdl, s->gemm[g].n, s->gemm[g].k, s->m, &e);
@@ -341,8 +333,7 @@ bf16fp32_status bf16fp32__tune_measure_step(bf16fp32_context *ctx, const bf16fp3
                             (long long)s.gemm[g].n, (long long)s.gemm[g].k, (long long)s.m);
       else
         set_choice(&as_now[g], now[0]);
-      chosen[g] = as_now[g];
-      if (chosen[g].variant) chosen[g].variant = strchr(chosen[g].name, '@') + 1; /* its own copy */
+      set_choice(&chosen[g], as_now[g].name);
     }
     for (int g = 0; g < s.gemm_count && st == BF16FP32_OK; g++)
       if (s.gemm[g].calls > 0) st = tune_gemm(ctx, r, &s, chosen, times, g, &o, found);

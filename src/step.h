@@ -2,7 +2,7 @@
  * order (layer l issues every GEMM with more than l calls), every call with its own weight,
  * input and output, as the layers of a model have. The decode-step benchmark and the step
  * tuner (cuda-tune-step.c) capture it in CUDA graphs; cuda-step.c holds the operands, the
- * oracle and the checks. Device only: without CUDA nothing here is built. */
+ * oracle and the checks. Device only: without CUDA only the types and the bound below exist. */
 #ifndef BF16FP32_STEP_H
 #define BF16FP32_STEP_H
 
@@ -10,6 +10,9 @@
 #include <stdint.h>
 
 #include "measure.h"
+
+/* A step has at most this many calls in all (the tuner refuses more before it allocates). */
+#define BF16FP32__STEP_MAX_CALLS (1 << 20)
 
 /* One GEMM of the step: its weight shape and how many calls a step makes. */
 typedef struct bf16fp32__step_gemm {
@@ -48,6 +51,8 @@ void bf16fp32__step_free(bf16fp32__step *s);
 /* Sets the token count of the calls (1 <= m <= max_m) and computes each GEMM's oracle on
  * check_rows sampled rows (0: all). */
 bf16fp32_status bf16fp32__step_set_m(bf16fp32__step *s, int64_t m, int check_rows);
+/* The index of GEMM g's first call in the step, or -1 when it has none. */
+int bf16fp32__step_first_call(const bf16fp32__step *s, int g);
 /* Call i as the dispatcher takes it: contiguous operands, on stream. */
 bf16fp32__call bf16fp32__step_call_at(const bf16fp32__step *s, int i, void *stream,
                                       bool capturing);

@@ -196,15 +196,6 @@ static void note(bf16fp32__tune_warn_fn warn, void *user, const char *fmt, ...) 
   warn(user, 0, msg);
 }
 
-/* Whether t (not yet finished) holds an entry of e's key. */
-static bool has_key(const bf16fp32__tune_table *t, const bf16fp32__tune_entry *e) {
-  for (int i = 0; i < t->count; i++) {
-    const bf16fp32__tune_entry *x = &t->entries[i];
-    if (x->where == e->where && x->pdl == e->pdl && x->n == e->n && x->k == e->k && x->m == e->m) return true;
-  }
-  return false;
-}
-
 bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune_header *mine,
                                           const bf16fp32__tune_entry *entries, int count,
                                           bf16fp32__tune_warn_fn warn, void *user) {
@@ -273,7 +264,7 @@ bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune
    * the file lacks. */
   for (int i = 0; i < count; i++) {
     bf16fp32__tune_entry copy = entries[i];
-    if (copy.line < 0 && has_key(&merged, &copy)) continue;
+    if (copy.line < 0 && bf16fp32__tune_table_has_key(&merged, &copy)) continue;
     copy.line = 0;
     BF16FP32__TRY(bf16fp32__tune_table_add(&merged, &copy));
   }

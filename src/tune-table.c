@@ -45,6 +45,12 @@ static int cmp_key(int where, int pdl, int64_t n, int64_t k, int64_t m, const bf
   return 0;
 }
 
+bool bf16fp32__tune_table_has_key(const bf16fp32__tune_table *t, const bf16fp32__tune_entry *e) {
+  for (int i = 0; i < t->count; i++)
+    if (cmp_key(e->where, e->pdl, e->n, e->k, e->m, &t->entries[i]) == 0) return true;
+  return false;
+}
+
 /* qsort is not stable: each entry carries its order of addition through the sort. */
 typedef struct keyed {
   bf16fp32__tune_entry e;

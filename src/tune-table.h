@@ -77,6 +77,8 @@ struct bf16fp32__tune_table {
 bf16fp32_status bf16fp32__tune_table_add(bf16fp32__tune_table *t, const bf16fp32__tune_entry *e);
 /* Sorts by (where, pdl, n, k, m) and keeps the last added entry of each key. */
 void bf16fp32__tune_table_finish(bf16fp32__tune_table *t);
+/* Whether the table (finished or not) has an entry of e's key (where, pdl, n, k, m). */
+bool bf16fp32__tune_table_has_key(const bf16fp32__tune_table *t, const bf16fp32__tune_entry *e);
 /* Whether the (finished) table has any entry for (where, pdl, n, k). */
 bool bf16fp32__tune_table_has_pair(const bf16fp32__tune_table *t, int where, int pdl, int64_t n,
                                    int64_t k);

@@ -8,6 +8,7 @@
 #include "context.h"
 #include "device.h"
 #include "dispatch.h"
+#include "step.h"
 #include "tune-file.h"
 #include "tune.h"
 #include "validate.h"
@@ -56,6 +57,16 @@ bool bf16fp32__tune_variant_name(char *buf, const char *backend, const char *var
   return len >= 0 && len < BF16FP32__TUNE_NAME_LEN;
 }
 
+int bf16fp32__tune_variant_names(bf16fp32_context *ctx, int backend, const bf16fp32__shape *s,
+                                 char (*names)[BF16FP32__TUNE_NAME_LEN], int max) {
+  char found[BF16FP32__TUNE_VARIANTS][BF16FP32__VARIANT_LEN];
+  const int nv = bf16fp32__variants_one(ctx, backend, s, found, BF16FP32__TUNE_VARIANTS);
+  int count = 0;
+  for (int v = 0; v < nv && count < max; v++)
+    count += bf16fp32__tune_variant_name(names[count], bf16fp32__registry[backend].name, found[v]);
+  return count;
+}
+
 /* Appends, after the `base` registry candidates, one candidate per variant that a backend
  * offers for (where, m, n, k), in plain tuning only; returns the new count. Names and variants
  * live in `names`. */
@@ -72,11 +83,9 @@ static int add_variants(bf16fp32_context *ctx, int where, int pdl, int64_t m, in
   const bf16fp32__shape s =
       bf16fp32__make_shape((bf16fp32_location)where, m, n, k, k, k, n, NULL, NULL, NULL);
   for (int i = 0; i < base; i++) {
-    char found[BF16FP32__TUNE_VARIANTS][BF16FP32__VARIANT_LEN];
-    const char *backend = bf16fp32__registry[users[i].backend].name;
-    int nv = bf16fp32__variants_one(ctx, users[i].backend, &s, found, BF16FP32__TUNE_VARIANTS);
-    for (int v = 0; v < nv && count < base + BF16FP32__TUNE_VARIANTS; v++) {
-      if (!bf16fp32__tune_variant_name(names[count - base], backend, found[v])) continue;
+    const int nv = bf16fp32__tune_variant_names(ctx, users[i].backend, &s, names + (count - base),
+                                                base + BF16FP32__TUNE_VARIANTS - count);
+    for (int v = 0; v < nv; v++) {
       users[count] = users[i];
       users[count].variant = strchr(names[count - base], '@') + 1;
       cands[count] = cands[i];
@@ -130,10 +139,10 @@ static bf16fp32_status check_step(const bf16fp32__tune_request *r) {
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "tune: a step is tuned on the device only");
   int64_t total = 0;
   for (int i = 0; i < r->pair_count; i++) {
-    if (r->calls[i] < 0 || r->calls[i] > 1 << 20)
+    if (r->calls[i] < 0 || r->calls[i] > BF16FP32__STEP_MAX_CALLS)
       return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: calls[%d]=%d (0 to 2^20)", i, r->calls[i]);
     total += r->calls[i];
-    if (total > 1 << 20)
+    if (total > BF16FP32__STEP_MAX_CALLS)
       return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: more than 2^20 calls per step");
     for (int j = 0; j < i; j++)
       if (r->nk_pairs[2 * j] == r->nk_pairs[2 * i] && r->nk_pairs[2 * j + 1] == r->nk_pairs[2 * i + 1])

@@ -41,6 +41,10 @@ bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_r
 
 /* "backend@variant" into buf (BF16FP32__TUNE_NAME_LEN); false when it does not fit. */
 bool bf16fp32__tune_variant_name(char *buf, const char *backend, const char *variant);
+/* The variants a backend offers for the shape worth timing (its first BF16FP32__TUNE_VARIANTS),
+ * as "backend@variant" names, those that fit; at most max. Returns how many. */
+int bf16fp32__tune_variant_names(bf16fp32_context *ctx, int backend, const bf16fp32__shape *s,
+                                 char (*names)[BF16FP32__TUNE_NAME_LEN], int max);
 
 /* Winner and runner-up of measured candidates into *e (false when none has a valid time): the
  * two smallest times, except that the baseline is the runner-up whenever the winner's lead over

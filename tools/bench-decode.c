@@ -88,9 +88,7 @@ static bf16fp32_status variant_prepare(void *user, void *stream) {
   bf16fp32_status st = BF16FP32_OK;
   for (int e = 0; e < sp->gemm_count && st == BF16FP32_OK; e++) {
     const suite_entry *en = &d->s->entries[e];
-    int first = -1;
-    for (int i = 0; i < sp->call_count && first < 0; i++)
-      if (sp->call[i].gemm == e) first = i;
+    const int first = bf16fp32__step_first_call(sp, e);
     if (first < 0) continue; /* no call of this GEMM in a step */
     if (v->kind == V_AUTO) {
       st = bf16fp32_prewarm(d->ctx, BF16FP32_DEVICE, en->n, en->k, &sp->m, 1, stream);
