@@ -473,11 +473,8 @@ static void test_declines(bf16fp32_context *ctx) {
 
 /* A context with use_pdl = 1 and smallm forced; NULL (a failed check) when it cannot be made. */
 static bf16fp32_context *pdl_context(void) {
-  bf16fp32_options opt;
-  bf16fp32_options_init(&opt);
-  opt.use_pdl = 1;
   bf16fp32_context *ctx = NULL;
-  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  CHECK_OK(sup_create_pdl(&ctx, 1));
   if (ctx) CHECK_OK(bf16fp32_force_backend(ctx, "smallm"));
   return ctx;
 }

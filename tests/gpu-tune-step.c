@@ -65,11 +65,8 @@ static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16f
 static seen tune_once(const char *path, int pdl) {
   seen s;
   memset(&s, 0, sizeof s);
-  bf16fp32_options opt;
-  bf16fp32_options_init(&opt);
-  opt.use_pdl = pdl;
   bf16fp32_context *ctx = NULL;
-  if (bf16fp32_create(&ctx, &opt) != BF16FP32_OK) {
+  if (sup_create_pdl(&ctx, pdl) != BF16FP32_OK) {
     EXPECT(0, "create: %s", bf16fp32_last_error());
     return s;
   }
@@ -166,11 +163,8 @@ int main(void) {
   /* A context with the file picks by it, at the bucket's own M and inside a bucket. */
   setenv("BF16FP32_TUNE_FILE", path, 1);
   for (int under = 0; under < 2; under++) {
-    bf16fp32_options opt;
-    bf16fp32_options_init(&opt);
-    opt.use_pdl = under;
     bf16fp32_context *ctx = NULL;
-    CHECK_OK(bf16fp32_create(&ctx, &opt));
+    CHECK_OK(sup_create_pdl(&ctx, under));
     const int64_t at[] = {3, 17};
     for (int i = 0; i < 2; i++) {
       const char *name = NULL;

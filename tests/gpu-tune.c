@@ -41,11 +41,8 @@ static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16f
 static seen tune_once(const char *path, int pdl) {
   seen s;
   memset(&s, 0, sizeof s);
-  bf16fp32_options opt;
-  bf16fp32_options_init(&opt);
-  opt.use_pdl = pdl;
   bf16fp32_context *ctx = NULL;
-  if (bf16fp32_create(&ctx, &opt) != BF16FP32_OK) {
+  if (sup_create_pdl(&ctx, pdl) != BF16FP32_OK) {
     EXPECT(0, "create: %s", bf16fp32_last_error());
     return s;
   }
@@ -70,11 +67,8 @@ static seen tune_once(const char *path, int pdl) {
 /* A context with the file and the given PDL option picks by the file's entries of its launch. */
 static void expect_choice(const char *path, int pdl, int64_t m) {
   setenv("BF16FP32_TUNE_FILE", path, 1);
-  bf16fp32_options opt;
-  bf16fp32_options_init(&opt);
-  opt.use_pdl = pdl;
   bf16fp32_context *ctx = NULL;
-  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  CHECK_OK(sup_create_pdl(&ctx, pdl));
   const char *name = NULL;
   char why[600];
   CHECK_OK(bf16fp32_select(ctx, BF16FP32_DEVICE, m, pair[0], pair[1], &name, why, sizeof why));

@@ -114,6 +114,13 @@ int sup_check_ok(const sup_check_result *r) {
   return r->violations == 0 && r->unwritten == 0 && r->overwritten == 0;
 }
 
+bf16fp32_status sup_create_pdl(bf16fp32_context **ctx, int pdl) {
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.use_pdl = pdl;
+  return bf16fp32_create(ctx, &opt);
+}
+
 int sup_backend_index(bf16fp32_context *ctx, const char *name) {
   for (int i = 0; i < bf16fp32_backend_count(); i++) {
     bf16fp32_backend_info info;

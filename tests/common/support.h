@@ -41,6 +41,9 @@ sup_check_result sup_check(int64_t m, int64_t n, int64_t k, const uint16_t *x, i
                            const uint16_t *w, int64_t ldw, const float *out, int64_t ldo);
 int sup_check_ok(const sup_check_result *r);
 
+/* bf16fp32_create with the default options but use_pdl = pdl. */
+bf16fp32_status sup_create_pdl(bf16fp32_context **ctx, int pdl);
+
 /* The index of the backend called name in ctx (for bf16fp32_backend_info_get), or -1. */
 int sup_backend_index(bf16fp32_context *ctx, const char *name);
 
