@@ -137,7 +137,7 @@ static int list_candidates(bf16fp32_context *ctx, const bf16fp32__step *s, const
     jobs[count++] = (step_job){ctx, s, chosen, g, b, NULL, ""};
   }
   const int plain = count;
-  const int room = cap < plain + BF16FP32__TUNE_VARIANTS ? cap : plain + BF16FP32__TUNE_VARIANTS;
+  const int room = cap < plain + BF16FP32__TUNE_VARIANT_ROOM ? cap : plain + BF16FP32__TUNE_VARIANT_ROOM;
   for (int i = 0; i < plain; i++) {
     const int b = jobs[i].backend;
     const int nv = bf16fp32__tune_variant_names(ctx, b, &shape, names + count, room - count);
@@ -158,7 +158,7 @@ static int list_candidates(bf16fp32_context *ctx, const bf16fp32__step *s, const
   return count;
 }
 
-#define STEP_MAX_CANDS (BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANTS + 2)
+#define STEP_MAX_CANDS (BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANT_ROOM + 2)
 
 static int step_replays(const bf16fp32__measure_opts *o) {
   return o->replays > STEP_MIN_REPLAYS ? o->replays : STEP_MIN_REPLAYS;

@@ -68,23 +68,22 @@ int bf16fp32__tune_variant_names(bf16fp32_context *ctx, int backend, const bf16f
 }
 
 /* Appends, after the `base` registry candidates, one candidate per variant that a backend
- * offers for (where, m, n, k), in plain tuning only; returns the new count. Names and variants
- * live in `names`. */
+ * offers for (where, m, n, k); returns the new count. Names and variants live in `names`. */
 static int add_variants(bf16fp32_context *ctx, int where, int pdl, int64_t m, int64_t n, int64_t k,
                         bf16fp32__candidate *cands, cand_user *users, int base,
                         char (*names)[BF16FP32__TUNE_NAME_LEN]) {
   int count = base;
-  /* Not under PDL: there a backend that launches plainly is timed in turns with one of ours, and
-   * on the H200 two of the five variants that won so at M = 256 then took 1.07x and 1.18x
-   * cuBLAS's time in the bench, and the pro decode step under PDL 110 us longer at batch 256
-   * (docs/h200-results.md, session 50). */
-  if (pdl) return count;
   /* Operands at NULL: 16-byte aligned, as the measure's own buffers. */
   const bf16fp32__shape s =
       bf16fp32__make_shape((bf16fp32_location)where, m, n, k, k, k, n, NULL, NULL, NULL);
   for (int i = 0; i < base; i++) {
+    /* Under PDL only the variants of backends that launch under it: one that launches plainly
+     * is timed in turns with one of ours, and on the H200 two of the five cuBLASLt variants that
+     * won so at M = 256 then took 1.07x and 1.18x cuBLAS's time in the bench, and the pro decode
+     * step under PDL 110 us longer at batch 256 (docs/h200-results.md, session 50). */
+    if (pdl && !bf16fp32__registry[users[i].backend].pdl) continue;
     const int nv = bf16fp32__tune_variant_names(ctx, users[i].backend, &s, names + (count - base),
-                                                base + BF16FP32__TUNE_VARIANTS - count);
+                                                base + BF16FP32__TUNE_VARIANT_ROOM - count);
     for (int v = 0; v < nv; v++) {
       users[count] = users[i];
       users[count].variant = strchr(names[count - base], '@') + 1;
@@ -223,9 +222,9 @@ static bf16fp32_status measure_all(bf16fp32_context *ctx, const bf16fp32__tune_r
    * device-pdl, for the dispatcher of such contexts. */
   const int pdl = r->where == BF16FP32_DEVICE && cfg->use_pdl;
   bf16fp32_status st = BF16FP32_OK;
-  bf16fp32__candidate cands[BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANTS];
-  cand_user users[BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANTS];
-  char variant_names[BF16FP32__TUNE_VARIANTS][BF16FP32__TUNE_NAME_LEN];
+  bf16fp32__candidate cands[BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANT_ROOM];
+  cand_user users[BF16FP32__MAX_BACKENDS + BF16FP32__TUNE_VARIANT_ROOM];
+  char variant_names[BF16FP32__TUNE_VARIANT_ROOM][BF16FP32__TUNE_NAME_LEN];
   bf16fp32__measure_opts opts;
   void *stream = NULL;
   int count = 0, partner = -1;

@@ -36,8 +36,10 @@ typedef struct bf16fp32__tune_request {
 bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_request *req,
                                    int *merged);
 
-/* At most this many variants are timed per shape beside the backends' defaults. */
+/* At most this many variants of a backend are timed per shape beside its default, and at most
+ * BF16FP32__TUNE_VARIANT_ROOM of all backends together (two offer them: cuBLASLt and smallm). */
 #define BF16FP32__TUNE_VARIANTS 7
+#define BF16FP32__TUNE_VARIANT_ROOM (2 * BF16FP32__TUNE_VARIANTS)
 
 /* "backend@variant" into buf (BF16FP32__TUNE_NAME_LEN); false when it does not fit. */
 bool bf16fp32__tune_variant_name(char *buf, const char *backend, const char *variant);

@@ -363,8 +363,11 @@ static const struct {
     {384, 7168, EITHER, 0x60, 1, 3, 1, 0, 0},  {256, 7168, EITHER, 0x60, 1, 3, 1, 0, 0},
 };
 
+/* over: -1 lets stream_fit lay the partial sums after the rings where they fit, else over them */
 static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
-                      int min_stages, int groups, size_t smem_limit);
+                      int min_stages, int groups, int over, size_t smem_limit);
+static int tokens_fit(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k, int subs,
+                      int stages, int min_stages, int groups, int over, size_t smem_limit);
 static size_t share_smem(const bf16fp32__smallm_config *c, int64_t m, int64_t pitch, int xreg,
                          int tiles);
 
@@ -405,7 +408,7 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
       continue;
     bf16fp32__smallm_config t = *c; /* c stays as chosen where no entry fits */
     if (stream_fit(&t, m, stream_132[i].subs, stream_132[i].stages,
-                   stream_132[i].two ? stream_132[i].stages : 2, stream_132[i].groups,
+                   stream_132[i].two ? stream_132[i].stages : 2, stream_132[i].groups, -1,
                    stream_132[i].two ? half : smem_limit) == 0) {
       *c = t;
       c->stream_early = stream_132[i].early;
@@ -500,22 +503,49 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
     }
 }
 
-int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
-                                int groups, size_t smem_limit) {
-  return stream_fit(c, m, subs, stages, 2, groups, smem_limit);
+int bf16fp32__smallm_choose_for(int64_t m, int64_t n, int64_t k, int sm_count, int use_pdl,
+                                size_t smem_limit, bf16fp32__smallm_config *c) {
+  if (bf16fp32__smallm_choose(m, n, k, sm_count, smem_limit, c) != 0) return -1;
+  bf16fp32__smallm_prefer_stream(c, m, n, k, sm_count, use_pdl, smem_limit);
+  bf16fp32__smallm_prefer_share(c, m, n, k, sm_count, use_pdl, smem_limit);
+  return 0;
 }
 
-int bf16fp32__smallm_use_stream_tokens(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
-                                       int subs, int stages, int groups, size_t smem_limit) {
+int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
+                                int groups, size_t smem_limit) {
+  return stream_fit(c, m, subs, stages, 2, groups, -1, smem_limit);
+}
+
+int bf16fp32__smallm_use_stream_at(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
+                                   int groups, int over, size_t smem_limit) {
+  if (over != 0 && over != 1) return -1;
+  return stream_fit(c, m, subs, stages, stages, groups, over, smem_limit);
+}
+
+/* c switched to the stream kernel in blocks of 64 tokens (stream_fit's arguments at M = 64) */
+static int tokens_fit(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k, int subs,
+                      int stages, int min_stages, int groups, int over, size_t smem_limit) {
   const int64_t full = BF16FP32__SMALLM_DECODE_MAX_M;
   bf16fp32__smallm_config t;
   if (m <= full || m > BF16FP32__SMALLM_MAX_M ||
       bf16fp32__smallm_choose_with(full, n, k, &c->split, smem_limit, &t) != 0 ||
-      stream_fit(&t, full, subs, stages, 2, groups, smem_limit) != 0)
+      stream_fit(&t, full, subs, stages, min_stages, groups, over, smem_limit) != 0)
     return -1;
   t.stream_tblocks = (int)((m + full - 1) / full);
   *c = t;
   return 0;
+}
+
+int bf16fp32__smallm_use_stream_tokens(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                                       int subs, int stages, int groups, size_t smem_limit) {
+  return tokens_fit(c, m, n, k, subs, stages, 2, groups, -1, smem_limit);
+}
+
+int bf16fp32__smallm_use_stream_tokens_at(bf16fp32__smallm_config *c, int64_t m, int64_t n,
+                                          int64_t k, int subs, int stages, int groups, int over,
+                                          size_t smem_limit) {
+  if (over != 0 && over != 1) return -1;
+  return tokens_fit(c, m, n, k, subs, stages, stages, groups, over, smem_limit);
 }
 
 int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
@@ -585,9 +615,9 @@ int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late, int l2) {
   return 0;
 }
 
-/* bf16fp32__smallm_use_stream with at least min_stages stages */
+/* bf16fp32__smallm_use_stream with at least min_stages stages; over 0 or 1 only that layout */
 static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
-                      int min_stages, int groups, size_t smem_limit) {
+                      int min_stages, int groups, int over_only, size_t smem_limit) {
   if (c->wide || m < 1 || m > 8 * c->mt || c->mt > 8) return -1;
   if (subs < 1 || subs > BF16FP32__SMALLM_STREAM_MAX_SUBS || stages < 2 || stages > 8) return -1;
   if (groups != 1 && groups != 2) return -1;
@@ -603,7 +633,7 @@ static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stage
                                             sums_bytes(16 * groups, c->mpad);
   /* the partial sums after the rings (no barrier before them), else over them */
   for (int over = groups > 1; over < 2; over++)
-    for (int s = stages; s >= min_stages; s--) {
+    for (int s = stages; s >= min_stages && (over_only < 0 || over == over_only); s--) {
       const size_t ring = (size_t)rings * s * stage;
       const size_t smem = head + (over ? (ring > partials ? ring : partials) : ring + partials);
       if (smem <= smem_limit) {

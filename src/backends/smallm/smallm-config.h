@@ -230,6 +230,12 @@ size_t bf16fp32__smallm_share_recv(const bf16fp32__smallm_config *c, int64_t m);
 int bf16fp32__smallm_share_tiles(bf16fp32__smallm_config *c, int64_t m, int tiles,
                                  size_t smem_limit);
 
+/* bf16fp32__smallm_use_stream with exactly `stages` stages and the partial sums after the rings
+ * (over = 0) or over them (over = 1): the variants' form (smallm-variant.h). Returns 0, or -1
+ * where that does not apply or fit. */
+int bf16fp32__smallm_use_stream_at(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
+                                   int groups, int over, size_t smem_limit);
+
 /* Switches c, chosen for m > 64 tokens, to the stream kernel in blocks of 64 tokens (the last
  * block the rest) along a third grid dimension: each block runs as for M = 64 (the same split,
  * stages of `subs`, up to `stages`, `groups`), so every row is summed as in any other kernel.
@@ -237,6 +243,12 @@ int bf16fp32__smallm_share_tiles(bf16fp32__smallm_config *c, int64_t m, int tile
  * at M = 64). */
 int bf16fp32__smallm_use_stream_tokens(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                        int subs, int stages, int groups, size_t smem_limit);
+
+/* bf16fp32__smallm_use_stream_tokens with the stages and layout exact, as
+ * bf16fp32__smallm_use_stream_at. */
+int bf16fp32__smallm_use_stream_tokens_at(bf16fp32__smallm_config *c, int64_t m, int64_t n,
+                                          int64_t k, int subs, int stages, int groups, int over,
+                                          size_t smem_limit);
 
 /* Switches c, chosen by bf16fp32__smallm_choose for (m, n, k), to the stream kernel where that
  * measured faster on the H200: with use_pdl (programmatic dependent launch) and without it;
@@ -249,6 +261,11 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
  * M = 64, mostly under programmatic dependent launch (use_pdl). */
 void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                    int sm_count, int use_pdl, size_t smem_limit);
+
+/* What a call of (m, n, k) runs by default: bf16fp32__smallm_choose, then the stream and share
+ * tables for the launch kind. Returns 0, or -1 when the shape is not handled. */
+int bf16fp32__smallm_choose_for(int64_t m, int64_t n, int64_t k, int sm_count, int use_pdl,
+                                size_t smem_limit, bf16fp32__smallm_config *c);
 
 /* Switches c (the wide or wgmma kernel) to ring buffers of `subs` sub-chunks: 4, 5 or 7. The
  * stages only group the sub-chunks, so every stage size sums alike. Returns 0, or -1 when c is

@@ -1,14 +1,16 @@
 /* smallm: the decode-size GEMM kernel for sm_90 (M <= 256), batch-invariant and deterministic.
  * Host glue: probe loads the module (so no call, captured or not, loads or allocates), run picks
- * the launch configuration (smallm-config.c) and launches one of the six kernels (decode,
- * stream, share, tiled, wide, wgmma: smallm-decode.cu, smallm-stream.cu, smallm-share.cu,
- * smallm-kernel.cu, smallm-wide.cu, smallm-wgmma-sm90a.cu), which sum alike. */
+ * the launch configuration (smallm-config.c, or a tuned variant: smallm-variant.c) and launches
+ * one of the six kernels (decode, stream, share, tiled, wide, wgmma: smallm-decode.cu,
+ * smallm-stream.cu, smallm-share.cu, smallm-kernel.cu, smallm-wide.cu, smallm-wgmma-sm90a.cu),
+ * which sum alike. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cuda-check.h"
 #include "smallm-config.h"
 #include "smallm-launch.h"
+#include "smallm-variant.h"
 
 typedef struct smallm_state {
   int device;
@@ -65,7 +67,7 @@ static bool smallm_supports(const void *state, const bf16fp32__shape *sh) {
 
 static bf16fp32_status smallm_prewarm(void *state, const bf16fp32__shape *sh, const char *variant,
                                       void *stream) {
-  (void)variant; /* no variants */
+  (void)variant; /* a variant is a configuration, chosen at run as the default is */
   /* Nothing is lazy: the module was loaded at probe and a launch allocates nothing. */
   (void)stream;
   return smallm_supports(state, sh) ? BF16FP32_OK : BF16FP32_DECLINED;
@@ -77,10 +79,13 @@ static bf16fp32_status smallm_run(void *state, const bf16fp32__call *call) {
   bf16fp32__smallm_config c;
   int e;
   if (!bf16fp32__smallm_shape_ok(sh->m, sh->n, sh->k, sh->ldx, sh->ldw, sh->ldo, sh->align) ||
-      bf16fp32__smallm_choose(sh->m, sh->n, sh->k, s->sm_count, s->smem_limit, &c) != 0)
+      bf16fp32__smallm_choose_for(sh->m, sh->n, sh->k, s->sm_count, s->use_pdl, s->smem_limit,
+                                  &c) != 0)
     return BF16FP32_DECLINED;
-  bf16fp32__smallm_prefer_stream(&c, sh->m, sh->n, sh->k, s->sm_count, s->use_pdl, s->smem_limit);
-  bf16fp32__smallm_prefer_share(&c, sh->m, sh->n, sh->k, s->sm_count, s->use_pdl, s->smem_limit);
+  /* A variant that does not apply here leaves c as chosen (variant texts: smallm-variant.h). */
+  if (call->variant && call->variant[0])
+    bf16fp32__smallm_apply_variant(&c, call->variant, sh->m, sh->n, sh->k, s->sm_count,
+                                   s->smem_limit);
   e = bf16fp32__smallm_launch(&c, sh->m, sh->n, sh->k, call->x, sh->ldx, call->w, sh->ldw,
                               call->out, sh->ldo, call->stream, s->use_pdl);
   if (e != 0)
@@ -90,6 +95,14 @@ static bf16fp32_status smallm_run(void *state, const bf16fp32__call *call) {
 
 static void smallm_reset(void *state) { free(state); }
 
+static int smallm_variants(void *state, const bf16fp32__shape *sh,
+                           char (*names)[BF16FP32__VARIANT_LEN], int max) {
+  const smallm_state *s = state;
+  if (!smallm_supports(state, sh)) return 0;
+  return bf16fp32__smallm_list_variants(sh->m, sh->n, sh->k, s->sm_count, s->use_pdl,
+                                        s->smem_limit, names, max);
+}
+
 const bf16fp32__backend bf16fp32__backend_smallm = {
     .name = "smallm",
     .where = BF16FP32_DEVICE,
@@ -98,4 +111,5 @@ const bf16fp32__backend bf16fp32__backend_smallm = {
     .prewarm = smallm_prewarm,
     .run = smallm_run,
     .reset = smallm_reset,
+    .variants = smallm_variants,
 };

@@ -1,0 +1,146 @@
+/* smallm's variants without a GPU: the default configuration of every DeepSeek-V4 shape at every
+ * M, plainly and under PDL, has a variant that gives it back; every listed variant is distinct,
+ * not the default, applies, names itself, and keeps the shape's split (so its sums, and bits,
+ * are the default's); texts that are not smallm variants, or do not fit the shape, are refused
+ * and leave the configuration alone. */
+#include <string.h>
+
+#include "testing.h"
+
+/* Compiled in here so that the test also runs in builds without the CUDA backends (where the
+ * smallm folder is left out of the library); the library's copies are then never linked. */
+#include "backends/smallm/smallm-config.c"
+#include "backends/smallm/smallm-variant.c"
+
+enum { H200_SMS = 132 };
+static const size_t H200_SMEM = 232448; /* sharedMemPerBlockOptin on sm_90 */
+
+static const int dsv4[][2] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 4096}, {384, 7168},
+                              {2048, 7168}, {1024, 7168}, {512, 7168}, {256, 7168}};
+
+/* The fields a launch reads. */
+static int same_config(const bf16fp32__smallm_config *a, const bf16fp32__smallm_config *b) {
+#define SAME(f) (a->f == b->f)
+  return memcmp(&a->split, &b->split, sizeof a->split) == 0 && SAME(mt) && SAME(mpad) &&
+         SAME(sb) && SAME(xk) && SAME(nb) && SAME(dbuf) && SAME(threads) && SAME(grid_x) &&
+         SAME(grid_y) && SAME(xbuf_bytes) && SAME(smem_bytes) && SAME(decode) && SAME(deep) &&
+         SAME(decode_smem) && SAME(wide) && SAME(wide_rows) && SAME(wide_tokens) &&
+         SAME(wide_smem) && SAME(wide_subs) && SAME(wide_groups) && SAME(wgmma) &&
+         SAME(wg_tokens) && SAME(stream) && SAME(stream_subs) && SAME(stream_stages) &&
+         SAME(stream_groups) && SAME(stream_smem) && SAME(stream_over) && SAME(stream_wl2) &&
+         SAME(stream_tblocks) && SAME(stream_early) && SAME(share) && SAME(share_pitch) &&
+         SAME(share_smem) && SAME(share_xreg) && SAME(share_wpre) && SAME(share_late) &&
+         SAME(share_late_l2) && SAME(share_tiles);
+#undef SAME
+}
+
+static int offered, applied_kinds[4];
+
+/* (m, n, k) on a GPU of sms SMs under the launch kind pdl: the default's round trip and every
+ * listed variant's. */
+static void check_shape(int64_t m, int64_t n, int64_t k, int sms, int pdl) {
+  bf16fp32__smallm_config def, c;
+  char text[BF16FP32__VARIANT_LEN], back[BF16FP32__VARIANT_LEN];
+  char names[8][BF16FP32__VARIANT_LEN];
+  if (bf16fp32__smallm_choose_for(m, n, k, sms, pdl, H200_SMEM, &def) != 0) {
+    EXPECT(0, "no default for m=%lld n=%lld k=%lld", (long long)m, (long long)n, (long long)k);
+    return;
+  }
+  EXPECT(bf16fp32__smallm_variant_of(&def, text) == 0, "m=%lld n=%lld: no variant", (long long)m,
+         (long long)n);
+  EXPECT(bf16fp32__smallm_apply_variant(&c, text, m, n, k, sms, H200_SMEM) == 0 &&
+             same_config(&c, &def),
+         "m=%lld n=%lld k=%lld pdl=%d: %s does not give the default back", (long long)m,
+         (long long)n, (long long)k, pdl, text);
+  const int count = bf16fp32__smallm_list_variants(m, n, k, sms, pdl, H200_SMEM, names, 7);
+  EXPECT(count >= 0 && count <= 7, "%d variants", count);
+  offered += count;
+  for (int i = 0; i < count; i++) {
+    const char *v = names[i];
+    EXPECT(strcmp(v, text) != 0, "m=%lld n=%lld: the default %s listed", (long long)m, (long long)n, v);
+    for (int j = 0; j < i; j++) EXPECT(strcmp(v, names[j]) != 0, "listed twice: %s", v);
+    const int ok = bf16fp32__smallm_apply_variant(&c, v, m, n, k, sms, H200_SMEM) == 0;
+    EXPECT(ok, "m=%lld n=%lld k=%lld pdl=%d: %s does not apply", (long long)m, (long long)n,
+           (long long)k, pdl, v);
+    if (!ok) continue;
+    applied_kinds[v[0] - '0']++;
+    EXPECT(bf16fp32__smallm_variant_of(&c, back) == 0 && strcmp(back, v) == 0,
+           "%s names itself %s", v, back);
+    EXPECT(memcmp(&c.split, &def.split, sizeof c.split) == 0, "%s changes the split", v);
+    EXPECT(c.smem_bytes <= H200_SMEM && c.stream_smem <= H200_SMEM && c.share_smem <= H200_SMEM &&
+               c.wide_smem <= H200_SMEM,
+           "%s does not fit", v);
+  }
+}
+
+static void test_dsv4(void) {
+  for (int i = 0; i < 9; i++)
+    for (int64_t m = 1; m <= 256; m++)
+      for (int pdl = 0; pdl < 2; pdl++) check_shape(m, dsv4[i][0], dsv4[i][1], H200_SMS, pdl);
+  /* the kinds of variant all occur, and the tables' other launch kind is among them */
+  CHECK(applied_kinds[0] > 0 && applied_kinds[1] > 0 && applied_kinds[2] > 0 &&
+        applied_kinds[3] > 0);
+  char names[7][BF16FP32__VARIANT_LEN];
+  bf16fp32__smallm_config plain;
+  char text[BF16FP32__VARIANT_LEN];
+  /* 1024x4096 M = 1: under PDL the share kernel, plainly the stream kernel */
+  CHECK(bf16fp32__smallm_choose_for(1, 1024, 4096, H200_SMS, 0, H200_SMEM, &plain) == 0 &&
+        bf16fp32__smallm_variant_of(&plain, text) == 0);
+  const int count = bf16fp32__smallm_list_variants(1, 1024, 4096, H200_SMS, 1, H200_SMEM, names, 7);
+  CHECK(count > 0 && strcmp(names[0], text) == 0);
+  /* a smaller max lists a prefix */
+  char few[2][BF16FP32__VARIANT_LEN];
+  CHECK(bf16fp32__smallm_list_variants(1, 1024, 4096, H200_SMS, 1, H200_SMEM, few, 2) == 2 &&
+        strcmp(few[1], names[1]) == 0);
+  CHECK(bf16fp32__smallm_list_variants(1, 1024, 4096, H200_SMS, 1, H200_SMEM, few, 0) == 0);
+}
+
+/* On GPUs the tables were not measured on, the variants still offer the stream and share
+ * kernels, and odd shapes get theirs. */
+static void test_other(void) {
+  char names[7][BF16FP32__VARIANT_LEN];
+  const int before = applied_kinds[1] + applied_kinds[2];
+  for (int64_t m = 1; m <= 64; m += 7) {
+    check_shape(m, 1024, 7168, 114, 1);
+    check_shape(m, 256, 4096, 78, 0);
+    check_shape(m, 528, 1032, 132, 1);
+  }
+  CHECK(applied_kinds[1] + applied_kinds[2] > before);
+  CHECK(bf16fp32__smallm_list_variants(4, 1024, 7168, 114, 1, H200_SMEM, names, 7) >= 3);
+  check_shape(200, 528, 1032, 132, 0);
+  CHECK(bf16fp32__smallm_list_variants(4, 200, 4096, H200_SMS, 0, H200_SMEM, names, 7) == 0);
+}
+
+static void test_refused(void) {
+  static const char *const bad[] = {"", "x", "-1", "1..2", "0.0", "4", "1.7.2", "1.7.2.1.0.0.0",
+                                    "1.9.2.1.0.0", "1.7.2.1.0.2", "1.7.9.1.0.0", "1.7.2.3.0.0",
+                                    "1.7.2.2.0.0", "2.0.0.9.0.1", "2.0.0.0.0.3", "2.0.3.0.0.1",
+                                    "3.1.3.1.1", "99999999999.1", "1.1.3.1.0.0.5"};
+  bf16fp32__smallm_config c, was;
+  CHECK(bf16fp32__smallm_choose_for(5, 2048, 7168, H200_SMS, 0, H200_SMEM, &c) == 0);
+  was = c;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    EXPECT(bf16fp32__smallm_apply_variant(&c, bad[i], 5, 2048, 7168, H200_SMS, H200_SMEM) != 0,
+           "'%s' applied", bad[i]);
+    EXPECT(same_config(&c, &was), "'%s' changed the configuration", bad[i]);
+  }
+  CHECK(bf16fp32__smallm_apply_variant(&c, NULL, 5, 2048, 7168, H200_SMS, H200_SMEM) != 0);
+  /* what applies at one M does not at another: x in registers above M = 16, the token blocks
+   * at M <= 64, stages that do not fit beside 64 tokens */
+  CHECK(bf16fp32__smallm_apply_variant(&c, "2.1.0.0.0.1", 8, 1024, 4096, H200_SMS, H200_SMEM) == 0);
+  CHECK(bf16fp32__smallm_apply_variant(&c, "2.1.0.0.0.1", 20, 1024, 4096, H200_SMS, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_apply_variant(&c, "3.1.3.1.0", 100, 1024, 4096, H200_SMS, H200_SMEM) == 0 &&
+        c.stream_tblocks == 2);
+  CHECK(bf16fp32__smallm_apply_variant(&c, "3.1.3.1.0", 64, 1024, 4096, H200_SMS, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_apply_variant(&c, "1.7.3.1.0.0", 64, 2048, 7168, H200_SMS, H200_SMEM) != 0);
+  /* a shape the kernel does not handle */
+  CHECK(bf16fp32__smallm_apply_variant(&c, "0", 4, 200, 4096, H200_SMS, H200_SMEM) != 0);
+}
+
+int main(void) {
+  test_dsv4();
+  test_other();
+  test_refused();
+  printf("%d variants offered\n", offered);
+  return testing_summary("test-smallm-variant");
+}
