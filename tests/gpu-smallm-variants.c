@@ -10,7 +10,6 @@
 #include <cuda_runtime_api.h>
 
 #include "dispatch.h"
-#include "tune-file.h"
 #include "gpu-case.h"
 #include "support.h"
 #include "testing.h"
@@ -115,24 +114,10 @@ static void tuned_through_dispatcher(vcase *c, cudaStream_t s, const char *dir, 
     bf16fp32_destroy(ctx);
     return;
   }
-  /* The header for this GPU from a small tune, its entries then rewritten to name the variant. */
-  const int64_t pair[] = {c->g.n, c->g.k}, ms[] = {c->g.m};
-  CHECK_OK(bf16fp32_tune(ctx, BF16FP32_DEVICE, pair, 1, ms, 1, path));
-  bf16fp32__tune_file f;
-  int err = 0;
-  CHECK_OK(bf16fp32__tune_file_read(path, &f, &err, NULL, NULL));
-  for (int i = 0; i < f.table.count; i++) {
-    bf16fp32__tune_entry *e = &f.table.entries[i];
-    snprintf(e->winner, sizeof e->winner, "smallm@%s", names[0]);
-    snprintf(e->runner_up, sizeof e->runner_up, "cublas");
-    e->winner_us = 1.0, e->runner_up_us = 2.0;
-  }
-  char *text = NULL;
-  size_t len = 0;
-  CHECK_OK(bf16fp32__tune_file_format(&f.header, f.table.entries, f.table.count, &text, &len));
-  CHECK_OK(bf16fp32__tune_file_write_atomic(path, text, len));
-  free(text);
-  bf16fp32__tune_file_clear(&f);
+  /* The header for this GPU from a tune of the shape, its entries then naming the variant. */
+  char winner[BF16FP32__TUNE_NAME_LEN];
+  snprintf(winner, sizeof winner, "smallm@%s", names[0]);
+  CHECK(sup_tune_file_naming(ctx, path, c->g.n, c->g.k, c->g.m, winner) == 0);
   CHECK_OK(bf16fp32_reset(ctx));
 
   const char *name = NULL;
