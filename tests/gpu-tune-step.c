@@ -187,11 +187,29 @@ int main(void) {
   r.where = BF16FP32_HOST;
   r.nk_pairs = pairs, r.calls = calls, r.pair_count = 2, r.ms = ms, r.m_count = 3, r.out_path = path;
   EXPECT(bf16fp32__tune_run(ctx, &r, NULL) == BF16FP32_BAD_OPTION, "a step on the host");
+  /* A GEMM without calls is not in the step: the file gets no entry of its shape. */
+  char path_one[700];
+  snprintf(path_one, sizeof path_one, "%s/one.tsv", dir);
+  const int only_first[] = {2, 0};
+  const int64_t m_one[] = {1};
+  CHECK_OK(bf16fp32_tune_step(ctx, pairs, only_first, 2, m_one, 1, path_one));
+  CHECK_OK(bf16fp32__tune_file_read(path_one, &f, &err, NULL, NULL));
+  int first_entries = 0, second_entries = 0;
+  for (int i = 0; i < f.table.count; i++) {
+    first_entries += f.table.entries[i].n == pairs[0] && f.table.entries[i].k == pairs[1];
+    second_entries += f.table.entries[i].n == pairs[2] && f.table.entries[i].k == pairs[3];
+  }
+  EXPECT(first_entries >= 1 && second_entries == 0, "entries of a step with a GEMM without calls: %d, %d",
+         first_entries, second_entries);
+  bf16fp32__tune_file_clear(&f);
   bf16fp32_destroy(ctx);
 
-  char lock[700];
+  char lock[800];
   snprintf(lock, sizeof lock, "%s.lock", path);
   unlink(path);
+  unlink(lock);
+  snprintf(lock, sizeof lock, "%s.lock", path_one);
+  unlink(path_one);
   unlink(lock);
   rmdir(dir);
   return testing_summary("gpu-tune-step");

@@ -320,7 +320,10 @@ int tune_main(int argc, char **argv) {
   bf16fp32__measure_opts mo;
   bf16fp32__measure_defaults(&mo);
   if (a.replays) mo.replays = a.replays;
-  progress p = {&s, where, a.quiet, 0, pair_count * buckets, 0};
+  /* A step's GEMMs without calls are not tuned. */
+  int tuned_pairs = 0;
+  for (int i = 0; i < pair_count; i++) tuned_pairs += !a.step || calls[i] > 0;
+  progress p = {&s, where, a.quiet, 0, tuned_pairs * buckets, 0};
   bf16fp32__tune_request r;
   memset(&r, 0, sizeof r);
   r.where = where;
