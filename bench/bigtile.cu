@@ -852,12 +852,10 @@ void run_shape(int n, int k, int m, const std::vector<Variant> &vars, cublasHand
 
   // the library's bits (batch-invariant: any M gives them), chosen as for plain launches
   bf16fp32__smallm_config c;
-  if (bf16fp32__smallm_choose(m, n, k, sms, smem_limit, &c) != 0) {
+  if (bf16fp32__smallm_choose_for(m, n, k, sms, 0, smem_limit, &c) != 0) {
     printf("%5d %5d %4d | smallm declined\n", n, k, m);
     return;
   }
-  bf16fp32__smallm_prefer_stream(&c, m, n, k, sms, 0, smem_limit);
-  bf16fp32__smallm_prefer_share(&c, m, n, k, sms, 0, smem_limit);
   if (bf16fp32__smallm_launch(&c, m, n, k, sh.dx, k, sh.dw[0], k, ref, n, s, 0) != 0) {
     printf("%5d %5d %4d | smallm declined\n", n, k, m);
     return;

@@ -921,9 +921,7 @@ static void timing_delay() {
     int share[2] = {0, 0};
     for (int pdl = 0; pdl < 2; pdl++) {
       bf16fp32__smallm_config c;
-      if (bf16fp32__smallm_choose(r.m, r.n, r.k, g_sms, g_smem, &c) != 0) continue;
-      bf16fp32__smallm_prefer_stream(&c, r.m, r.n, r.k, g_sms, pdl, g_smem);
-      bf16fp32__smallm_prefer_share(&c, r.m, r.n, r.k, g_sms, pdl, g_smem);
+      if (bf16fp32__smallm_choose_for(r.m, r.n, r.k, g_sms, pdl, g_smem, &c) != 0) continue;
       share[pdl] = c.share;
     }
     for (int p = 0; p < 3; p++) {

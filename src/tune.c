@@ -96,14 +96,15 @@ static int add_variants(bf16fp32_context *ctx, int where, int pdl, int64_t m, in
   return count;
 }
 
-/* The paired candidates' own time: 2 x (the pair's mean per call) less the partner's alone.
- * Without the partner's time (it failed its check), or with nothing left, no time: dropped. */
+/* The paired candidates' own time: 2 x (the pair's mean per call) less the partner's alone (its
+ * default: the pair runs no variant of it). Without the partner's time (it failed its check),
+ * or with nothing left, no time: dropped. */
 static void unpair_times(bf16fp32__candidate *c, const cand_user *u, int count) {
   for (int i = 0; i < count; i++) {
     if (!u[i].pairs || c[i].status != BF16FP32_OK || c[i].median_us < 0) continue;
     int p = -1;
-    for (int j = 0; j < count; j++)
-      if (u[j].backend == u[i].partner && u[j].partner < 0) p = j;
+    for (int j = 0; j < count && p < 0; j++)
+      if (u[j].backend == u[i].partner && u[j].partner < 0 && !u[j].variant) p = j;
     const bool partner_timed = p >= 0 && c[p].status == BF16FP32_OK && c[p].median_us >= 0;
     const double own = partner_timed ? 2 * c[i].median_us - c[p].median_us : -1;
     if (own > 0) {

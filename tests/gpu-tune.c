@@ -1,6 +1,7 @@
 /* Tuning on the GPU, plainly and under PDL: the entries go under device and device-pdl, the
  * backends that launch plainly are timed in turns with smallm under PDL (each gets a time of
- * its own, positive and finite), and a context picks by the entries of the launch it makes. */
+ * its own, positive and finite), smallm's variants are timed in both and cuBLASLt's only
+ * plainly, and a context picks by the entries of the launch it makes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@ typedef struct seen {
   int shapes;        /* progress calls with an entry */
   int timed[8];      /* per registry index: times reported */
   double us[8][2];   /* per registry index and M: the reported time */
+  int smallm_variants, lt_variants; /* smallm@... and cublaslt@... candidates timed */
 } seen;
 
 static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16fp32__tune_entry *e,
@@ -28,6 +30,9 @@ static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16f
   seen *s = user;
   s->shapes += e != NULL;
   for (int i = 0; i < count; i++) {
+    const int timed = c[i].status == BF16FP32_OK && c[i].median_us > 0;
+    s->smallm_variants += timed && strncmp(c[i].name, "smallm@", 7) == 0;
+    s->lt_variants += timed && strncmp(c[i].name, "cublaslt@", 9) == 0;
     int b = bf16fp32__registry_find(c[i].name);
     if (b < 0 || b >= 8 || c[i].status != BF16FP32_OK) continue;
     EXPECT(isfinite(c[i].median_us) && c[i].median_us > 0, "%s m=%lld: %.3f us", c[i].name,
@@ -96,6 +101,10 @@ int main(void) {
              pdl.timed[cublas] == 2,
          "timed: smallm %d / %d, cublas %d / %d", plain.timed[smallm], pdl.timed[smallm],
          plain.timed[cublas], pdl.timed[cublas]);
+  /* Variants: smallm's in both runs; cuBLASLt's, which launches plainly, not under PDL. */
+  EXPECT(plain.smallm_variants > 0 && pdl.smallm_variants > 0 && pdl.lt_variants == 0,
+         "variants timed: smallm %d / %d, cublaslt %d / %d (plain / PDL)", plain.smallm_variants,
+         pdl.smallm_variants, plain.lt_variants, pdl.lt_variants);
   printf("us per call, M = 1 / 64: smallm %.2f / %.2f plain, %.2f / %.2f under PDL; cublas %.2f / "
          "%.2f alone, %.2f / %.2f in turns with smallm under PDL\n",
          plain.us[smallm][0], plain.us[smallm][1], pdl.us[smallm][0], pdl.us[smallm][1],

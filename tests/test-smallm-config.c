@@ -635,12 +635,8 @@ static void test_share(void) {
       {24, 256, 7168, 0, 132, 1, 0, 0, 0, 0, 1}, {16, 512, 4096, 0, 132, 1, 0, 0, 0, 0, 1},
       {8, 512, 4096, 0, 132, 1, 0, 0, 2, 0, 1}};
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-    CHECK(bf16fp32__smallm_choose(table[i].m, table[i].n, table[i].k, table[i].sms, H200_SMEM,
-                                  &c) == 0);
-    bf16fp32__smallm_prefer_stream(&c, table[i].m, table[i].n, table[i].k, table[i].sms,
-                                   table[i].pdl, H200_SMEM);
-    bf16fp32__smallm_prefer_share(&c, table[i].m, table[i].n, table[i].k, table[i].sms,
-                                  table[i].pdl, H200_SMEM);
+    CHECK(bf16fp32__smallm_choose_for(table[i].m, table[i].n, table[i].k, table[i].sms,
+                                      table[i].pdl, H200_SMEM, &c) == 0);
     CHECK(c.share == table[i].share && c.share_xreg == table[i].xreg &&
           c.share_wpre == table[i].wpre && c.share_late == table[i].late &&
           c.share_late_l2 == table[i].l2 && (c.share ? c.share_tiles : 0) == table[i].tiles &&

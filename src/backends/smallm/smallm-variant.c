@@ -62,7 +62,9 @@ int bf16fp32__smallm_apply_variant(bf16fp32__smallm_config *c, const char *text,
   default:
     ok = 0;
   }
-  if (!ok) return -1;
+  /* One text per configuration: an alias (a flag written 2, a leading zero) is refused. */
+  char back[BF16FP32__VARIANT_LEN];
+  if (!ok || bf16fp32__smallm_variant_of(&t, back) != 0 || strcmp(back, text) != 0) return -1;
   *c = t;
   return 0;
 }
@@ -95,9 +97,9 @@ int bf16fp32__smallm_list_variants(int64_t m, int64_t n, int64_t k, int sm_count
   bf16fp32__smallm_config chosen, t;
   listing l = {names, 0, max, ""};
   if (max <= 0 || bf16fp32__smallm_choose(m, n, k, sm_count, smem_limit, &chosen) != 0) return 0;
-  t = chosen;
-  bf16fp32__smallm_choose_for(m, n, k, sm_count, use_pdl, smem_limit, &t);
-  if (bf16fp32__smallm_variant_of(&t, l.skip) != 0) l.skip[0] = '\0';
+  if (bf16fp32__smallm_choose_for(m, n, k, sm_count, use_pdl, smem_limit, &t) != 0 ||
+      bf16fp32__smallm_variant_of(&t, l.skip) != 0)
+    l.skip[0] = '\0';
   if (bf16fp32__smallm_choose_for(m, n, k, sm_count, !use_pdl, smem_limit, &t) == 0) offer(&l, &t);
   if (m <= BF16FP32__SMALLM_DECODE_MAX_M) {
     for (int tiles = 1; tiles <= 2; tiles++) {

@@ -22,7 +22,8 @@
 int bf16fp32__smallm_variant_of(const bf16fp32__smallm_config *c, char out[BF16FP32__VARIANT_LEN]);
 
 /* The configuration variant `text` names for (m, n, k) into *c. Returns 0, or -1 (c unchanged)
- * when the text is not a smallm variant or does not apply to or fit this shape. */
+ * when the text is not a smallm variant as bf16fp32__smallm_variant_of writes it, or does not
+ * apply to or fit this shape. */
 int bf16fp32__smallm_apply_variant(bf16fp32__smallm_config *c, const char *text, int64_t m,
                                    int64_t n, int64_t k, int sm_count, size_t smem_limit);
 

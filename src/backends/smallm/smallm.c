@@ -78,14 +78,15 @@ static bf16fp32_status smallm_run(void *state, const bf16fp32__call *call) {
   const bf16fp32__shape *sh = &call->shape;
   bf16fp32__smallm_config c;
   int e;
-  if (!bf16fp32__smallm_shape_ok(sh->m, sh->n, sh->k, sh->ldx, sh->ldw, sh->ldo, sh->align) ||
-      bf16fp32__smallm_choose_for(sh->m, sh->n, sh->k, s->sm_count, s->use_pdl, s->smem_limit,
-                                  &c) != 0)
+  if (!bf16fp32__smallm_shape_ok(sh->m, sh->n, sh->k, sh->ldx, sh->ldw, sh->ldo, sh->align))
     return BF16FP32_DECLINED;
-  /* A variant that does not apply here leaves c as chosen (variant texts: smallm-variant.h). */
-  if (call->variant && call->variant[0])
-    bf16fp32__smallm_apply_variant(&c, call->variant, sh->m, sh->n, sh->k, s->sm_count,
-                                   s->smem_limit);
+  /* A tuned variant (smallm-variant.h) where it applies here, else the tables' choice. */
+  const bool tuned = call->variant && call->variant[0] &&
+                     bf16fp32__smallm_apply_variant(&c, call->variant, sh->m, sh->n, sh->k,
+                                                    s->sm_count, s->smem_limit) == 0;
+  if (!tuned && bf16fp32__smallm_choose_for(sh->m, sh->n, sh->k, s->sm_count, s->use_pdl,
+                                            s->smem_limit, &c) != 0)
+    return BF16FP32_DECLINED;
   e = bf16fp32__smallm_launch(&c, sh->m, sh->n, sh->k, call->x, sh->ldx, call->w, sh->ldw,
                               call->out, sh->ldo, call->stream, s->use_pdl);
   if (e != 0)
