@@ -109,11 +109,22 @@ static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
   ok &= (int64_t)c.nb * c.sb >= nq && (int64_t)(c.nb - 1) * c.sb < nq;
   ok &= !c.dbuf || c.nb > 1;
   ok &= c.nb > 1 || (int64_t)c.xk >= subs_max * 32; /* one batch holds the whole slice */
-  /* every rank's slice is non-empty */
+  /* every rank's slice is non-empty, and every warp group's sub-chunks of a batch fit the
+   * tiled kernel's x rows (group g's segment begins at g sb sub-chunks) */
   int64_t k0, k1;
   for (int r = 0; r < c.split.ksplit; r++) {
     bf16fp32__smallm_slice(k, c.split.ksplit, r, &k0, &k1);
     ok &= k1 > k0;
+    for (int g = 0; g < c.split.kwarps; g++) {
+      int j0, j1;
+      bf16fp32__smallm_chain((int)((k1 - k0 + 31) / 32), g, c.split.kwarps, &j0, &j1);
+      const int used = c.nb > 1 ? c.sb : j1 - j0;
+      if (j1 > j0 && (g * c.sb + used) * 32 > c.xk) {
+        fprintf(stderr, "m=%lld n=%lld k=%lld: group %d of slice %d ends at %d, x rows of %d\n",
+                (long long)m, (long long)n, (long long)k, g, r, (g * c.sb + used) * 32, c.xk);
+        ok = 0;
+      }
+    }
   }
   return ok;
 }
@@ -128,15 +139,23 @@ static void test_every_m(void) {
   /* other devices and shapes: other SM counts, K tails, tiny and large N */
   static const int64_t other[][3] = {{1, 16, 8},       {3, 48, 8},       {70, 64, 40},
                                      {256, 1040, 72},  {5, 256, 4104},   {17, 4096, 4096},
-                                     {256, 8192, 7168}, {64, 65536, 64}, {256, 16, 1 << 20}};
+                                     {256, 8192, 7168}, {64, 65536, 64}, {256, 16, 1 << 20},
+                                     /* slices of unequal length (8 and 9 sub-chunks) */
+                                     {1, 528, 1032},   {37, 528, 1032},  {9, 528, 1032}};
   static const int sms[] = {132, 114, 78, 1};
   for (int s = 0; s < 4; s++)
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < (int)(sizeof other / sizeof other[0]); i++) {
       int ok = check_config(other[i][0], other[i][1], other[i][2], sms[s], H200_SMEM);
       if (!ok) fprintf(stderr, "config m=%lld n=%lld k=%lld sms=%d\n", (long long)other[i][0],
                        (long long)other[i][1], (long long)other[i][2], sms[s]);
       CHECK(ok);
     }
+  /* K of 8 to 2048 at N = 16 .. 1024, a few M: every configuration's x rows hold its groups */
+  int bad = 0;
+  for (int64_t k = 8; k <= 2048; k += 8)
+    for (int64_t n = 16; n <= 1024; n *= 4)
+      for (int64_t m = 1; m <= 64; m = 4 * m + 1) bad += !check_config(m, n, k, H200_SMS, H200_SMEM);
+  EXPECT(bad == 0, "%d configurations of the K and N sweep", bad);
   bf16fp32__smallm_config c;
   CHECK(bf16fp32__smallm_choose(257, 256, 4096, 132, H200_SMEM, &c) != 0);
   CHECK(bf16fp32__smallm_choose(4, 200, 4096, 132, H200_SMEM, &c) != 0);

@@ -153,17 +153,40 @@ int bf16fp32__smallm_choose(int64_t m, int64_t n, int64_t k, int sm_count, size_
   return 0;
 }
 
+/* K elements per token row of a tiled-kernel x batch of sb sub-chunks per warp group: group c's
+ * sub-chunks begin at c * sb * 32 (load_x in smallm-kernel.cu), so more than one batch takes all
+ * kwarps segments; one batch only up to the furthest end of a group's sub-chunks over the slices
+ * (rounded to 64 so that rows stay bank-friendly). A shorter slice gives each group fewer
+ * sub-chunks, so its last group can end further out than the longest slice's (528x1032: slices
+ * of 8 and 9 sub-chunks, sb = 2, group 7 of an 8-sub-chunk slice at 448-479). */
+static int64_t batch_width(int64_t k, const bf16fp32__smallm_split *sp, int64_t nq, int sb) {
+  const int64_t full = (int64_t)sb * sp->kwarps * 32;
+  if (nq > sb) return full;
+  int64_t end = 0;
+  for (int r = 0; r < sp->ksplit; r++) {
+    int64_t k0, k1;
+    bf16fp32__smallm_slice(k, sp->ksplit, r, &k0, &k1);
+    const int nsubs = (int)((k1 - k0 + 31) / 32);
+    for (int g = 0; g < sp->kwarps; g++) {
+      int j0, j1;
+      bf16fp32__smallm_chain(nsubs, g, sp->kwarps, &j0, &j1);
+      const int64_t e = (int64_t)(g * sb + j1 - j0) * 32;
+      if (j1 > j0 && e > end) end = e;
+    }
+  }
+  end = (end + 63) / 64 * 64;
+  return end < full ? end : full;
+}
+
 /* Shared memory for sb sub-chunks per warp per batch: x buffers (two when there is more than
  * one batch) or the partial sums, whichever is larger. */
-static size_t batch_smem(int64_t nq, int64_t subs_max, int mpad, int wk, int sb, size_t partials,
-                         int single, int *dbuf, int *xk, size_t *xb) {
+static size_t batch_smem(int64_t k, const bf16fp32__smallm_split *sp, int64_t nq, int mpad, int sb,
+                         size_t partials, int single, int *dbuf, int *xk, size_t *xb) {
   int64_t nb = (nq + sb - 1) / sb;
-  int64_t k = (int64_t)sb * wk * 32;
-  /* One batch: only the slice itself (rounded to 64 so that rows stay bank-friendly). */
-  if (k > subs_max * 32) k = (subs_max * 32 + 63) / 64 * 64;
+  const int64_t width = batch_width(k, sp, nq, sb);
   *dbuf = nb > 1 && !single;
-  *xk = (int)k;
-  *xb = (size_t)bf16fp32__smallm_rows_bytes(mpad, (int)k);
+  *xk = (int)width;
+  *xb = (size_t)bf16fp32__smallm_rows_bytes(mpad, (int)width);
   size_t need = *xb * (*dbuf ? 2 : 1);
   return need > partials ? need : partials;
 }
@@ -182,7 +205,6 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   const int64_t tiles = (m + 7) / 8;
   const int mt = tiles <= 1 ? 1 : tiles <= 2 ? 2 : tiles <= 4 ? 4 : tiles <= 8 ? 8 : tiles <= 16 ? 16 : 32;
   const int mpad = 8 * mt; /* every tile of every warp is staged (zeros past m): no branches */
-  const int64_t subs_max = slice_subs(k, &sp);
   const int64_t nq = warp_subs(k, &sp);
   const size_t partials = (size_t)wk * sums_bytes(r, mpad);
   int sbmax = BF16FP32__SMALLM_SB_MAX(mt);
@@ -193,13 +215,13 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   int sb = sbmax, dbuf = 0, xk = 0;
   size_t xb = 0, smem = 0;
   size_t decode = smem_limit < BF16FP32__SMALLM_DECODE_SMEM ? smem_limit : BF16FP32__SMALLM_DECODE_SMEM;
-  smem = batch_smem(nq, subs_max, mpad, wk, sb, partials, 0, &dbuf, &xk, &xb);
+  smem = batch_smem(k, &sp, nq, mpad, sb, partials, 0, &dbuf, &xk, &xb);
   if (!(m <= 64 && smem <= decode)) {
     /* Double-buffered x first (its loads overlap the MMAs); else one buffer reloaded. */
     int found = 0;
     for (int single = 0; single < 2 && !found; single++)
       for (sb = sbmax; sb >= 1 && !found; sb--) {
-        smem = batch_smem(nq, subs_max, mpad, wk, sb, partials, single, &dbuf, &xk, &xb);
+        smem = batch_smem(k, &sp, nq, mpad, sb, partials, single, &dbuf, &xk, &xb);
         found = smem <= smem_limit;
       }
     if (!found) return -1;
