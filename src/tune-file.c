@@ -375,7 +375,8 @@ bf16fp32_status bf16fp32__tune_file_format(const bf16fp32__tune_header *h,
                         "# M buckets: each M up to 16, multiples of 8 up to 64 (M 17..24 uses 24),\n"
                         "# then powers of two (M 65..128 uses 128).\n"
                         "# A name backend@variant is one configuration of that backend (for cublaslt its\n"
-                        "# algorithm: id.tile.stages.splitk.reduction.swizzle.custom.inner.cluster).\n"
+                        "# algorithm: id.tile.stages.splitk.reduction.swizzle.custom.inner.cluster;\n"
+                        "# for smallm its staging, as src/backends/smallm/smallm-variant.h says).\n"
                         "# Times: median microseconds per call (GPU: graph replay, cold L2).\n");
   bf16fp32__text_printf(&t, "# format\t%d\n# library\t%s\n", h->format, h->library);
   if (h->has_gpu)
