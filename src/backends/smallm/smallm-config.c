@@ -167,11 +167,14 @@ static int64_t batch_width(int64_t k, const bf16fp32__smallm_split *sp, int64_t 
     int64_t k0, k1;
     bf16fp32__smallm_slice(k, sp->ksplit, r, &k0, &k1);
     const int nsubs = (int)((k1 - k0 + 31) / 32);
-    for (int g = 0; g < sp->kwarps; g++) {
+    /* the last group with sub-chunks ends furthest out (each group takes at most sb) */
+    for (int g = sp->kwarps - 1; g >= 0; g--) {
       int j0, j1;
       bf16fp32__smallm_chain(nsubs, g, sp->kwarps, &j0, &j1);
+      if (j1 == j0) continue;
       const int64_t e = (int64_t)(g * sb + j1 - j0) * 32;
-      if (j1 > j0 && e > end) end = e;
+      if (e > end) end = e;
+      break;
     }
   }
   end = (end + 63) / 64 * 64;
