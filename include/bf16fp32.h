@@ -166,8 +166,8 @@ bf16fp32_status bf16fp32_tune(bf16fp32_context *ctx, bf16fp32_location where,
  * step's time with it less the step's time without that GEMM, over its calls. Under PDL
  * (device-pdl entries, as bf16fp32_tune) this sees what one shape at a time cannot: the next
  * call is another shape. After each bucket the whole step with the new winners is timed against
- * the step as auto runs it now; unless they are 0.2 % faster, auto's current choices are written
- * for that bucket instead. The context's entries of these shapes above the largest bucket are
+ * the step as auto runs it now in three runs of their own; unless they are 0.2 % faster in all
+ * three, auto's current choices are written for that bucket instead. The context's entries of these shapes above the largest bucket are
  * written too (where the file has none of that key), since a file's entries for a shape replace
  * all others. Entries merge into the tuning file as bf16fp32_tune's do. Allocates every call's
  * operands for the largest M (meant for decode sizes: OUT_OF_MEMORY otherwise). BAD_OPTION: a

@@ -24,9 +24,11 @@ typedef struct bf16fp32__tune_request {
   const bf16fp32__measure_opts *measure;  /* NULL: the protocol's defaults */
   bf16fp32__tune_progress_fn progress;    /* may be NULL */
   /* A step's bucket m after its GEMMs (may be NULL): the step's time with the new choices and
-   * as auto runs it now (us, < 0: no time), whether the new ones were kept, and how many
+   * as auto runs it now (us, medians over the runs timed; < 0: no time), in how many of those
+   * runs the new ones won, whether they were kept (they must win every run), and how many
    * entries were rewritten to auto's choices otherwise. */
-  void (*step_confirm)(void *user, int64_t m, double new_us, double old_us, bool kept, int reverted);
+  void (*step_confirm)(void *user, int64_t m, double new_us, double old_us, int won, int rounds,
+                       bool kept, int reverted);
   void *user;
 } bf16fp32__tune_request;
 

@@ -44,37 +44,14 @@ static void counters(bf16fp32_context *ctx, int b, uint64_t *calls, uint64_t *fa
   }
 }
 
-static int capture_is_active(cudaStream_t s) {
-  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  return cudaStreamIsCapturing(s, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusActive;
-}
-
 /* Ends the capture on s, checks it ended cleanly, replays the graph once when it holds calls.
  * Returns 0 when the graph ran (or was empty and ended cleanly). */
 static int end_and_replay(cudaStream_t s, int replay) {
-  cudaGraph_t graph = NULL;
-  cudaGraphExec_t exec = NULL;
-  cudaError_t e = cudaStreamEndCapture(s, &graph);
-  CHECK(e == cudaSuccess && graph != NULL);
-  if (e != cudaSuccess || !graph) {
-    fprintf(stderr, "cudaStreamEndCapture: %s\n", cudaGetErrorString(e));
-    return 1;
-  }
-  int bad = 0;
-  if (replay) {
-    e = cudaGraphInstantiate(&exec, graph, 0);
-    CHECK(e == cudaSuccess);
-    if (e == cudaSuccess) {
-      e = cudaGraphLaunch(exec, s);
-      CHECK(e == cudaSuccess);
-      if (e == cudaSuccess) CHECK((e = cudaStreamSynchronize(s)) == cudaSuccess);
-      (void)cudaGraphExecDestroy(exec);
-    }
-    bad = e != cudaSuccess;
-  }
-  (void)cudaGraphDestroy(graph);
+  const int e = sup_gpu_end_capture_and_replay(s, replay ? 1 : 0);
+  CHECK(e == 0);
+  if (e) fprintf(stderr, "capture's end or replay: %s\n", cudaGetErrorString((cudaError_t)e));
   CHECK(cudaGetLastError() == cudaSuccess);
-  return bad;
+  return e != 0;
 }
 
 /* Prewarm on s, capture every warm case, replay twice (re-poisoned), check each time. */
@@ -91,7 +68,7 @@ static void captured_sequence(bf16fp32_context *ctx, const char *name, cudaStrea
 
   CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
   for (int i = 0; i < NWARM; i++) CHECK_OK(case_call(ctx, &warm[i], s));
-  CHECK(capture_is_active(s));
+  CHECK(sup_gpu_capturing(s));
   cudaGraph_t graph = NULL;
   cudaGraphExec_t exec = NULL;
   CHECK(cudaStreamEndCapture(s, &graph) == cudaSuccess && graph);
@@ -129,7 +106,7 @@ static void unprewarmed_capture(bf16fp32_context *ctx, const char *name, gcase *
   if (st != BF16FP32_OK && st != BF16FP32_NOT_PREWARMED)
     fprintf(stderr, "%s, %s: %s (%s)\n", name, what, bf16fp32_status_name(st), bf16fp32_last_error());
   CHECK(st == BF16FP32_OK || st == BF16FP32_NOT_PREWARMED);
-  CHECK(capture_is_active(s));
+  CHECK(sup_gpu_capturing(s));
   if (end_and_replay(s, st == BF16FP32_OK) == 0 && st == BF16FP32_OK) {
     char full[96];
     snprintf(full, sizeof full, "%s, %s", name, what);

@@ -66,26 +66,6 @@ static void every_variant(bf16fp32_context *ctx, int b, gcase *c, cudaStream_t s
   if (nv > 0) run_variant(ctx, b, c, 1, names[0], s);
 }
 
-static int capture_is_active(cudaStream_t s) {
-  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  return cudaStreamIsCapturing(s, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusActive;
-}
-
-static void end_and_replay(cudaStream_t s) {
-  cudaGraph_t graph = NULL;
-  cudaGraphExec_t exec = NULL;
-  CHECK(cudaStreamEndCapture(s, &graph) == cudaSuccess && graph);
-  if (!graph) return;
-  CHECK(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
-  if (exec) {
-    CHECK(cudaGraphLaunch(exec, s) == cudaSuccess);
-    CHECK(cudaStreamSynchronize(s) == cudaSuccess);
-    (void)cudaGraphExecDestroy(exec);
-  }
-  (void)cudaGraphDestroy(graph);
-  CHECK(cudaGetLastError() == cudaSuccess);
-}
-
 /* A prewarmed variant inside capture; an unprewarmed one refused without breaking it. */
 static void captured_variant(bf16fp32_context *ctx, int b, gcase *c, cudaStream_t s) {
   char names[2][BF16FP32__VARIANT_LEN];
@@ -101,8 +81,8 @@ static void captured_variant(bf16fp32_context *ctx, int b, gcase *c, cudaStream_
   call.variant = "7.7.7.7.7.7.7.7.7"; /* never prewarmed */
   st = bf16fp32__run_one(ctx, b, &call);
   EXPECT(st == BF16FP32_NOT_PREWARMED, "unprewarmed variant in capture: %s", bf16fp32_status_name(st));
-  CHECK(capture_is_active(s));
-  end_and_replay(s);
+  CHECK(sup_gpu_capturing(s));
+  CHECK(sup_gpu_end_capture_and_replay(s, 1) == 0 && cudaGetLastError() == cudaSuccess);
   case_check(c, 0, "captured variant");
 }
 
@@ -145,7 +125,7 @@ static void tuned_through_dispatcher(gcase *c, cudaStream_t s, const char *dir) 
   bf16fp32_status st = bf16fp32_linear(ctx, BF16FP32_DEVICE, c->m, c->n, c->k, c->dx, c->k, c->dw, c->k,
                                        c->dout, c->n, s);
   EXPECT(st == BF16FP32_OK, "captured tuned call: %s: %s", bf16fp32_status_name(st), bf16fp32_last_error());
-  end_and_replay(s);
+  CHECK(sup_gpu_end_capture_and_replay(s, 1) == 0 && cudaGetLastError() == cudaSuccess);
   case_check(c, 0, "tuned variant through the dispatcher, captured");
   CHECK_OK(bf16fp32_backend_info_get(ctx, b, &after));
   EXPECT(after.calls == before.calls + 1 && after.failures == before.failures, "cuBLASLt ran it: %llu -> %llu",

@@ -130,17 +130,11 @@ static void tuned_through_dispatcher(vcase *c, cudaStream_t s, const char *dir, 
   bf16fp32_backend_info before, after;
   CHECK_OK(bf16fp32_backend_info_get(ctx, b, &before));
   CHECK(sup_gcase_poison(&c->g, c->g.dout) == 0);
-  cudaGraph_t graph = NULL;
-  cudaGraphExec_t exec = NULL;
   CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
   bf16fp32_status st = bf16fp32_linear(ctx, BF16FP32_DEVICE, c->g.m, c->g.n, c->g.k, c->g.dx,
                                        c->g.k, c->g.dw, c->g.k, c->g.dout, c->g.n, s);
   EXPECT(st == BF16FP32_OK, "captured tuned call: %s: %s", bf16fp32_status_name(st), bf16fp32_last_error());
-  CHECK(cudaStreamEndCapture(s, &graph) == cudaSuccess && graph);
-  CHECK(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
-  CHECK(exec && cudaGraphLaunch(exec, s) == cudaSuccess && cudaStreamSynchronize(s) == cudaSuccess);
-  if (exec) cudaGraphExecDestroy(exec);
-  if (graph) cudaGraphDestroy(graph);
+  CHECK(sup_gpu_end_capture_and_replay(s, 1) == 0);
   CHECK(output_ok(c, "tuned smallm variant, captured"));
   CHECK(memcmp(c->bits, c->g.hout, (size_t)(c->g.m * c->g.n) * 4) == 0);
   CHECK_OK(bf16fp32_backend_info_get(ctx, b, &after));

@@ -29,14 +29,18 @@ typedef struct seen {
 
 /* After each bucket: both steps timed; new choices that are not kept give way to auto's for
  * both GEMMs (each of auto's first choices is a candidate here, so each has a time). */
-static void on_confirm(void *user, int64_t m, double new_us, double old_us, bool kept, int reverted) {
+static void on_confirm(void *user, int64_t m, double new_us, double old_us, int won, int rounds,
+                       bool kept, int reverted) {
   seen *s = user;
   s->confirmed++;
   s->kept += kept;
   EXPECT(new_us > 0 && old_us > 0, "m=%lld: steps of %.1f and %.1f us", (long long)m, new_us, old_us);
+  /* Kept only after winning three runs; a lost run ends the check. */
+  EXPECT(rounds >= 1 && rounds <= 3 && (kept ? won == 3 && rounds == 3 : won == rounds - 1),
+         "m=%lld: won %d of %d runs, kept %d", (long long)m, won, rounds, kept);
   EXPECT(kept ? reverted == 0 : reverted == 2, "m=%lld: kept %d, %d rewritten", (long long)m, kept, reverted);
-  printf("  m=%lld: step %.1f us with the new choices, %.1f as auto runs now: %s\n", (long long)m,
-         new_us, old_us, kept ? "kept" : "auto's written");
+  printf("  m=%lld: step %.1f us with the new choices, %.1f as auto runs now, faster in %d of %d runs: %s\n",
+         (long long)m, new_us, old_us, won, rounds, kept ? "kept" : "auto's written");
 }
 
 static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16fp32__tune_entry *e,

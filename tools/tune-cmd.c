@@ -190,12 +190,13 @@ static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16f
   fflush(stdout);
 }
 
-static void on_step_confirm(void *user, int64_t m, double new_us, double old_us, bool kept,
-                            int reverted) {
+static void on_step_confirm(void *user, int64_t m, double new_us, double old_us, int won, int rounds,
+                            bool kept, int reverted) {
   const progress *p = user;
   if (p->quiet) return;
-  printf("        step at M=%lld: %.1f us with these choices, %.1f us as auto runs now: %s",
-         (long long)m, new_us, old_us, kept ? "kept\n" : "auto's choices written");
+  printf("        step at M=%lld: %.1f us with these choices, %.1f us as auto runs now (faster in %d of %d "
+         "runs): %s",
+         (long long)m, new_us, old_us, won, rounds, kept ? "kept\n" : "auto's choices written");
   if (!kept) printf(" (%d entries)\n", reverted);
   fflush(stdout);
 }

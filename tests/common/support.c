@@ -191,6 +191,23 @@ void *sup_gpu_stream_create(void) {
 }
 void sup_gpu_stream_destroy(void *stream) { (void)cudaStreamDestroy((cudaStream_t)stream); }
 int sup_gpu_stream_sync(void *stream) { return cudaStreamSynchronize((cudaStream_t)stream) != cudaSuccess; }
+int sup_gpu_capturing(void *stream) {
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing((cudaStream_t)stream, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusActive;
+}
+int sup_gpu_end_capture_and_replay(void *stream, int replays) {
+  cudaStream_t s = (cudaStream_t)stream;
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  cudaError_t e = cudaStreamEndCapture(s, &graph);
+  if (e == cudaSuccess && !graph) e = cudaErrorStreamCaptureInvalidated;
+  if (e == cudaSuccess && replays > 0) e = cudaGraphInstantiate(&exec, graph, 0);
+  for (int i = 0; i < replays && e == cudaSuccess; i++) e = cudaGraphLaunch(exec, s);
+  if (e == cudaSuccess && replays > 0) e = cudaStreamSynchronize(s);
+  if (exec) (void)cudaGraphExecDestroy(exec);
+  if (graph) (void)cudaGraphDestroy(graph);
+  return (int)e;
+}
 #else
 int sup_gpu_available(void) { return 0; }
 void *sup_gpu_alloc(size_t bytes) {
@@ -211,6 +228,14 @@ void *sup_gpu_stream_create(void) { return NULL; }
 void sup_gpu_stream_destroy(void *stream) { (void)stream; }
 int sup_gpu_stream_sync(void *stream) {
   (void)stream;
+  return 1;
+}
+int sup_gpu_capturing(void *stream) {
+  (void)stream;
+  return 0;
+}
+int sup_gpu_end_capture_and_replay(void *stream, int replays) {
+  (void)stream, (void)replays;
   return 1;
 }
 #endif

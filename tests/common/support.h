@@ -74,5 +74,11 @@ int sup_gpu_sync(void);
 void *sup_gpu_stream_create(void);
 void sup_gpu_stream_destroy(void *stream);
 int sup_gpu_stream_sync(void *stream);
+/* 1 when a capture on stream is active (not invalidated). */
+int sup_gpu_capturing(void *stream);
+/* Ends the capture on stream and, when it ended cleanly, instantiates the graph and replays it
+ * `replays` times (0: none), waiting for them; the graph is then destroyed. Returns the first
+ * CUDA error's code (0: all of it ran). */
+int sup_gpu_end_capture_and_replay(void *stream, int replays);
 
 #endif
