@@ -94,42 +94,16 @@ static void tuned_through_dispatcher(gcase *c, cudaStream_t s, const char *dir) 
   bf16fp32_context *ctx = NULL;
   CHECK_OK(bf16fp32_create(&ctx, NULL));
   if (!ctx) return;
-  const int b = sup_backend_index(ctx, "cublaslt");
-  char names[1][BF16FP32__VARIANT_LEN];
-  bf16fp32__call probe = case_call(c, 0, NULL, s, false);
-  if (b < 0 || bf16fp32__variants_one(ctx, b, &probe.shape, names, 1) < 1) {
-    EXPECT(0, "no cuBLASLt variant for m=%lld n=%lld k=%lld", (long long)c->m, (long long)c->n, (long long)c->k);
-    bf16fp32_destroy(ctx);
-    return;
+  if (sup_gcase_tuned_variant(ctx, "cublaslt", c, s, path) == 0) {
+    CHECK(cudaGetLastError() == cudaSuccess);
+    case_check(c, 0, "tuned variant through the dispatcher, captured");
+    /* Elsewhere in the bucket (M = 65..128) the variant does not hold: the runner-up goes first. */
+    const char *name = NULL;
+    char why[600];
+    CHECK_OK(bf16fp32_select(ctx, BF16FP32_DEVICE, c->m - 28, c->n, c->k, &name, why, sizeof why));
+    EXPECT(name && strcmp(name, "cublas") == 0 && strstr(why, "only"), "select at M=%lld: %s: %s",
+           (long long)(c->m - 28), name ? name : "-", why);
   }
-  /* The header for this GPU from a tune of the shape, its entries then naming the variant. */
-  char winner[BF16FP32__TUNE_NAME_LEN];
-  snprintf(winner, sizeof winner, "cublaslt@%s", names[0]);
-  CHECK(sup_tune_file_naming(ctx, path, c->n, c->k, c->m, winner) == 0);
-  CHECK_OK(bf16fp32_reset(ctx));
-
-  const char *name = NULL;
-  char why[600];
-  CHECK_OK(bf16fp32_select(ctx, BF16FP32_DEVICE, c->m, c->n, c->k, &name, why, sizeof why));
-  EXPECT(name && strcmp(name, "cublaslt") == 0 && strstr(why, names[0]), "select: %s: %s", name ? name : "-", why);
-  /* Elsewhere in the bucket (M = 65..128) the variant does not hold: the runner-up goes first. */
-  CHECK_OK(bf16fp32_select(ctx, BF16FP32_DEVICE, c->m - 28, c->n, c->k, &name, why, sizeof why));
-  EXPECT(name && strcmp(name, "cublas") == 0 && strstr(why, "only"), "select at M=%lld: %s: %s",
-         (long long)(c->m - 28), name ? name : "-", why);
-  const int64_t ms_one[] = {c->m};
-  CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_DEVICE, c->n, c->k, ms_one, 1, s));
-  bf16fp32_backend_info before, after;
-  CHECK_OK(bf16fp32_backend_info_get(ctx, b, &before));
-  CHECK(case_poison(c, 0) == 0);
-  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
-  bf16fp32_status st = bf16fp32_linear(ctx, BF16FP32_DEVICE, c->m, c->n, c->k, c->dx, c->k, c->dw, c->k,
-                                       c->dout, c->n, s);
-  EXPECT(st == BF16FP32_OK, "captured tuned call: %s: %s", bf16fp32_status_name(st), bf16fp32_last_error());
-  CHECK(sup_gpu_end_capture_and_replay(s, 1) == 0 && cudaGetLastError() == cudaSuccess);
-  case_check(c, 0, "tuned variant through the dispatcher, captured");
-  CHECK_OK(bf16fp32_backend_info_get(ctx, b, &after));
-  EXPECT(after.calls == before.calls + 1 && after.failures == before.failures, "cuBLASLt ran it: %llu -> %llu",
-         (unsigned long long)before.calls, (unsigned long long)after.calls);
   bf16fp32_destroy(ctx);
 }
 

@@ -104,44 +104,11 @@ static void tuned_through_dispatcher(vcase *c, cudaStream_t s, const char *dir, 
   setenv("BF16FP32_TUNE_FILE", path, 1);
   bf16fp32_context *ctx = NULL;
   CHECK_OK(sup_create_pdl(&ctx, pdl));
-  if (!ctx) return;
-  const int b = sup_backend_index(ctx, "smallm");
-  char names[1][BF16FP32__VARIANT_LEN];
-  bf16fp32__call probe = case_call(c, NULL, s);
-  if (b < 0 || bf16fp32__variants_one(ctx, b, &probe.shape, names, 1) < 1) {
-    EXPECT(0, "no smallm variant for m=%lld n=%lld k=%lld", (long long)c->g.m, (long long)c->g.n,
-           (long long)c->g.k);
-    bf16fp32_destroy(ctx);
-    return;
+  if (ctx && sup_gcase_tuned_variant(ctx, "smallm", &c->g, s, path) == 0) {
+    CHECK(output_ok(c, "tuned smallm variant, captured"));
+    CHECK(memcmp(c->bits, c->g.hout, (size_t)(c->g.m * c->g.n) * 4) == 0);
   }
-  /* The header for this GPU from a tune of the shape, its entries then naming the variant. */
-  char winner[BF16FP32__TUNE_NAME_LEN];
-  snprintf(winner, sizeof winner, "smallm@%s", names[0]);
-  CHECK(sup_tune_file_naming(ctx, path, c->g.n, c->g.k, c->g.m, winner) == 0);
-  CHECK_OK(bf16fp32_reset(ctx));
-
-  const char *name = NULL;
-  char why[600];
-  CHECK_OK(bf16fp32_select(ctx, BF16FP32_DEVICE, c->g.m, c->g.n, c->g.k, &name, why, sizeof why));
-  EXPECT(name && strcmp(name, "smallm") == 0 && strstr(why, names[0]), "select: %s: %s",
-         name ? name : "-", why);
-  const int64_t ms_one[] = {c->g.m};
-  CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_DEVICE, c->g.n, c->g.k, ms_one, 1, s));
-  bf16fp32_backend_info before, after;
-  CHECK_OK(bf16fp32_backend_info_get(ctx, b, &before));
-  CHECK(sup_gcase_poison(&c->g, c->g.dout) == 0);
-  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
-  bf16fp32_status st = bf16fp32_linear(ctx, BF16FP32_DEVICE, c->g.m, c->g.n, c->g.k, c->g.dx,
-                                       c->g.k, c->g.dw, c->g.k, c->g.dout, c->g.n, s);
-  EXPECT(st == BF16FP32_OK, "captured tuned call: %s: %s", bf16fp32_status_name(st), bf16fp32_last_error());
-  CHECK(sup_gpu_end_capture_and_replay(s, 1) == 0);
-  CHECK(output_ok(c, "tuned smallm variant, captured"));
-  CHECK(memcmp(c->bits, c->g.hout, (size_t)(c->g.m * c->g.n) * 4) == 0);
-  CHECK_OK(bf16fp32_backend_info_get(ctx, b, &after));
-  EXPECT(after.calls == before.calls + 1 && after.failures == before.failures,
-         "smallm ran it: %llu -> %llu", (unsigned long long)before.calls,
-         (unsigned long long)after.calls);
-  bf16fp32_destroy(ctx);
+  if (ctx) bf16fp32_destroy(ctx);
   setenv("BF16FP32_TUNE_FILE", "", 1);
 }
 

@@ -191,6 +191,9 @@ void *sup_gpu_stream_create(void) {
 }
 void sup_gpu_stream_destroy(void *stream) { (void)cudaStreamDestroy((cudaStream_t)stream); }
 int sup_gpu_stream_sync(void *stream) { return cudaStreamSynchronize((cudaStream_t)stream) != cudaSuccess; }
+int sup_gpu_begin_capture(void *stream) {
+  return (int)cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeThreadLocal);
+}
 int sup_gpu_capturing(void *stream) {
   enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   return cudaStreamIsCapturing((cudaStream_t)stream, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusActive;
@@ -227,6 +230,10 @@ int sup_gpu_sync(void) { return 1; }
 void *sup_gpu_stream_create(void) { return NULL; }
 void sup_gpu_stream_destroy(void *stream) { (void)stream; }
 int sup_gpu_stream_sync(void *stream) {
+  (void)stream;
+  return 1;
+}
+int sup_gpu_begin_capture(void *stream) {
   (void)stream;
   return 1;
 }

@@ -74,6 +74,8 @@ int sup_gpu_sync(void);
 void *sup_gpu_stream_create(void);
 void sup_gpu_stream_destroy(void *stream);
 int sup_gpu_stream_sync(void *stream);
+/* Begins a thread-local capture on stream; the CUDA error's code (0: begun). */
+int sup_gpu_begin_capture(void *stream);
 /* 1 when a capture on stream is active (not invalidated). */
 int sup_gpu_capturing(void *stream);
 /* Ends the capture on stream and, when it ended cleanly, instantiates the graph and replays it
