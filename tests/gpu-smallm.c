@@ -343,7 +343,8 @@ static void test_shapes(bf16fp32_context *ctx) {
   free_set(&s);
   make_set(&s, 256, 512, 7168, 0, 0, 0, 13, 0);
   check_set(ctx, &s, few, 4);
-  CHECK(check_share(&s, few, 3) == 2 * 3); /* ranges of 14 sub-chunks: neither in registers */
+  /* ranges of 14 sub-chunks: x in registers with one token tile (M = 1, 7), the weights not */
+  CHECK(check_share(&s, few, 3) == 2 * 3 + 2 * 2);
   check_wgmma(&s, few, 4, 128, 64, 64); /* WK = 4 */
   check_wgmma(&s, few, 4, 128, 32, 32);
   free_set(&s);
@@ -428,6 +429,15 @@ static void test_share_only(bf16fp32_context *ctx, int sampled, int lo, int hi) 
   CHECK(check_share(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
   CHECK(check_share_late(&s, few, 4) == 3 * 2 * 4 + 2 * 3);
   CHECK(check_share_tiles(&s, few, 4) == 4 * 2 * 3);
+  free_set(&s);
+  /* pro.c128-main: ranges of 14 sub-chunks, x in registers in the wide form; two row blocks fill
+   * the block, with room for the push's slots up to M = 4 */
+  const int64_t wide[] = {1, 4, 8};
+  make_set(&s, 8, 1024, 7168, 0, 0, 0, 17, 0);
+  CHECK(run_rows(ctx, &s, 8, 0, s.full));
+  CHECK(check_share(&s, wide, 3) == 2 * 3 + 2 * 3);
+  CHECK(check_share_late(&s, wide, 3) == 3 * 3 * 2); /* with x's rows only: none in the wide form */
+  CHECK(check_share_tiles(&s, wide, 3) == 2 * 2);
   free_set(&s);
   for (int i = 0; i < 4; i++) {
     if (tails[i][0] > 64) continue; /* the share kernel runs up to M = 64 */

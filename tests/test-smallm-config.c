@@ -541,9 +541,29 @@ static void test_share(void) {
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0); /* 14 KB rows */
   CHECK(bf16fp32__smallm_use_share(&c, 1, 2048, 7168, 0, 0, H200_SMEM) != 0 && !c.share);
   CHECK(bf16fp32__smallm_choose(1, 512, 7168, H200_SMS, H200_SMEM, &c) == 0); /* ranges of 14 */
-  CHECK(bf16fp32__smallm_use_share(&c, 1, 512, 7168, 1, 0, H200_SMEM) != 0 && !c.share);
   CHECK(bf16fp32__smallm_use_share(&c, 1, 512, 7168, 0, 0, H200_SMEM) == 0 && c.share &&
-        !c.share_xreg);
+        !c.share_xreg && !c.share_xwide);
+  /* x in registers over ranges of 9-16 sub-chunks: one token tile only (the wide form) */
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 512, 7168, 1, 0, H200_SMEM) == 0 && c.share_xreg &&
+        c.share_xwide && c.share_smem == (size_t)(64 + 32 * 57 * 64) + RECV(8, 4));
+  CHECK(bf16fp32__smallm_choose(9, 512, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_share(&c, 9, 512, 7168, 1, 0, H200_SMEM) != 0 && !c.share);
+  CHECK(bf16fp32__smallm_choose(1, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0); /* ranges of 8 */
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 1024, 4096, 1, 0, H200_SMEM) == 0 && !c.share_xwide);
+  CHECK(bf16fp32__smallm_choose(1, 2048, 4096, H200_SMS, H200_SMEM, &c) == 0); /* 16 / 1: 16 */
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 2048, 4096, 1, 0, H200_SMEM) == 0 && c.share_xwide);
+  CHECK(bf16fp32__smallm_share_late(&c, 1, 0) != 0 && c.share_late == 0); /* no late groups */
+  CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0); /* 28: too long */
+  CHECK(bf16fp32__smallm_use_share(&c, 1, 2048, 7168, 1, 0, 1 << 20) != 0 && !c.share);
+  /* 1024x7168 (16 / 2, ranges of 14): two row blocks fill the block with x in registers, with
+   * room for the push's slots up to M = 4 */
+  CHECK(bf16fp32__smallm_choose(4, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_share(&c, 4, 1024, 7168, 1, 0, H200_SMEM) == 0 && c.share_xwide &&
+        bf16fp32__smallm_share_tiles(&c, 4, 2, H200_SMEM) == 0 && c.grid_y == 32 &&
+        c.share_smem == (size_t)(64 + 32 * 113 * 64) + RECV(32, 2) && c.share_smem <= H200_SMEM);
+  CHECK(bf16fp32__smallm_choose(8, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_share(&c, 8, 1024, 7168, 1, 0, H200_SMEM) == 0 &&
+        bf16fp32__smallm_share_tiles(&c, 8, 2, H200_SMEM) != 0 && c.share_tiles == 1);
   CHECK(bf16fp32__smallm_choose(17, 256, 4096, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_share(&c, 17, 256, 4096, 1, 0, H200_SMEM) != 0 && !c.share); /* xreg */
   CHECK(bf16fp32__smallm_use_share(&c, 17, 256, 4096, 0, 0, H200_SMEM) == 0 && c.share &&

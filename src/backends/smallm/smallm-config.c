@@ -267,6 +267,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->share_pitch = 0;
   c->share_smem = 0;
   c->share_xreg = 0;
+  c->share_xwide = 0;
   c->share_wpre = 0;
   c->share_late = 0;
   c->share_late_l2 = 0;
@@ -580,7 +581,12 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
   if (wpre < 0 || wpre > 2 || (wpre && xreg)) return -1;
   /* the token tiles and the partial sums' room as for any kernel at m <= 64 */
   if (bf16fp32__smallm_choose_with(m, n, k, &c->split, smem_limit, &t) != 0) return -1;
-  if ((xreg || wpre) && warp_subs(k, &t.split) > BF16FP32__SMALLM_XREG_SUBS) return -1;
+  /* a warp's range in registers: 8 sub-chunks, or 16 of x with one token tile */
+  const int64_t range = warp_subs(k, &t.split);
+  const int xwide = xreg && range > BF16FP32__SMALLM_XREG_SUBS;
+  if ((wpre && range > BF16FP32__SMALLM_XREG_SUBS) ||
+      (xwide && (t.mt != 1 || range > BF16FP32__SMALLM_XREG_WIDE_SUBS)))
+    return -1;
   const int64_t pitch = 64 * (slice_subs(k, &t.split) | 1);
   const size_t smem = share_smem(&t, m, pitch, xreg, 1);
   if (smem > smem_limit) return -1;
@@ -589,6 +595,7 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
   t.share_pitch = (int)pitch;
   t.share_smem = smem;
   t.share_xreg = xreg != 0;
+  t.share_xwide = xwide;
   t.share_wpre = wpre;
   t.share_late = 0;
   t.share_late_l2 = 0;
@@ -632,7 +639,8 @@ int bf16fp32__smallm_share_tiles(bf16fp32__smallm_config *c, int64_t m, int tile
 }
 
 int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late, int l2) {
-  if (!c->share || late < 0 || late >= c->split.kwarps || (late > 0 && c->share_wpre != 0) ||
+  if (!c->share || late < 0 || late >= c->split.kwarps ||
+      (late > 0 && (c->share_wpre != 0 || c->share_xwide)) ||
       l2 < 0 || l2 > 1 || (l2 && late == 0))
     return -1;
   c->share_late = late;

@@ -135,6 +135,9 @@ typedef struct bf16fp32__smallm_config {
                           them once the block is done with them) */
   int share_xreg;      /* 1: each lane reads its x fragments from global memory into registers
                           after griddepcontrol.wait (no token rows in shared memory) */
+  int share_xwide;     /* with share_xreg: a warp's range is longer than
+                          BF16FP32__SMALLM_XREG_SUBS sub-chunks (one token tile only; set by
+                          bf16fp32__smallm_use_share, not a choice of its own) */
   int share_wpre;      /* 1, 2: each lane reads its weight fragments from shared memory into
                           registers before griddepcontrol.wait (1) or once x's rows are on
                           their way (2); 0: next to x's, sub-chunk by sub-chunk */
@@ -199,7 +202,8 @@ int bf16fp32__smallm_use_stream(bf16fp32__smallm_config *c, int64_t m, int subs,
  * shared memory at entry, which under programmatic dependent launch is before
  * griddepcontrol.wait, and x's slice after it: one copy per token row, or with xreg (m <= 16)
  * each lane's fragments into registers (where no warp's range is longer than
- * BF16FP32__SMALLM_XREG_SUBS sub-chunks); then the decode kernel's sums. wpre (not with xreg,
+ * BF16FP32__SMALLM_XREG_SUBS sub-chunks, or BF16FP32__SMALLM_XREG_WIDE_SUBS at m <= 8: then
+ * c->share_xwide); then the decode kernel's sums. wpre (not with xreg,
  * the same range limit): c->share_wpre. Returns 0, or -1 (c unchanged) when m is not 1-64, xreg
  * or wpre does not apply, or the rows do not fit smem_limit. */
 int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
@@ -213,8 +217,8 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
  * columns are also requested into L2 before the wait, which holds the wait far less than a copy
  * into shared memory (bench/pdl-drain.cu), so that their copies after it read L2 (session 30).
  * Returns 0, or -1 (c unchanged) when c is not the share kernel, late is not 0 to kwarps - 1,
- * l2 is not 0 or 1 or is 1 with no late group, or the weight fragments are read into registers
- * (share_wpre 1 or 2). */
+ * l2 is not 0 or 1 or is 1 with no late group, or late > 0 where the weight fragments are read
+ * into registers (share_wpre 1 or 2) or x's are held in the wide form (share_xwide). */
 int bf16fp32__smallm_share_late(bf16fp32__smallm_config *c, int late, int l2);
 
 /* Bytes of c's share-kernel shared memory (at its end) that the push's receive slots take. */
@@ -322,8 +326,11 @@ static inline BF16FP32__SMALLM_HD int bf16fp32__smallm_stream_stage_bytes(int64_
 
 /* Sub-chunks a lane of the share kernel holds in registers: a warp's whole range, up to 8
  * sub-chunks of x (share_xreg, up to 16 tokens: 2 x 8 uint4) or of its weight rows (share_wpre,
- * 2 x 8 uint4). */
+ * 2 x 8 uint4); with one token tile (M <= 8) up to 16 of x (share_xwide: 16 uint4), so that a
+ * block whose weight rows take all of its shared memory needs none for x (1024x7168 with two
+ * row blocks per block). */
 #define BF16FP32__SMALLM_XREG_SUBS 8
+#define BF16FP32__SMALLM_XREG_WIDE_SUBS 16
 
 /* log2 of a split's warp groups, which are 1, 2, 4 or 8 (128 / rows): 0, 1, 2, 3. The kernels'
  * place arithmetic shifts by it instead of dividing: a division by a runtime value is some 150

@@ -10,7 +10,9 @@
  * into L2 before the wait, which holds it far less, so that their copies after it read L2
  * (session 30). With share_tiles = 2 a block holds two neighbouring row blocks of the split (same
  * K slice), each warp summing its rows of both with the same x fragments, and the grid along N
- * is halved: under PDL the next call's blocks then run on SMs of their own (session 31).
+ * is halved: under PDL the next call's blocks then run on SMs of their own (session 31). With
+ * share_xwide (one token tile) a lane holds up to 16 sub-chunks of x, so that rows that take all
+ * of a block's shared memory (1024x7168, two row blocks) need no token rows beside them.
  *
  * Why: under programmatic dependent launch all of a block's weights are then requested before
  * the wait, in 16-32 copies as long as the slice's rows, where the stream kernel's rings hold a
@@ -39,6 +41,7 @@
 namespace {
 
 constexpr int XR = BF16FP32__SMALLM_XREG_SUBS; /* share_xreg: sub-chunks of x a lane holds */
+constexpr int XW = BF16FP32__SMALLM_XREG_WIDE_SUBS; /* share_xwide: the same, one token tile */
 
 struct HArgs {
   const uint16_t *x, *w;
@@ -64,8 +67,9 @@ struct HArgs {
  * copies are on their way (2); then each sub-chunk's MMAs read only x's fragments. LATE
  * (share_late, WP = 0): instances of their own, so that the others' code stays as it was
  * measured (its branches cost 1-3 % under PDL where no group is late, session 26). TL: row
- * blocks of the split per block (share_tiles; 2 only with WP = 0). */
-template <int MT, bool XREG, int WP, bool LATE = false, int TL = 1>
+ * blocks of the split per block (share_tiles; 2 only with WP = 0). XN: sub-chunks of x a lane
+ * holds (XREG). */
+template <int MT, bool XREG, int WP, bool LATE = false, int TL = 1, int XN = XR>
 __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     smallm_share_kernel(const __grid_constant__ HArgs a) {
   static_assert(TL == 1 || (TL == 2 && WP == 0),
@@ -177,21 +181,21 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
     for (int j = 0; j < MT; j++) acc[b][j][0] = acc[b][j][1] = acc[b][j][2] = acc[b][j][3] = 0.0f;
   /* tokens past M read token M - 1, whose products go only to outputs that are never stored */
   if constexpr (XREG) {
-    /* x's fragments of the warp's whole range (at most XR sub-chunks) from global memory, where
+    /* x's fragments of the warp's whole range (at most XN sub-chunks) from global memory, where
      * the requests above put them in L2; columns past K read as zeros */
-    uint4 xv[XR][MT];
+    uint4 xv[XN][MT];
 #pragma unroll
     for (int j = 0; j < MT; j++) {
       const uint16_t *xg = a.x + min(8 * j + g, a.m - 1) * a.ldx + pl.kb + 32 * pl.j0 + 8 * t;
 #pragma unroll
-      for (int q = 0; q < XR; q++)
+      for (int q = 0; q < XN; q++)
         xv[q][j] = pl.j0 + q < pl.j1 && 32 * (pl.j0 + q) + 8 * t < len
                        ? *reinterpret_cast<const uint4 *>(xg + 32 * q)
                        : make_uint4(0u, 0u, 0u, 0u);
     }
     bf16fp32__bar_wait(mybar, 0);
 #pragma unroll
-    for (int q = 0; q < XR; q++)
+    for (int q = 0; q < XN; q++)
       if (pl.j0 + q < pl.j1) {
         uint4 r0[TL], r8[TL];
 #pragma unroll
@@ -265,9 +269,9 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   BF16FP32__SMALLM_DELAY(a.delay[2]);
 }
 
-/* The instance a launch runs: mt token tiles, x in registers (xreg, mt <= 2) or the weight
- * fragments in registers (wpre 1 or 2; not with xreg), late warp groups (not with wpre), two
- * row blocks (tiles = 2; not with wpre). */
+/* The instance a launch runs: mt token tiles, x in registers (xreg, mt <= 2; xwide: the longer
+ * ranges, mt = 1, no late group) or the weight fragments in registers (wpre 1 or 2; not with
+ * xreg), late warp groups (not with wpre), two row blocks (tiles = 2; not with wpre). */
 using ShareKernel = void (*)(HArgs);
 template <int WP, bool LATE = false, int TL = 1>
 ShareKernel share_kernel_w(int mt) {
@@ -282,11 +286,16 @@ ShareKernel share_kernel_x(int mt) { /* x in registers: mt <= 2 */
                  : smallm_share_kernel<2, true, 0, LATE, TL>;
 }
 template <int TL>
+ShareKernel share_kernel_xwide() { /* x in registers, ranges of up to XW sub-chunks: mt = 1 */
+  return smallm_share_kernel<1, true, 0, false, TL, XW>;
+}
+template <int TL>
 ShareKernel share_kernel_t(int mt, bool xreg, bool late) { /* wpre 0 */
   if (xreg) return late ? share_kernel_x<true, TL>(mt) : share_kernel_x<false, TL>(mt);
   return late ? share_kernel_w<0, true, TL>(mt) : share_kernel_w<0, false, TL>(mt);
 }
-ShareKernel share_kernel(int mt, bool xreg, int wpre, bool late, int tiles) {
+ShareKernel share_kernel(int mt, bool xreg, int wpre, bool late, int tiles, bool xwide) {
+  if (xwide) return tiles == 2 ? share_kernel_xwide<2>() : share_kernel_xwide<1>();
   if (tiles == 2) return share_kernel_t<2>(mt, xreg, late);
   if (wpre == 0) return share_kernel_t<1>(mt, xreg, late);
   return wpre == 1 ? share_kernel_w<1>(mt) : share_kernel_w<2>(mt);
@@ -298,15 +307,18 @@ extern "C" int bf16fp32__smallm_share_load(size_t smem_limit) {
   cudaError_t e = cudaSuccess;
   for (int tiles = 1; tiles <= 2; tiles++) {
     for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2)
-      e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, false, 0, false, tiles),
-                                      share_kernel(mt, false, 0, true, tiles));
+      e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, false, 0, false, tiles, false),
+                                      share_kernel(mt, false, 0, true, tiles, false));
     for (int mt = 1; mt <= 2 && e == cudaSuccess; mt++) /* x in registers: mt <= 2 */
-      e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, true, 0, false, tiles),
-                                      share_kernel(mt, true, 0, true, tiles));
+      e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, true, 0, false, tiles, false),
+                                      share_kernel(mt, true, 0, true, tiles, false));
   }
+  if (e == cudaSuccess)
+    e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(1, true, 0, false, 1, true),
+                                    share_kernel(1, true, 0, false, 2, true));
   for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2)
-    e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, false, 1, false, 1),
-                                    share_kernel(mt, false, 2, false, 1));
+    e = bf16fp32__smallm_allow_smem(smem_limit, share_kernel(mt, false, 1, false, 1, false),
+                                    share_kernel(mt, false, 2, false, 1, false));
   return static_cast<int>(e);
 }
 
@@ -334,7 +346,7 @@ extern "C" int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, i
   const cudaLaunchConfig_t cfg = bf16fp32__smallm_launch_config(
       c, c->share_smem, static_cast<cudaStream_t>(stream), use_pdl, attr);
   const ShareKernel kern = share_kernel(c->mt, c->share_xreg != 0, c->share_wpre,
-                                        c->share_late > 0, c->share_tiles);
+                                        c->share_late > 0, c->share_tiles, c->share_xwide != 0);
   return static_cast<int>(cudaLaunchKernelEx(&cfg, kern, a));
 }
 

@@ -102,12 +102,14 @@ int bf16fp32__smallm_list_variants(int64_t m, int64_t n, int64_t k, int sm_count
     l.skip[0] = '\0';
   if (bf16fp32__smallm_choose_for(m, n, k, sm_count, !use_pdl, smem_limit, &t) == 0) offer(&l, &t);
   if (m <= BF16FP32__SMALLM_DECODE_MAX_M) {
-    for (int tiles = 1; tiles <= 2; tiles++) {
-      t = chosen;
-      if (bf16fp32__smallm_use_share(&t, m, n, k, 0, 0, smem_limit) == 0 &&
-          bf16fp32__smallm_share_tiles(&t, m, tiles, smem_limit) == 0)
-        offer(&l, &t);
-    }
+    /* the share kernel with x's rows, then with x in registers (M <= 16) */
+    for (int xreg = 0; xreg <= 1; xreg++)
+      for (int tiles = 1; tiles <= 2; tiles++) {
+        t = chosen;
+        if (bf16fp32__smallm_use_share(&t, m, n, k, xreg, 0, smem_limit) == 0 &&
+            bf16fp32__smallm_share_tiles(&t, m, tiles, smem_limit) == 0)
+          offer(&l, &t);
+      }
     for (size_t i = 0; i < sizeof stream_grid / sizeof stream_grid[0]; i++) {
       t = chosen;
       if (bf16fp32__smallm_use_stream(&t, m, stream_grid[i][0], stream_grid[i][1],

@@ -28,8 +28,9 @@ int bf16fp32__smallm_apply_variant(bf16fp32__smallm_config *c, const char *text,
                                    int64_t n, int64_t k, int sm_count, size_t smem_limit);
 
 /* Up to max variants worth timing for (m, n, k) besides the default of the launch kind
- * (use_pdl): the other launch kind's default, the share kernel, a grid of stream stagings,
- * then the chooser's kernel; each distinct and applicable. Returns how many. */
+ * (use_pdl): the other launch kind's default, the share kernel (x's rows, then x in registers;
+ * one and two row blocks each), a grid of stream stagings, then the chooser's kernel; each
+ * distinct and applicable. Returns how many. */
 int bf16fp32__smallm_list_variants(int64_t m, int64_t n, int64_t k, int sm_count, int use_pdl,
                                    size_t smem_limit, char (*names)[BF16FP32__VARIANT_LEN], int max);
 
