@@ -24,6 +24,11 @@
 //
 // Rotation: ceil(400 MB / (w + x + out bytes)) copies of each operand, call i on copy i % copies.
 // --ladder: the ladder alone.
+// --ingress: the floor kernel's weights alone (no x, no outputs) on G blocks of B bytes each,
+// plainly and under PDL, and the rate at which one SM takes them in from DRAM: 168 KB over the
+// time between B = 56 and 224 KB, which takes the launch and the first bytes' latency out
+// (docs/smallm-notes.md, session 54: up to about 170 GB/s for one SM alone on the H200, and the
+// DRAM's rate from 64 SMs on).
 // Build: nvcc -O3 -std=c++17 -Isrc -gencode=arch=compute_90a,code=sm_90a bench/pdl-floor.cu -lcublas
 #include <cooperative_groups.h>
 #include <cublas_v2.h>
@@ -160,8 +165,35 @@ double time_floor(cudaStream_t s, int pdl, int grid, bool weights, long long m, 
 
 }  // namespace
 
+/* --ingress: G blocks each copying B bytes of rows 8 KB long (the weights of N = G B / 8 KB
+ * rows of K = 4096) into shared memory, nothing else; us per call and the per-SM rate. */
+void ingress(cudaStream_t s, unsigned char *wpool, size_t wpool_bytes, int smem_max, long long rot) {
+  const int grids[] = {8, 16, 32, 64, 96, 128, 132};
+  const long long sizes[] = {56LL << 10, 112LL << 10, 224LL << 10};
+  printf("ingress: G blocks x B bytes into shared memory, us per call plainly / under PDL "
+         "(trigger at entry); per SM = 168 KB / (t(224 KB) - t(56 KB)), plainly\n");
+  for (int g : grids) {
+    double t[2][3];
+    for (int b = 0; b < 3; b++) {
+      const Shape sh = {static_cast<int>(g * sizes[b] / 8192), 4096};
+      const long long wbytes = 2LL * sh.n * sh.k;
+      const int copies = static_cast<int>(std::min<long long>((rot + wbytes - 1) / wbytes,
+                                                             static_cast<long long>(wpool_bytes) / wbytes));
+      for (int pdl = 0; pdl < 2; pdl++)
+        t[pdl][b] = time_floor(s, pdl, g, true, 0, sh, copies, wpool, nullptr, nullptr, smem_max);
+    }
+    const double per_sm = (sizes[2] - sizes[0]) / ((t[0][2] - t[0][0]) * 1e-6) / 1e9;
+    printf("G %3d | plain %6.2f %6.2f %6.2f | pdl %6.2f %6.2f %6.2f | per SM %5.1f GB/s, all %5.2f TB/s "
+           "| B = 224 KB: %5.2f TB/s plainly, %5.2f under PDL\n",
+           g, t[0][0], t[0][1], t[0][2], t[1][0], t[1][1], t[1][2], per_sm, per_sm * g / 1000.0,
+           g * sizes[2] / (t[0][2] * 1e-6) / 1e12, g * sizes[2] / (t[1][2] * 1e-6) / 1e12);
+    fflush(stdout);
+  }
+}
+
 int main(int argc, char **argv) {
   const bool ladder_only = argc > 1 && std::string(argv[1]) == "--ladder";
+  const bool ingress_only = argc > 1 && std::string(argv[1]) == "--ingress";
   const Shape shapes[] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 4096}, {384, 7168},
                           {2048, 7168}, {1024, 7168}, {512, 7168}, {256, 7168}};
   const int ms[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
@@ -187,6 +219,10 @@ int main(int argc, char **argv) {
   CK(cudaMalloc(&ws, 32 << 20));
   cublasSetStream(h, s);
   cublasSetWorkspace(h, ws, 32 << 20);
+  if (ingress_only) {
+    ingress(s, wpool, wpool_bytes, smem_max, rot);
+    return 0;
+  }
   const int grids[] = {sms, 2 * sms, 4 * sms, 8 * sms};
   printf("pdl-floor: us per call (graph of 200, cold L2, median of 7); SMs %d, shared memory per block %d\n", sms,
          smem_max);
