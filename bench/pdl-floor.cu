@@ -163,8 +163,6 @@ double time_floor(cudaStream_t s, int pdl, int grid, bool weights, long long m, 
   return bench_time_graph(s, 200, rec);
 }
 
-}  // namespace
-
 /* --ingress: G blocks each copying B bytes of rows 8 KB long (the weights of N = G B / 8 KB
  * rows of K = 4096) into shared memory, nothing else; us per call and the per-SM rate. */
 void ingress(cudaStream_t s, unsigned char *wpool, size_t wpool_bytes, int smem_max, long long rot) {
@@ -190,6 +188,8 @@ void ingress(cudaStream_t s, unsigned char *wpool, size_t wpool_bytes, int smem_
     fflush(stdout);
   }
 }
+
+}  // namespace
 
 int main(int argc, char **argv) {
   const bool ladder_only = argc > 1 && std::string(argv[1]) == "--ladder";
