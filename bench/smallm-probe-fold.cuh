@@ -12,6 +12,8 @@
 // few sub-chunks), one copy per row where the slices' segments lie as in global memory, and
 // blocks of 8 or 4 rows (the MMA's other rows zeros). Under PDL the first two take 512x4096
 // M = 1 from 2.83 to 2.20 us, under the choice's 2.58; nowhere else faster than the choice.
+// The library's fold kernel (src/backends/smallm/smallm-fold.cu) is the x-up-front form with one
+// copy per row, 16 rows and the trigger after the wait; the probe keeps the others to compare.
 // Included by smallm-probe.cu after its timing helpers.
 
 #include "backends/smallm/smallm-tiles.cuh" /* bf16fp32__lds16 */

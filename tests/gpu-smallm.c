@@ -310,6 +310,18 @@ static void check_stream_groups(set *s, const int64_t *ms, int count) {
   }
 }
 
+/* The fold kernel (M <= 8, where its chains and rows fit; bf16fp32__smallm_use_fold), plainly
+ * and under PDL; returns the cases run. */
+static int to_fold(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k, size_t smem,
+                   const int *args) {
+  (void)args;
+  return bf16fp32__smallm_use_fold(c, m, n, k, smem) == 0 ? 0 : 1;
+}
+static int check_fold(set *s, const int64_t *ms, int count) {
+  return check_direct(s, ms, count, "fold", to_fold, NULL, 0) +
+         check_direct(s, ms, count, "fold (pdl)", to_fold, NULL, 1);
+}
+
 /* flash.router (256 x 4096) at every M = 1-64 and four above, in every kernel that takes it
  * but the share kernel, whose forms there are test_share_only's (those alone took 635 s under
  * racecheck on the H200, in two pieces) */
@@ -323,6 +335,7 @@ static void test_router(bf16fp32_context *ctx) {
   make_set(&s, 256, 256, 4096, 0, 0, 0, 11, 0); /* flash.router */
   check_set(ctx, &s, ms, count);
   check_stream(&s, ms, 16); /* M = 1 .. 16 */
+  CHECK(check_fold(&s, ms, 16) == 2 * 8); /* M = 1 .. 8 */
   check_tile_subs(&s, ms + 64, 4); /* M = 65, 100, 128, 200 */
   check_stream_tokens(&s, ms + 64, 4, 1);
   free_set(&s);
@@ -345,6 +358,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_set(ctx, &s, few, 4);
   /* ranges of 14 sub-chunks: x in registers with one token tile (M = 1, 7), the weights not */
   CHECK(check_share(&s, few, 3) == 2 * 3 + 2 * 2);
+  CHECK(check_fold(&s, few, 4) == 0); /* chains of 14 sub-chunks */
   check_wgmma(&s, few, 4, 128, 64, 64); /* WK = 4 */
   check_wgmma(&s, few, 4, 128, 32, 32);
   free_set(&s);
@@ -354,6 +368,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   CHECK(check_share(&s, few, 4) == 3 * 2 * 4 + 2 * 3); /* M = 33: x's rows */
   CHECK(check_share_late(&s, few, 4) == 3 * 2 * 4 + 2 * 3); /* 8 warp groups */
   CHECK(check_share_tiles(&s, few, 4) == 4 * 2 * 3); /* M = 33: 32 + 33 rows do not fit */
+  CHECK(check_fold(&s, few, 4) == 2 * 2); /* M = 1, 7: 16 chains of 8 sub-chunks */
   check_stream(&s, more_tiles, 5);
   check_wgmma(&s, few, 4, 64, 64, 32); /* WK = 8 */
   free_set(&s);
@@ -375,6 +390,13 @@ static void test_shapes(bf16fp32_context *ctx) {
   CHECK(check_share(&s, padded, 3) == 3 * 2 * 3 + 2 * 2); /* rows ldx and ldw apart */
   CHECK(check_share_late(&s, padded, 3) == 3 * 2 * 3 + 2 * 2);
   CHECK(check_share_tiles(&s, padded, 3) == 4 * 2 * 2); /* M = 64: 64 + 64 rows do not fit */
+  CHECK(check_fold(&s, padded, 3) == 2); /* M = 1: 225 KB of rows */
+  free_set(&s);
+  /* flash.c4-indexer, where the tables choose the fold under PDL at M = 1-4 */
+  const int64_t indexer[] = {1, 2, 3, 4, 5, 8, 9};
+  make_set(&s, 9, 512, 4096, 0, 0, 0, 18, 0);
+  check_set(ctx, &s, indexer, 7);
+  CHECK(check_fold(&s, indexer, 7) == 2 * 6);
   free_set(&s);
 
   /* the tails (and the stream kernel where M <= 16; the share kernel's: test_share_only) */
@@ -382,6 +404,7 @@ static void test_shapes(bf16fp32_context *ctx) {
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
     CHECK(run_rows(ctx, &s, s.mmax, 0, s.full));
     if (s.mmax <= 16) check_stream(&s, &s.mmax, 1);
+    if (i == 0) CHECK(check_fold(&s, &s.mmax, 1) == 2); /* K ends inside a sub-chunk */
     if (s.mmax > 64 && s.n % 32 == 0) check_tile_subs(&s, &s.mmax, 1); /* the wide kernel */
     if (s.mmax > 64) check_stream_tokens(&s, &s.mmax, 1, 1);
     free_set(&s);
@@ -392,6 +415,8 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_stream(&s, &s.mmax, 1);
   CHECK(check_share(&s, &s.mmax, 1) == 8);
   CHECK(check_share_tiles(&s, &s.mmax, 1) == 8);
+  const int64_t nan_ms[] = {1, 8};
+  CHECK(check_fold(&s, nan_ms, 2) == 2 * 2);
   free_set(&s);
 }
 
@@ -399,8 +424,8 @@ static void test_shapes(bf16fp32_context *ctx) {
  * form at M = lo .. hi on 256 x 4096, and when hi is 64 on the padded and tail shapes too (a
  * racecheck of M = 1-64 ran past 9 minutes on the H200, so GPU_SMALLM_SHARE_M=LO-HI runs it in
  * pieces);
- * with sampled (GPU_SMALLM_PART=sample) every form at a sample of M and on those shapes, a
- * racecheck run of a few minutes. */
+ * with sampled (GPU_SMALLM_PART=sample) every form at a sample of M and on those shapes, and the
+ * fold kernel's two instances, a racecheck run of a few minutes. */
 static void test_share_only(bf16fp32_context *ctx, int sampled, int lo, int hi) {
   set s;
   int64_t ms[64];
@@ -411,6 +436,7 @@ static void test_share_only(bf16fp32_context *ctx, int sampled, int lo, int hi) 
   CHECK(run_rows(ctx, &s, 64, 0, s.full));
   CHECK(check_share(&s, above, 4) == 0); /* above M = 64: declined */
   if (sampled) {
+    CHECK(check_fold(&s, sample, 4) == 2 * 4); /* the fold kernel too, M = 1, 2, 4, 8 */
     CHECK(check_share(&s, sample, 7) == 3 * 2 * 7 + 2 * 5);
     CHECK(check_share_late(&s, sample, 7) == 3 * 2 * 7 + 2 * 5);
     CHECK(check_share_tiles(&s, sample, 7) == 2 * 2 * 7 + 2 * 2 * 5);
@@ -439,6 +465,13 @@ static void test_share_only(bf16fp32_context *ctx, int sampled, int lo, int hi) 
   CHECK(check_share_late(&s, wide, 3) == 3 * 3 * 2); /* with x's rows only: none in the wide form */
   CHECK(check_share_tiles(&s, wide, 3) == 2 * 2);
   free_set(&s);
+  if (sampled) { /* the fold's other instance: 16 chains of 8 sub-chunks */
+    const int64_t two[] = {1, 4};
+    make_set(&s, 4, 512, 4096, 0, 0, 0, 19, 0);
+    CHECK(run_rows(ctx, &s, 4, 0, s.full));
+    CHECK(check_fold(&s, two, 2) == 2 * 2);
+    free_set(&s);
+  }
   for (int i = 0; i < 4; i++) {
     if (tails[i][0] > 64) continue; /* the share kernel runs up to M = 64 */
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);
@@ -541,13 +574,14 @@ static void test_pdl_after_producer(void) {
 /* use_pdl = 1, calls of the stream kernel (512 x 7168 M = 4; bf16fp32__smallm_prefer_stream)
  * and of the share kernel (1024 x 4096 M = 1 and 12 with two row blocks per block and x in
  * registers, 256 x 7168 M = 8, two row blocks with x's rows at 384 x 7168 M = 5, 512 x 4096
- * M = 16 and 256 x 4096 M = 3; bf16fp32__smallm_prefer_share): a replayed graph of eight back to
- * back, each into its own poisoned output, every one the bits of the M = 64 call. */
+ * M = 16 and 256 x 4096 M = 3; bf16fp32__smallm_prefer_share) and of the fold kernel (512 x 4096
+ * M = 2; bf16fp32__smallm_prefer_fold): a replayed graph of eight back to back, each into its own
+ * poisoned output, every one the bits of the M = 64 call. */
 static void test_pdl_chain(void) {
   bf16fp32_context *ctx = pdl_context();
   if (!ctx) return;
   const int64_t cases[][3] = {{1024, 4096, 1}, {512, 7168, 4}, {256, 7168, 8}, {384, 7168, 5},
-                              {1024, 4096, 12}, {512, 4096, 16}, {256, 4096, 3}};
+                              {1024, 4096, 12}, {512, 4096, 16}, {256, 4096, 3}, {512, 4096, 2}};
   enum { CALLS = 8 };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     set s;

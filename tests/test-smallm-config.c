@@ -683,6 +683,55 @@ static void test_share(void) {
   }
 }
 
+/* The fold kernel: where it applies (M <= 8; 16 or 32 chains of at most 8 sub-chunks; the rows
+ * within the shared memory), its grid (N / 16 blocks, no cluster), rows (all of K, the last
+ * sub-chunk whole) and room, and where the tables choose it (512x4096 under PDL at M = 1-4, 132
+ * SMs). */
+static void test_fold(void) {
+  bf16fp32__smallm_config c;
+  static const struct {
+    int n, k, fits;
+  } shapes[] = {{256, 4096, 1},  {512, 4096, 1},  {1024, 4096, 1}, {2048, 4096, 0}, {384, 7168, 1},
+                {256, 7168, 1},  {512, 7168, 0},  {1024, 7168, 0}, {2048, 7168, 0}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    for (int64_t m = 1; m <= 9; m++) {
+      const int n = shapes[i].n, k = shapes[i].k;
+      CHECK(bf16fp32__smallm_choose(m, n, k, H200_SMS, H200_SMEM, &c) == 0);
+      const bf16fp32__smallm_split sp = c.split;
+      const int ok = bf16fp32__smallm_use_fold(&c, m, n, k, H200_SMEM) == 0;
+      EXPECT(ok == (shapes[i].fits && m <= 8), "fold at %dx%d M=%lld: %d", n, k, (long long)m, ok);
+      if (!ok) {
+        CHECK(!c.fold);
+        continue;
+      }
+      CHECK(c.fold && !c.decode && !c.stream && !c.share && !c.wide);
+      CHECK(memcmp(&c.split, &sp, sizeof sp) == 0 && c.grid_x == 1 && c.grid_y == n / 16);
+      CHECK(c.fold_pitch == 64 * (k / 32 | 1) && c.fold_pitch >= 2 * k);
+      CHECK(c.fold_smem == (size_t)(64 + 16 * c.fold_pitch) && c.fold_smem <= H200_SMEM);
+      CHECK(c.fold_xn == (k / sp.ksplit / 32 / sp.kwarps <= 4 ? 4 : 8));
+    }
+  /* K ending inside a sub-chunk: that sub-chunk whole in the row */
+  CHECK(bf16fp32__smallm_choose(1, 256, 4104, H200_SMS, H200_SMEM, &c) == 0 &&
+        bf16fp32__smallm_use_fold(&c, 1, 256, 4104, H200_SMEM) == 0 && c.fold_pitch == 64 * 129);
+  /* small K: the chains' sums take more room than the rows */
+  CHECK(bf16fp32__smallm_choose(8, 256, 256, H200_SMS, H200_SMEM, &c) == 0 &&
+        bf16fp32__smallm_use_fold(&c, 8, 256, 256, H200_SMEM) == 0 &&
+        c.fold_smem == (size_t)(64 + c.split.ksplit * c.split.kwarps * 8 * 20 * 4) &&
+        c.fold_smem > (size_t)(64 + 16 * c.fold_pitch));
+  /* too little shared memory */
+  CHECK(bf16fp32__smallm_choose(1, 384, 7168, H200_SMS, H200_SMEM, &c) == 0 &&
+        bf16fp32__smallm_use_fold(&c, 1, 384, 7168, 200 * 1024) != 0 && !c.fold);
+  /* the table */
+  for (int64_t m = 1; m <= 9; m++)
+    for (int pdl = 0; pdl < 2; pdl++)
+      for (int sms = 114; sms <= 132; sms += 18) {
+        CHECK(bf16fp32__smallm_choose_for(m, 512, 4096, sms, pdl, H200_SMEM, &c) == 0);
+        EXPECT(c.fold == (pdl && sms == 132 && m <= 4), "512x4096 M=%lld pdl=%d sms=%d: fold %d",
+               (long long)m, pdl, sms, c.fold);
+        CHECK(bf16fp32__smallm_choose_for(m, 256, 4096, sms, pdl, H200_SMEM, &c) == 0 && !c.fold);
+      }
+}
+
 /* Each slice's sub-chunks go to the warp groups in contiguous ranges, in order, all of them
  * once: group ranges of ceil(n / WK), the last ones shorter or empty. */
 static void test_chains(void) {
@@ -802,6 +851,7 @@ int main(void) {
   test_stream();
   test_groups();
   test_share();
+  test_fold();
   test_chains();
   test_slices();
   test_cluster_shares();

@@ -19,7 +19,7 @@ static const int dsv4[][2] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 409
                               {2048, 7168}, {1024, 7168}, {512, 7168}, {256, 7168}};
 
 /* Every field of the configuration (a field added there must be added here: the size says so). */
-_Static_assert(sizeof(bf16fp32__smallm_config) == 208, "same_config: compare the new field");
+_Static_assert(sizeof(bf16fp32__smallm_config) == 232, "same_config: compare the new field");
 static int same_config(const bf16fp32__smallm_config *a, const bf16fp32__smallm_config *b) {
 #define SAME(f) (a->f == b->f)
   return memcmp(&a->split, &b->split, sizeof a->split) == 0 && SAME(mt) && SAME(mpad) &&
@@ -31,11 +31,12 @@ static int same_config(const bf16fp32__smallm_config *a, const bf16fp32__smallm_
          SAME(stream_groups) && SAME(stream_smem) && SAME(stream_over) && SAME(stream_wl2) &&
          SAME(stream_tblocks) && SAME(stream_early) && SAME(share) && SAME(share_pitch) &&
          SAME(share_smem) && SAME(share_xreg) && SAME(share_wpre) && SAME(share_late) &&
-         SAME(share_late_l2) && SAME(share_tiles);
+         SAME(share_late_l2) && SAME(share_tiles) && SAME(fold) && SAME(fold_pitch) &&
+         SAME(fold_smem) && SAME(fold_xn);
 #undef SAME
 }
 
-static int offered, applied_kinds[4];
+static int offered, applied_kinds[5];
 
 /* (m, n, k) on a GPU of sms SMs under the launch kind pdl: the default's round trip and every
  * listed variant's. */
@@ -68,7 +69,7 @@ static void check_shape(int64_t m, int64_t n, int64_t k, int sms, int pdl) {
            "%s names itself %s", v, back);
     EXPECT(memcmp(&c.split, &def.split, sizeof c.split) == 0, "%s changes the split", v);
     EXPECT(c.smem_bytes <= H200_SMEM && c.stream_smem <= H200_SMEM && c.share_smem <= H200_SMEM &&
-               c.wide_smem <= H200_SMEM,
+               c.wide_smem <= H200_SMEM && c.fold_smem <= H200_SMEM,
            "%s does not fit", v);
   }
 }
@@ -79,7 +80,7 @@ static void test_dsv4(void) {
       for (int pdl = 0; pdl < 2; pdl++) check_shape(m, dsv4[i][0], dsv4[i][1], H200_SMS, pdl);
   /* the kinds of variant all occur, and the tables' other launch kind is among them */
   CHECK(applied_kinds[0] > 0 && applied_kinds[1] > 0 && applied_kinds[2] > 0 &&
-        applied_kinds[3] > 0);
+        applied_kinds[3] > 0 && applied_kinds[4] > 0);
   char names[7][BF16FP32__VARIANT_LEN];
   bf16fp32__smallm_config plain;
   char text[BF16FP32__VARIANT_LEN];
@@ -136,6 +137,12 @@ static void test_refused(void) {
         c.stream_tblocks == 2);
   CHECK(bf16fp32__smallm_apply_variant(&c, "3.1.3.1.0", 64, 1024, 4096, H200_SMS, H200_SMEM) != 0);
   CHECK(bf16fp32__smallm_apply_variant(&c, "1.7.3.1.0.0", 64, 2048, 7168, H200_SMS, H200_SMEM) != 0);
+  /* the fold: M <= 8, 16 or 32 chains of at most 8 sub-chunks (512x4096 yes; 2048x7168 has 8
+   * chains, 512x7168 chains of 14) */
+  CHECK(bf16fp32__smallm_apply_variant(&c, "4", 8, 512, 4096, H200_SMS, H200_SMEM) == 0 && c.fold);
+  CHECK(bf16fp32__smallm_apply_variant(&c, "4", 9, 512, 4096, H200_SMS, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_apply_variant(&c, "4", 1, 512, 7168, H200_SMS, H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_apply_variant(&c, "4.0", 1, 512, 4096, H200_SMS, H200_SMEM) != 0);
   /* a shape the kernel does not handle */
   CHECK(bf16fp32__smallm_apply_variant(&c, "0", 4, 200, 4096, H200_SMS, H200_SMEM) != 0);
 }

@@ -272,6 +272,10 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->share_late = 0;
   c->share_late_l2 = 0;
   c->share_tiles = 1;
+  c->fold = 0;
+  c->fold_pitch = 0;
+  c->fold_smem = 0;
+  c->fold_xn = 0;
   return 0;
 }
 
@@ -529,11 +533,34 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
     }
 }
 
+/* Where the fold kernel (bf16fp32__smallm_use_fold) replaces the tables above, by launch kind
+ * and M class (m_class). Session 55 on the H200 (docs/smallm-notes.md): under PDL at 512x4096,
+ * a chain of calls (bench) at M = 1 / 2 / 3 / 4 2.41 / 2.47 / 2.53 / 2.58 us against the share
+ * kernel's 2.57 / 2.56 / 2.59 / 2.58, and the dsv4-flash decode step (three interleaved rounds,
+ * medians) at batch 1 / 2 / 3 / 4 345.0 / 362.2 / 368.5 / 373.4 -> 337.5 / 357.8 / 364.0 /
+ * 371.9 us; at M = 5-6 the step was 3.4 us slower at batch 6. Its 16-row blocks were slower
+ * than the tables' choice at the other shapes (smallm-probe --fold, the same session). */
+static const struct {
+  int n, k, launch, mclasses;
+} fold_132[] = {{512, 4096, PDL, 0x3}};
+
+void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                                  int sm_count, int use_pdl, size_t smem_limit) {
+  if (sm_count != 132) return;
+  for (size_t i = 0; i < sizeof fold_132 / sizeof fold_132[0]; i++)
+    if (fold_132[i].n == n && fold_132[i].k == k && launch_applies(fold_132[i].launch, use_pdl) &&
+        (fold_132[i].mclasses >> m_class(m) & 1)) {
+      bf16fp32__smallm_use_fold(c, m, n, k, smem_limit); /* c as it was where it does not fit */
+      return;
+    }
+}
+
 int bf16fp32__smallm_choose_for(int64_t m, int64_t n, int64_t k, int sm_count, int use_pdl,
                                 size_t smem_limit, bf16fp32__smallm_config *c) {
   if (bf16fp32__smallm_choose(m, n, k, sm_count, smem_limit, c) != 0) return -1;
   bf16fp32__smallm_prefer_stream(c, m, n, k, sm_count, use_pdl, smem_limit);
   bf16fp32__smallm_prefer_share(c, m, n, k, sm_count, use_pdl, smem_limit);
+  bf16fp32__smallm_prefer_fold(c, m, n, k, sm_count, use_pdl, smem_limit);
   return 0;
 }
 
@@ -600,6 +627,32 @@ int bf16fp32__smallm_use_share(bf16fp32__smallm_config *c, int64_t m, int64_t n,
   t.share_late = 0;
   t.share_late_l2 = 0;
   t.share_tiles = 1;
+  *c = t;
+  return 0;
+}
+
+int bf16fp32__smallm_use_fold(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                              size_t smem_limit) {
+  bf16fp32__smallm_config t;
+  const int rows = BF16FP32__SMALLM_FOLD_ROWS;
+  if (m < 1 || m > BF16FP32__SMALLM_FOLD_MAX_M || n % rows != 0) return -1;
+  if (bf16fp32__smallm_choose_with(m, n, k, &c->split, smem_limit, &t) != 0) return -1;
+  const int chains = t.split.ksplit * t.split.kwarps;
+  if ((chains != 2 * BF16FP32__SMALLM_WARPS && chains != 4 * BF16FP32__SMALLM_WARPS) ||
+      warp_subs(k, &t.split) > 8)
+    return -1;
+  /* the row as in global memory, its last sub-chunk whole */
+  const int64_t pitch = 64 * ((k + 31) / 32 | 1);
+  const size_t bytes = (size_t)pitch * rows, sums = (size_t)chains * sums_bytes(rows, t.mpad);
+  const size_t smem = BF16FP32__SMALLM_SHARE_BARS + (bytes > sums ? bytes : sums);
+  if (smem > smem_limit) return -1;
+  t.fold = 1;
+  t.decode = 0;
+  t.grid_x = 1;
+  t.grid_y = (int)(n / rows);
+  t.fold_pitch = (int)pitch;
+  t.fold_smem = smem;
+  t.fold_xn = warp_subs(k, &t.split) <= 4 ? 4 : 8;
   *c = t;
   return 0;
 }
@@ -673,6 +726,7 @@ static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stage
         c->stream = 1;
         c->decode = 0;
         c->share = 0;
+        c->fold = 0;
         c->stream_subs = subs;
         c->stream_stages = s;
         c->stream_groups = groups;
@@ -713,6 +767,7 @@ static int use_tiles(bf16fp32__smallm_config *c, int rows, int tokens, int wg_to
   t.wgmma = wg_tokens > 0;
   t.decode = 0;
   t.stream = 0;
+  t.fold = 0;
   t.wide_rows = rows;
   t.wide_tokens = tokens;
   t.wg_tokens = wg_tokens;

@@ -150,7 +150,18 @@ typedef struct bf16fp32__smallm_config {
   int share_tiles;     /* the split's row blocks (same K slice, neighbours along N) one share
                           block holds: 1, or 2 with each warp summing its rows of both (the
                           grid along N halved; bf16fp32__smallm_share_tiles) */
+  /* The fold kernel (set by bf16fp32__smallm_use_fold; uses the split, the grid (one block
+   * per BF16FP32__SMALLM_FOLD_ROWS rows, no cluster) and mpad): */
+  int fold;          /* 1: run it */
+  int fold_pitch;    /* bytes per weight row in shared memory: the row's sub-chunks (every
+                        slice but the last ends at one's end) rounded up to an odd count, x 64 */
+  size_t fold_smem;  /* its barrier, then the rows (the chains' sums over them at the end) */
+  int fold_xn;       /* x's sub-chunks a lane holds per chain: 4 or 8 (the longest chain's) */
 } bf16fp32__smallm_config;
+
+/* The fold kernel's weight rows per block (one 16-row MMA tile) and its largest M. */
+#define BF16FP32__SMALLM_FOLD_ROWS 16
+#define BF16FP32__SMALLM_FOLD_MAX_M 8
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
 int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int64_t ldw,
@@ -234,6 +245,20 @@ size_t bf16fp32__smallm_share_recv(const bf16fp32__smallm_config *c, int64_t m);
 int bf16fp32__smallm_share_tiles(bf16fp32__smallm_config *c, int64_t m, int tiles,
                                  size_t smem_limit);
 
+/* Switches c (chosen for (m, n, k): only its split is kept) to the fold kernel: a block holds
+ * BF16FP32__SMALLM_FOLD_ROWS weight rows over all K slices of the split and sums all of their
+ * ksplit x kwarps chains, which its eight warps share (2 or 4 each), then adds them in the
+ * block and cluster sums' order, with no cluster (smallm-fold.cu); the bits are every other
+ * kernel's. Returns 0, or -1 (c unchanged) when m is not 1 to BF16FP32__SMALLM_FOLD_MAX_M, the
+ * chains are not 16 or 32, one is longer than 8 sub-chunks, or the rows do not fit smem_limit. */
+int bf16fp32__smallm_use_fold(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                              size_t smem_limit);
+
+/* Switches c, chosen by bf16fp32__smallm_choose_for's other tables for (m, n, k), to the fold
+ * kernel where that measured faster on the H200 (the launch kind use_pdl). */
+void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                                  int sm_count, int use_pdl, size_t smem_limit);
+
 /* bf16fp32__smallm_use_stream with exactly `stages` stages and the partial sums after the rings
  * (over = 0) or over them (over = 1): the variants' form (smallm-variant.h). Returns 0, or -1
  * where that does not apply or fit. */
@@ -266,8 +291,8 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
 void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                    int sm_count, int use_pdl, size_t smem_limit);
 
-/* What a call of (m, n, k) runs by default: bf16fp32__smallm_choose, then the stream and share
- * tables for the launch kind. Returns 0, or -1 when the shape is not handled. */
+/* What a call of (m, n, k) runs by default: bf16fp32__smallm_choose, then the stream, share
+ * and fold tables for the launch kind. Returns 0, or -1 when the shape is not handled. */
 int bf16fp32__smallm_choose_for(int64_t m, int64_t n, int64_t k, int sm_count, int use_pdl,
                                 size_t smem_limit, bf16fp32__smallm_config *c);
 

@@ -219,6 +219,7 @@ extern "C" int bf16fp32__smallm_load(size_t smem_limit) {
   if (e == 0) e = bf16fp32__smallm_stream_load(smem_limit);
   if (e == 0) e = bf16fp32__smallm_wgmma_load(smem_limit);
   if (e == 0) e = bf16fp32__smallm_share_load(smem_limit);
+  if (e == 0) e = bf16fp32__smallm_fold_load(smem_limit);
   return e;
 }
 
@@ -229,6 +230,7 @@ extern "C" int bf16fp32__smallm_launch(const bf16fp32__smallm_config *c, int64_t
   if (c->wgmma)
     return bf16fp32__smallm_wgmma_launch(c, m, n, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   if (c->wide) return bf16fp32__smallm_wide_launch(c, m, n, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
+  if (c->fold) return bf16fp32__smallm_fold_launch(c, m, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   if (c->share) return bf16fp32__smallm_share_launch(c, m, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   if (c->stream) return bf16fp32__smallm_stream_launch(c, m, n, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);
   if (c->decode) return bf16fp32__smallm_decode_launch(c, m, k, x, ldx, w, ldw, out, ldo, stream, use_pdl);

@@ -13,13 +13,14 @@
 
 /* attr must outlive the launch. A cluster of the K split's S blocks, or of the wide or stream
  * kernel's groups (bf16fp32__smallm_use_groups, bf16fp32__smallm_use_stream), where that is more
- * than one. */
+ * than one; none for the fold kernel. */
 static inline cudaLaunchConfig_t bf16fp32__smallm_launch_config(const bf16fp32__smallm_config *c,
                                                                 size_t smem, cudaStream_t stream,
                                                                 int use_pdl,
                                                                 cudaLaunchAttribute (&attr)[2]) {
-  const int ranks =
-      c->split.ksplit * (c->wide ? c->wide_groups : c->stream ? c->stream_groups : 1);
+  const int ranks = c->fold ? 1 /* one block sums all slices */
+                            : c->split.ksplit *
+                                  (c->wide ? c->wide_groups : c->stream ? c->stream_groups : 1);
   cudaLaunchConfig_t cfg = {};
   unsigned na = 0;
   const int tblocks = c->stream && c->stream_tblocks > 1 ? c->stream_tblocks : 1;

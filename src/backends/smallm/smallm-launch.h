@@ -1,5 +1,5 @@
 /* The C-callable side of the smallm kernels (smallm-kernel.cu, which dispatches to the decode,
- * stream, share, wide and wgmma kernels): module load and one launch.
+ * stream, share, fold, wide and wgmma kernels): module load and one launch.
  * Both return a cudaError_t as int (0 = cudaSuccess), mapped to a status by the host glue. */
 #ifndef BF16FP32_SMALLM_LAUNCH_H
 #define BF16FP32_SMALLM_LAUNCH_H
@@ -47,6 +47,12 @@ int bf16fp32__smallm_share_load(size_t smem_limit);
 int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, int64_t m, int64_t k,
                                   const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw,
                                   float *out, int64_t ldo, void *stream, int use_pdl);
+
+/* The fold kernel's (smallm-fold.cu; c->fold). */
+int bf16fp32__smallm_fold_load(size_t smem_limit);
+int bf16fp32__smallm_fold_launch(const bf16fp32__smallm_config *c, int64_t m, int64_t k,
+                                 const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw,
+                                 float *out, int64_t ldo, void *stream, int use_pdl);
 
 /* The wgmma kernel's (smallm-wgmma-sm90a.cu; c->wgmma). */
 int bf16fp32__smallm_wgmma_load(size_t smem_limit);

@@ -5,7 +5,7 @@
 #include "smallm-variant.h"
 #include "variant.h"
 
-enum { CHOSEN = 0, STREAM = 1, SHARE = 2, TOKENS = 3 };
+enum { CHOSEN = 0, STREAM = 1, SHARE = 2, TOKENS = 3, FOLD = 4 };
 
 int bf16fp32__smallm_variant_of(const bf16fp32__smallm_config *c, char out[BF16FP32__VARIANT_LEN]) {
   int64_t f[6] = {CHOSEN};
@@ -18,6 +18,8 @@ int bf16fp32__smallm_variant_of(const bf16fp32__smallm_config *c, char out[BF16F
     const int64_t v[] = {STREAM, c->stream_subs, c->stream_stages, c->stream_groups,
                          c->stream_over, c->stream_early};
     memcpy(f, v, sizeof v), count = 6;
+  } else if (c->fold) {
+    f[0] = FOLD;
   } else if (c->share) {
     const int64_t v[] = {SHARE, c->share_xreg, c->share_wpre, c->share_late, c->share_late_l2,
                          c->share_tiles};
@@ -54,6 +56,9 @@ int bf16fp32__smallm_apply_variant(bf16fp32__smallm_config *c, const char *text,
          bf16fp32__smallm_use_share(&t, m, n, k, (int)f[1], (int)f[2], smem_limit) == 0 &&
          bf16fp32__smallm_share_late(&t, (int)f[3], (int)f[4]) == 0 &&
          bf16fp32__smallm_share_tiles(&t, m, (int)f[5], smem_limit) == 0;
+    break;
+  case FOLD:
+    ok = count == 1 && bf16fp32__smallm_use_fold(&t, m, n, k, smem_limit) == 0;
     break;
   case TOKENS:
     ok = count == 5 && bf16fp32__smallm_use_stream_tokens_at(&t, m, n, k, (int)f[1], (int)f[2],
@@ -110,6 +115,8 @@ int bf16fp32__smallm_list_variants(int64_t m, int64_t n, int64_t k, int sm_count
             bf16fp32__smallm_share_tiles(&t, m, tiles, smem_limit) == 0)
           offer(&l, &t);
       }
+    t = chosen; /* the fold kernel (M <= 8) */
+    if (bf16fp32__smallm_use_fold(&t, m, n, k, smem_limit) == 0) offer(&l, &t);
     for (size_t i = 0; i < sizeof stream_grid / sizeof stream_grid[0]; i++) {
       t = chosen;
       if (bf16fp32__smallm_use_stream(&t, m, stream_grid[i][0], stream_grid[i][1],

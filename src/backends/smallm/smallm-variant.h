@@ -9,7 +9,8 @@
  *   2.xreg.wpre.late.l2.tiles        the share kernel, M <= 64 (bf16fp32__smallm_use_share,
  *                                    _share_late, _share_tiles)
  *   3.subs.stages.groups.over        the stream kernel in blocks of 64 tokens, M > 64
- *                                    (bf16fp32__smallm_use_stream_tokens_at) */
+ *                                    (bf16fp32__smallm_use_stream_tokens_at)
+ *   4                                the fold kernel, M <= 8 (bf16fp32__smallm_use_fold) */
 #ifndef BF16FP32_SMALLM_VARIANT_H
 #define BF16FP32_SMALLM_VARIANT_H
 
@@ -29,8 +30,8 @@ int bf16fp32__smallm_apply_variant(bf16fp32__smallm_config *c, const char *text,
 
 /* Up to max variants worth timing for (m, n, k) besides the default of the launch kind
  * (use_pdl): the other launch kind's default, the share kernel (x's rows, then x in registers;
- * one and two row blocks each), a grid of stream stagings, then the chooser's kernel; each
- * distinct and applicable. Returns how many. */
+ * one and two row blocks each), the fold kernel, a grid of stream stagings, then the chooser's
+ * kernel; each distinct and applicable. Returns how many. */
 int bf16fp32__smallm_list_variants(int64_t m, int64_t n, int64_t k, int sm_count, int use_pdl,
                                    size_t smem_limit, char (*names)[BF16FP32__VARIANT_LEN], int max);
 
