@@ -535,11 +535,12 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
 
 /* Where the fold kernel (bf16fp32__smallm_use_fold) replaces the tables above, by launch kind
  * and M class (m_class). Session 55 on the H200 (docs/smallm-notes.md): under PDL at 512x4096,
- * a chain of calls (bench) at M = 1 / 2 / 3 / 4 2.41 / 2.47 / 2.53 / 2.58 us against the share
- * kernel's 2.57 / 2.56 / 2.59 / 2.58, and the dsv4-flash decode step (three interleaved rounds,
- * medians) at batch 1 / 2 / 3 / 4 345.0 / 362.2 / 368.5 / 373.4 -> 337.5 / 357.8 / 364.0 /
- * 371.9 us; at M = 5-6 the step was 3.4 us slower at batch 6. Its 16-row blocks were slower
- * than the tables' choice at the other shapes (smallm-probe --fold, the same session). */
+ * the bench at M = 1 / 2 / 4 2.56 / 2.55 / 2.57 -> 2.25 / 2.33 / 2.43 us, and the dsv4-flash
+ * decode step (three interleaved rounds, medians) at batch 1 / 2 / 3 / 4 345.2 / 363.4 / 368.7 /
+ * 374.7 -> 335.0 / 356.1 / 361.4 / 369.2 us, level at 6-16; with the fold up to M = 6 a patched
+ * build's step was 3.4 us slower at batch 6. One shape at a time it was slower than the tables'
+ * choice at the other shapes (smallm-probe --fold); the dsv4-flash step file takes it at
+ * 1024x4096 M = 1-8, where the step disagrees (README). */
 static const struct {
   int n, k, launch, mclasses;
 } fold_132[] = {{512, 4096, PDL, 0x3}};

@@ -11,11 +11,12 @@
  *
  * Why: at 512x4096 under programmatic dependent launch the cluster sum and its barriers are a
  * large part of a call's span after the wait. On the H200 (docs/smallm-notes.md, session 55) the
- * fold took a chain of such calls at M = 1 from 2.57 to 2.41 us, and the dsv4-flash decode step
- * at batch 1 / 2 / 3 / 4 from 345.0 / 362.2 / 368.5 / 373.4 to 337.5 / 357.8 / 364.0 / 371.9 us;
- * the next call's launch at this call's entry was faster alone and slower in the step. Loading
- * x's fragments a few sub-chunks at a time (one trip to L2 each) and a copy per row and slice
- * cost it 0.43 us there, weight-fragment loads behind a branch about 0.7 more. */
+ * fold took the bench's chain of such calls at M = 1 from 2.56 to 2.25 us, and the dsv4-flash
+ * decode step at batch 1 / 2 / 3 / 4 from 345.2 / 363.4 / 368.7 / 374.7 to 335.0 / 356.1 /
+ * 361.4 / 369.2 us. The next call's launch at this call's entry was faster alone and slower in
+ * the step (a patched build). Loading x's fragments a few sub-chunks at a time (one trip to L2
+ * each) and a copy per row and slice cost it 0.43 us there, weight-fragment loads behind a
+ * branch about 0.7 more. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
