@@ -169,9 +169,10 @@ bf16fp32_status bf16fp32_tune(bf16fp32_context *ctx, bf16fp32_location where,
  * the step as auto runs it now in three runs of their own; unless they are 0.2 % faster in all
  * three, auto's current choices are written for that bucket instead. The context's entries of
  * these shapes above the largest bucket are written too (where the file has none of that key),
- * since a file's entries for a shape replace all others. Entries merge into the tuning file as bf16fp32_tune's do. Allocates every call's
- * operands for the largest M (meant for decode sizes: OUT_OF_MEMORY otherwise). BAD_OPTION: a
- * shape twice, or no output file; BAD_SIZE: no calls, or more than 2^20 in all; NO_DEVICE. */
+ * since a file's entries for a shape replace all others. Entries merge into the tuning file as
+ * bf16fp32_tune's do. Allocates every call's operands for the largest M (meant for decode
+ * sizes: OUT_OF_MEMORY otherwise). BAD_OPTION: a shape twice, or no output file; BAD_SIZE: no
+ * calls, or more than 2^20 in all; NO_DEVICE. */
 bf16fp32_status bf16fp32_tune_step(bf16fp32_context *ctx, const int64_t *nk_pairs,
                                    const int *calls, int gemm_count, const int64_t *ms,
                                    int m_count, const char *out_path);

@@ -639,8 +639,9 @@ int bf16fp32__smallm_use_fold(bf16fp32__smallm_config *c, int64_t m, int64_t n, 
   if (m < 1 || m > BF16FP32__SMALLM_FOLD_MAX_M || n % rows != 0) return -1;
   if (bf16fp32__smallm_choose_with(m, n, k, &c->split, smem_limit, &t) != 0) return -1;
   const int chains = t.split.ksplit * t.split.kwarps;
+  const int64_t range = warp_subs(k, &t.split); /* the longest chain */
   if ((chains != 2 * BF16FP32__SMALLM_WARPS && chains != 4 * BF16FP32__SMALLM_WARPS) ||
-      warp_subs(k, &t.split) > 8)
+      range > BF16FP32__SMALLM_FOLD_MAX_SUBS)
     return -1;
   /* the row as in global memory, its last sub-chunk whole */
   const int64_t pitch = 64 * ((k + 31) / 32 | 1);
@@ -653,7 +654,7 @@ int bf16fp32__smallm_use_fold(bf16fp32__smallm_config *c, int64_t m, int64_t n, 
   t.grid_y = (int)(n / rows);
   t.fold_pitch = (int)pitch;
   t.fold_smem = smem;
-  t.fold_xn = warp_subs(k, &t.split) <= 4 ? 4 : 8;
+  t.fold_xn = range <= 4 ? 4 : BF16FP32__SMALLM_FOLD_MAX_SUBS;
   *c = t;
   return 0;
 }

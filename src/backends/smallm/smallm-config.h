@@ -159,9 +159,11 @@ typedef struct bf16fp32__smallm_config {
   int fold_xn;       /* x's sub-chunks a lane holds per chain: 4 or 8 (the longest chain's) */
 } bf16fp32__smallm_config;
 
-/* The fold kernel's weight rows per block (one 16-row MMA tile) and its largest M. */
+/* The fold kernel's weight rows per block (one 16-row MMA tile), its largest M, and the most
+ * sub-chunks of x a lane holds per chain (its instances hold 4 or 8). */
 #define BF16FP32__SMALLM_FOLD_ROWS 16
 #define BF16FP32__SMALLM_FOLD_MAX_M 8
+#define BF16FP32__SMALLM_FOLD_MAX_SUBS 8
 
 /* The shapes the kernel handles (DESIGN: shape.align is the pointers' common alignment). */
 int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int64_t ldw,
