@@ -1,5 +1,6 @@
 /* `bf16fp32 bench` on bad input (unknown backend, unreadable suite, malformed lines, bad
- * options: a clear message naming the file and line, non-zero exit) and one tiny CPU run. */
+ * options: a clear message naming the file and line, non-zero exit), one tiny CPU run and, where
+ * there is a GPU, a tiny decode step with fillers, plainly and under PDL. */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,7 +80,7 @@ static void write_file(const char *path, const char *text) {
 
 static void remove_tmp(void) {
   const char *names[] = {"stdout", "stderr", "ok.txt", "bad-field.txt", "bad-m.txt",
-                         "bad-count.txt", "dup.txt", "empty.txt", "out.csv"};
+                         "bad-count.txt", "dup.txt", "empty.txt", "out.csv", "step.txt"};
   char p[512];
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
@@ -161,6 +162,12 @@ int main(void) {
   CHECK(run_bench("--decode-step", "dsv4-mega", NULL) == 2);
   EXPECT_IN(err_buf, "dsv4-mega");
   CHECK(run_bench("--batch", "1,4", NULL) == 2);
+  CHECK(run_bench("--filler-kb", "64", NULL) == 2);
+  EXPECT_IN(err_buf, "only goes with --decode-step");
+  CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-kb", "0", NULL) == 2);
+  EXPECT_IN(err_buf, "--filler-kb");
+  CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-kb", "4k", NULL) == 2);
+  EXPECT_IN(err_buf, "\"4k\"");
   CHECK(run_bench("--cpu", "--suite", ok, "--shapes", "tiny.zzz", NULL) == 2);
   EXPECT_IN(err_buf, "tiny.zzz");
   CHECK(run_bench("--cpu", "--suite", ok, "--csv", "/nonexistent-dir/x.csv", NULL) == 1);
@@ -200,6 +207,23 @@ int main(void) {
   CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--backends",
                   "cpu-ref,auto", "--cpu-ref-limit", "100", NULL) == 0);
   EXPECT_IN(out_buf, "skipped (too slow");
+
+  /* A decode step of two GEMMs (one of K not a multiple of 64) with a filler before each call,
+   * plainly and under PDL: every output checked, the fillers timed alone. */
+  if (sup_gpu_available()) {
+    char step[512];
+    snprintf(step, sizeof step, "%s/step.txt", tmpdir);
+    write_file(step, "flash.a 256 4096 2\nflash.b 512 1000 1\nM 1\n");
+    for (int pdl = 0; pdl < 2; pdl++) {
+      if (pdl) setenv("BF16FP32_PDL", "1", 1);
+      CHECK(run_bench("--decode-step", "dsv4-flash", "--suite", step, "--batch", "1,3",
+                      "--filler-kb", "256", NULL) == 0);
+      unsetenv("BF16FP32_PDL");
+      EXPECT_IN(out_buf, "fillers us");
+      EXPECT_IN(out_buf, "flash.a=");
+      CHECK(strstr(out_buf, "WRONG") == NULL && strstr(out_buf, "failed") == NULL);
+    }
+  }
 
   remove_tmp();
   return testing_summary("test-bench-cli");

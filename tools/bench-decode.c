@@ -1,6 +1,7 @@
 /* `bf16fp32 bench --decode-step`: all router and compressor GEMMs of one decode step (each
  * layer with its own weight) captured in one CUDA graph; auto against direct cuBLAS calls and
- * the library's cublas backend, same graph shape, interleaved replays. */
+ * the library's cublas backend, same graph shape, interleaved replays. With --filler-kb, a
+ * memory-bound kernel before every GEMM (bench-filler.h), and the fillers alone timed too. */
 #include "bench-decode.h"
 
 #include <stdio.h>
@@ -26,16 +27,18 @@ int bench_decode(const bench_decode_args *a) {
 #include <cuda_runtime_api.h>
 
 #include "bench-baseline.h"
+#include "bench-filler.h"
 #include "bf16fp32.h"
 #include "dispatch.h"
 #include "measure.h"
 #include "step.h"
 
-#define DECODE_VARIANTS 3
+#define DECODE_VARIANTS 4
 
-enum { V_AUTO, V_BASELINE, V_LIB_CUBLAS };
+/* V_FILLERS: the fillers alone, without the GEMMs (only with --filler-kb). */
+enum { V_AUTO, V_BASELINE, V_LIB_CUBLAS, V_FILLERS };
 static const char *const variant_name[DECODE_VARIANTS] = {"auto", BENCH_BASELINE_NAME,
-                                                          "lib-cublas"};
+                                                          "lib-cublas", "fillers"};
 
 typedef struct decode_state {
   const bench_decode_args *a;
@@ -44,6 +47,8 @@ typedef struct decode_state {
   bf16fp32_context *ctx;
   int cublas_index; /* -1: the library has no usable cublas backend */
   bench_baseline *baseline;
+  bench_filler filler; /* count 0: none */
+  bool pdl;            /* the context's PDL option: the fillers launch as its kernels do */
 } decode_state;
 
 typedef struct decode_variant {
@@ -60,6 +65,10 @@ static bf16fp32_status issue_step(decode_variant *v, void *stream, bool capturin
     const bf16fp32__step_call *g = &sp->call[i];
     const suite_entry *e = &d->s->entries[g->gemm];
     bf16fp32_status st;
+    if (d->filler.count &&
+        bench_filler_launch(&d->filler, i, d->pdl, stream, v->detail, sizeof v->detail) != 0)
+      return BF16FP32_CUDA_ERROR;
+    if (v->kind == V_FILLERS) continue;
     if (v->kind == V_AUTO) {
       /* The public entry point, as an engine calls it (it sees the capture itself). */
       st = bf16fp32_linear(d->ctx, BF16FP32_DEVICE, sp->m, e->n, e->k, g->x, e->k, g->w, e->k,
@@ -86,6 +95,7 @@ static bf16fp32_status variant_prepare(void *user, void *stream) {
   decode_state *d = v->d;
   const bf16fp32__step *sp = &d->step;
   bf16fp32_status st = BF16FP32_OK;
+  if (v->kind == V_FILLERS) return issue_step(v, stream, false);
   for (int e = 0; e < sp->gemm_count && st == BF16FP32_OK; e++) {
     const suite_entry *en = &d->s->entries[e];
     const int first = bf16fp32__step_first_call(sp, e);
@@ -113,6 +123,7 @@ static bf16fp32_status variant_record(void *user, void *stream) {
 /* After the first replay: the first and last call of every GEMM against the oracle. */
 static bf16fp32_status variant_check(void *user, void *stream) {
   decode_variant *v = (decode_variant *)user;
+  if (v->kind == V_FILLERS) return BF16FP32_OK; /* no GEMM output to check */
   bf16fp32_status st = bf16fp32__step_check(&v->d->step, -1, stream, v->detail, sizeof v->detail);
   v->wrong = st == BF16FP32_INTERNAL;
   return st;
@@ -158,6 +169,12 @@ int bench_decode(const bench_decode_args *a) {
             bf16fp32_last_error());
     goto done;
   }
+  d.pdl = bf16fp32__context_config(d.ctx)->use_pdl != 0;
+  if (a->filler_kb > 0 &&
+      bench_filler_create(&d.filler, (size_t)a->filler_kb, d.step.call_count, why, sizeof why) != 0) {
+    fprintf(stderr, "bf16fp32 bench: --filler-kb %d: %s\n", a->filler_kb, why);
+    goto done;
+  }
 
   printf("# bf16fp32 bench --decode-step %s: %d GEMMs per step, each layer with its own weight"
          " (%.0f MB of bf16 weights in all)\n", a->model, d.step.call_count, d.step.weight_bytes / 1e6);
@@ -173,8 +190,12 @@ int bench_decode(const bench_decode_args *a) {
          " %s = direct cublasGemmEx as MEASURING.md; lib-cublas = the library's cublas backend"
          " alone; speed-up = %s / auto (> 1: auto faster); floor = sum of F over the step\n\n",
          BENCH_BASELINE_NAME, BENCH_BASELINE_NAME);
-  printf("%6s %14s %18s %14s %10s %12s\n", "batch", "auto us/step", "cublas-baseline us", "lib-cublas us",
-         "speed-up", "floor us");
+  if (d.filler.count)
+    printf("# before every GEMM a filler kernel reads its own %d KB (cold)%s; fillers us = the"
+           " fillers alone; the other columns include them\n",
+           a->filler_kb, d.pdl ? ", launched with PDL: it waits at entry, triggers after its reads" : "");
+  printf("%6s %14s %18s %14s %10s %12s%s\n", "batch", "auto us/step", "cublas-baseline us", "lib-cublas us",
+         "speed-up", "floor us", d.filler.count ? "   fillers us" : "");
 
   rc = 0;
   for (int bi = 0; bi < a->batch_count; bi++) {
@@ -197,6 +218,7 @@ int bench_decode(const bench_decode_args *a) {
       job_of[k] = -1;
       if (k == V_BASELINE && !d.baseline) continue;
       if (k == V_LIB_CUBLAS && d.cublas_index < 0) continue;
+      if (k == V_FILLERS && !d.filler.count) continue;
       memset(&jobs[njobs], 0, sizeof jobs[njobs]);
       jobs[njobs] = (bf16fp32__graph_job){.prepare = variant_prepare,
                                           .record = variant_record,
@@ -223,8 +245,10 @@ int bench_decode(const bench_decode_args *a) {
     char speedup[32] = "-";
     if (us[V_AUTO] > 0 && us[V_BASELINE] > 0)
       snprintf(speedup, sizeof speedup, "%.2fx", us[V_BASELINE] / us[V_AUTO]);
-    printf("%6lld %14s %18s %14s %10s %12.1f\n", (long long)m, cell[V_AUTO], cell[V_BASELINE],
+    printf("%6lld %14s %18s %14s %10s %12.1f", (long long)m, cell[V_AUTO], cell[V_BASELINE],
            cell[V_LIB_CUBLAS], speedup, floor_us);
+    if (d.filler.count) printf(" %13s", cell[V_FILLERS]);
+    printf("\n");
     for (int k = 0; k < DECODE_VARIANTS; k++)
       if (job_of[k] >= 0 && jobs[job_of[k]].status != BF16FP32_OK)
         printf("#   %s at batch %lld: %s\n", variant_name[k], (long long)m,
@@ -247,6 +271,7 @@ int bench_decode(const bench_decode_args *a) {
   }
 
 done:
+  bench_filler_free(&d.filler);
   bf16fp32__step_free(&d.step);
   bench_baseline_destroy(d.baseline);
   bf16fp32_destroy(d.ctx);

@@ -14,6 +14,7 @@ typedef struct bench_decode_args {
   int batch_count;
   int replays, warmup;
   int check_rows;
+  int filler_kb; /* > 0: a memory-bound kernel reading this many KB before every GEMM */
 } bench_decode_args;
 
 /* Entry-name prefix of a model ("flash." for dsv4-flash), or NULL for an unknown model. */

@@ -37,6 +37,7 @@ static const char *usage_text =
     "                      [--shapes NAMES] [--cpu] [--threads N] [--replays N] [--calls N]\n"
     "                      [--cpu-ref-limit MACS]\n"
     "       bf16fp32 bench --decode-step dsv4-flash|dsv4-pro [--batch LIST] [--suite FILE]\n"
+    "                      [--filler-kb N]\n"
     "\n"
     "Times every available backend, auto and the vendor baseline (cuBLAS called directly on a\n"
     "GPU, oneDNN's bf16 matmul on the CPU) on each (N, K) of the suite at each M, by the protocol\n"
@@ -57,7 +58,9 @@ static const char *usage_text =
     "  --calls N          GPU calls per graph (default 200; at least 200 for the protocol)\n"
     "  --cpu-ref-limit N  CPU mode: time cpu-ref only up to M*N*K <= N (default 67108864)\n"
     "  --decode-step M    one decode step of dsv4-flash or dsv4-pro in one CUDA graph\n"
-    "  --batch LIST       decode step: token counts (default 1,4,16,64,256)\n";
+    "  --batch LIST       decode step: token counts (default 1,4,16,64,256)\n"
+    "  --filler-kb N      decode step: before every GEMM a memory-bound kernel reading N KB, as\n"
+    "                     an engine runs other kernels between them (default 0: none)\n";
 
 typedef struct bench_opts {
   char suite_path[1024];
@@ -76,6 +79,7 @@ typedef struct bench_opts {
   const char *decode;
   int64_t batch[SUITE_MAX_M];
   int batch_count;
+  int filler_kb;
 } bench_opts;
 
 static void errorf(const char *fmt, ...)
@@ -183,6 +187,9 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     } else if (VALUE_OF("--cpu-ref-limit")) {
       if (parse_positive(v, INT64_MAX, &x)) return usage_error("--cpu-ref-limit: \"%s\" is not a positive integer", v ? v : "");
       o->cpu_ref_limit = x;
+    } else if (VALUE_OF("--filler-kb")) {
+      if (parse_positive(v, 1 << 20, &x)) return usage_error("--filler-kb: \"%s\" is not in [1, 1048576]", v ? v : "");
+      o->filler_kb = (int)x;
     } else if (VALUE_OF("--decode-step")) {
       if (!v || !*v) return usage_error("%s needs dsv4-flash or dsv4-pro", "--decode-step");
       o->decode = v;
@@ -194,6 +201,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   if (o->decode && !bench_decode_prefix(o->decode))
     return usage_error("--decode-step: unknown model \"%s\" (known: dsv4-flash, dsv4-pro)", o->decode);
   if (!o->decode && o->batch_count) return usage_error("%s only goes with --decode-step", "--batch");
+  if (!o->decode && o->filler_kb) return usage_error("%s only goes with --decode-step", "--filler-kb");
   return 0;
 }
 
@@ -834,7 +842,8 @@ int bench_main(int argc, char **argv) {
                            .batch_count = o.batch_count ? o.batch_count : 5,
                            .replays = o.replays > 21 ? o.replays : 21,
                            .warmup = 3,
-                           .check_rows = 8};
+                           .check_rows = 8,
+                           .filler_kb = o.filler_kb};
     rc = bench_decode(&a);
     free(s);
     return rc;
