@@ -168,6 +168,10 @@ int main(void) {
   EXPECT_IN(err_buf, "--filler-kb");
   CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-kb", "4k", NULL) == 2);
   EXPECT_IN(err_buf, "\"4k\"");
+  CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-kb", "64", "--filler-trigger", "late", NULL) == 2);
+  EXPECT_IN(err_buf, "\"late\"");
+  CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-trigger", "entry", NULL) == 2);
+  EXPECT_IN(err_buf, "only goes with --filler-kb");
   CHECK(run_bench("--cpu", "--suite", ok, "--shapes", "tiny.zzz", NULL) == 2);
   EXPECT_IN(err_buf, "tiny.zzz");
   CHECK(run_bench("--cpu", "--suite", ok, "--csv", "/nonexistent-dir/x.csv", NULL) == 1);
@@ -209,15 +213,16 @@ int main(void) {
   EXPECT_IN(out_buf, "skipped (too slow");
 
   /* A decode step of two GEMMs (one of K not a multiple of 64) with a filler before each call,
-   * plainly and under PDL: every output checked, the fillers timed alone. */
+   * plainly and under PDL with each filler trigger: every output checked, the fillers timed. */
   if (sup_gpu_available()) {
     char step[512];
     snprintf(step, sizeof step, "%s/step.txt", tmpdir);
     write_file(step, "flash.a 256 4096 2\nflash.b 512 1000 1\nM 1\n");
-    for (int pdl = 0; pdl < 2; pdl++) {
-      if (pdl) setenv("BF16FP32_PDL", "1", 1);
+    const char *trigger[] = {"end", "end", "entry", "none"};
+    for (int t = 0; t < 4; t++) {
+      if (t) setenv("BF16FP32_PDL", "1", 1);
       CHECK(run_bench("--decode-step", "dsv4-flash", "--suite", step, "--batch", "1,3",
-                      "--filler-kb", "256", NULL) == 0);
+                      "--filler-kb", "256", "--filler-trigger", trigger[t], NULL) == 0);
       unsetenv("BF16FP32_PDL");
       EXPECT_IN(out_buf, "fillers us");
       EXPECT_IN(out_buf, "flash.a=");

@@ -8,6 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench-filler.h"
+
+static const char *const trigger_name[] = {"end", "entry", "none"}; /* bench_filler_trigger */
+
+int bench_decode_filler_trigger(const char *text) {
+  for (int t = 0; t < 3; t++)
+    if (strcmp(text, trigger_name[t]) == 0) return t;
+  return -1;
+}
+
 const char *bench_decode_prefix(const char *model) {
   if (strcmp(model, "dsv4-flash") == 0) return "flash.";
   if (strcmp(model, "dsv4-pro") == 0) return "pro.";
@@ -27,7 +37,6 @@ int bench_decode(const bench_decode_args *a) {
 #include <cuda_runtime_api.h>
 
 #include "bench-baseline.h"
-#include "bench-filler.h"
 #include "bf16fp32.h"
 #include "dispatch.h"
 #include "measure.h"
@@ -171,7 +180,8 @@ int bench_decode(const bench_decode_args *a) {
   }
   d.pdl = bf16fp32__context_config(d.ctx)->use_pdl != 0;
   if (a->filler_kb > 0 &&
-      bench_filler_create(&d.filler, (size_t)a->filler_kb, d.step.call_count, why, sizeof why) != 0) {
+      bench_filler_create(&d.filler, (size_t)a->filler_kb, d.step.call_count, a->filler_trigger,
+                          why, sizeof why) != 0) {
     fprintf(stderr, "bf16fp32 bench: --filler-kb %d: %s\n", a->filler_kb, why);
     goto done;
   }
@@ -192,8 +202,10 @@ int bench_decode(const bench_decode_args *a) {
          BENCH_BASELINE_NAME, BENCH_BASELINE_NAME);
   if (d.filler.count)
     printf("# before every GEMM a filler kernel reads its own %d KB (cold)%s; fillers us = the"
-           " fillers alone; the other columns include them\n",
-           a->filler_kb, d.pdl ? ", launched with PDL: it waits at entry, triggers after its reads" : "");
+           " fillers alone; the other columns include them\n", a->filler_kb,
+           !d.pdl ? "" : a->filler_trigger == BENCH_FILLER_END ? ", launched with PDL: it waits at entry, triggers after its reads"
+           : a->filler_trigger == BENCH_FILLER_ENTRY ? ", launched with PDL: it waits at entry, triggers right after"
+           : ", launched plainly");
   printf("%6s %14s %18s %14s %10s %12s%s\n", "batch", "auto us/step", "cublas-baseline us", "lib-cublas us",
          "speed-up", "floor us", d.filler.count ? "   fillers us" : "");
 

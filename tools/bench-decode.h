@@ -14,8 +14,12 @@ typedef struct bench_decode_args {
   int batch_count;
   int replays, warmup;
   int check_rows;
-  int filler_kb; /* > 0: a memory-bound kernel reading this many KB before every GEMM */
+  int filler_kb;      /* > 0: a memory-bound kernel reading this many KB before every GEMM */
+  int filler_trigger; /* bench_filler_trigger: how it launches under PDL */
 } bench_decode_args;
+
+/* The filler trigger named by text ("end", "entry", "none"; bench-filler.h), or -1. */
+int bench_decode_filler_trigger(const char *text);
 
 /* Entry-name prefix of a model ("flash." for dsv4-flash), or NULL for an unknown model. */
 const char *bench_decode_prefix(const char *model);

@@ -14,8 +14,9 @@ constexpr int kFillerBlocksPerSm = 4;
 /* Reads n 16-byte words with the whole grid and folds them into one word per block, so that no
  * read can be dropped. griddepcontrol is a no-op when the launch has no PDL attribute. */
 __global__ void __launch_bounds__(kFillerThreads) filler_read(const uint4 *src, size_t n,
-                                                             unsigned *sink) {
+                                                             unsigned *sink, int trigger_at_entry) {
   asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (trigger_at_entry) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   unsigned acc = 0;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -28,7 +29,7 @@ __global__ void __launch_bounds__(kFillerThreads) filler_read(const uint4 *src, 
     const uint4 a = src[i];
     acc ^= a.x ^ a.y ^ a.z ^ a.w;
   }
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (!trigger_at_entry) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   for (int off = 16; off > 0; off >>= 1) acc ^= __shfl_xor_sync(0xffffffffu, acc, off);
   __shared__ unsigned warp_acc[kFillerThreads / 32];
   if ((threadIdx.x & 31) == 0) warp_acc[threadIdx.x / 32] = acc;
@@ -47,8 +48,10 @@ int fail(char *why, size_t len, const char *what, cudaError_t e) {
 
 }  // namespace
 
-extern "C" int bench_filler_create(bench_filler *f, size_t kb, int count, char *why, size_t len) {
+extern "C" int bench_filler_create(bench_filler *f, size_t kb, int count, int trigger, char *why,
+                                   size_t len) {
   memset(f, 0, sizeof *f);
+  f->trigger = trigger;
   int dev = 0, sms = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
@@ -84,8 +87,9 @@ extern "C" int bench_filler_launch(const bench_filler *f, int i, bool pdl, void 
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = pdl ? 1 : 0;
+  cfg.numAttrs = pdl && f->trigger != BENCH_FILLER_PLAIN ? 1 : 0;
   const uint4 *src = reinterpret_cast<const uint4 *>(f->buf + f->bytes_each * static_cast<size_t>(i));
-  cudaError_t e = cudaLaunchKernelEx(&cfg, filler_read, src, f->bytes_each / 16, f->sink);
+  cudaError_t e = cudaLaunchKernelEx(&cfg, filler_read, src, f->bytes_each / 16, f->sink,
+                                     f->trigger == BENCH_FILLER_ENTRY ? 1 : 0);
   return e == cudaSuccess ? 0 : fail(why, len, "launch", e);
 }

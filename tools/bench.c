@@ -37,7 +37,7 @@ static const char *usage_text =
     "                      [--shapes NAMES] [--cpu] [--threads N] [--replays N] [--calls N]\n"
     "                      [--cpu-ref-limit MACS]\n"
     "       bf16fp32 bench --decode-step dsv4-flash|dsv4-pro [--batch LIST] [--suite FILE]\n"
-    "                      [--filler-kb N]\n"
+    "                      [--filler-kb N] [--filler-trigger end|entry|none]\n"
     "\n"
     "Times every available backend, auto and the vendor baseline (cuBLAS called directly on a\n"
     "GPU, oneDNN's bf16 matmul on the CPU) on each (N, K) of the suite at each M, by the protocol\n"
@@ -60,7 +60,10 @@ static const char *usage_text =
     "  --decode-step M    one decode step of dsv4-flash or dsv4-pro in one CUDA graph\n"
     "  --batch LIST       decode step: token counts (default 1,4,16,64,256)\n"
     "  --filler-kb N      decode step: before every GEMM a memory-bound kernel reading N KB, as\n"
-    "                     an engine runs other kernels between them (default 0: none)\n";
+    "                     an engine runs other kernels between them (default 0: none)\n"
+    "  --filler-trigger T under PDL the filler waits at entry and lets the next kernel launch\n"
+    "                     after its reads (end, the default) or right after its wait (entry);\n"
+    "                     none: it launches plainly\n";
 
 typedef struct bench_opts {
   char suite_path[1024];
@@ -80,6 +83,7 @@ typedef struct bench_opts {
   int64_t batch[SUITE_MAX_M];
   int batch_count;
   int filler_kb;
+  int filler_trigger; /* -1: not given */
 } bench_opts;
 
 static void errorf(const char *fmt, ...)
@@ -138,6 +142,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   o->replays = 7;
   o->calls = 200;
   o->cpu_ref_limit = BENCH_CPU_REF_LIMIT;
+  o->filler_trigger = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v;
@@ -190,6 +195,9 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     } else if (VALUE_OF("--filler-kb")) {
       if (parse_positive(v, 1 << 20, &x)) return usage_error("--filler-kb: \"%s\" is not in [1, 1048576]", v ? v : "");
       o->filler_kb = (int)x;
+    } else if (VALUE_OF("--filler-trigger")) {
+      if (!v || (o->filler_trigger = bench_decode_filler_trigger(v)) < 0)
+        return usage_error("--filler-trigger: \"%s\" is not end, entry or none", v ? v : "");
     } else if (VALUE_OF("--decode-step")) {
       if (!v || !*v) return usage_error("%s needs dsv4-flash or dsv4-pro", "--decode-step");
       o->decode = v;
@@ -202,6 +210,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     return usage_error("--decode-step: unknown model \"%s\" (known: dsv4-flash, dsv4-pro)", o->decode);
   if (!o->decode && o->batch_count) return usage_error("%s only goes with --decode-step", "--batch");
   if (!o->decode && o->filler_kb) return usage_error("%s only goes with --decode-step", "--filler-kb");
+  if (!o->filler_kb && o->filler_trigger >= 0) return usage_error("%s only goes with --filler-kb", "--filler-trigger");
   return 0;
 }
 
@@ -843,7 +852,8 @@ int bench_main(int argc, char **argv) {
                            .replays = o.replays > 21 ? o.replays : 21,
                            .warmup = 3,
                            .check_rows = 8,
-                           .filler_kb = o.filler_kb};
+                           .filler_kb = o.filler_kb,
+                           .filler_trigger = o.filler_trigger < 0 ? 0 : o.filler_trigger};
     rc = bench_decode(&a);
     free(s);
     return rc;
