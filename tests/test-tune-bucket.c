@@ -210,6 +210,55 @@ static void test_pdl(void) {
   bf16fp32__tune_table_clear(&t);
 }
 
+/* Under PDL our winner also yields to cuBLAS where the plain entry of the same bucket has
+ * cuBLAS's own time within the margin (the pair's time made cuBLAS pay for following us). */
+static void test_pdl_plain_baseline(void) {
+  bf16fp32__tune_table t;
+  memset(&t, 0, sizeof t);
+  snprintf(t.builtin, sizeof t.builtin, "NVIDIA H200");
+  /* 2048x7168 M = 64 as the H200's table has it: smallm 13.00 against the pair's 14.51 and
+   * cuBLAS's own 12.73. */
+  bf16fp32__tune_entry pdl = sup_tune_entry(BF16FP32_DEVICE, 2048, 7168, 64, "smallm@1.5.2.1.0.0", 13.00, "cublaslt", 14.51, 0);
+  pdl.pdl = 1;
+  bf16fp32__tune_entry plain = sup_tune_entry(BF16FP32_DEVICE, 2048, 7168, 64, "cublas", 12.73, "cublaslt", 12.74, 0);
+  /* a clear lead: 6.00 against 7.37 */
+  bf16fp32__tune_entry pdl2 = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 64, "smallm", 6.00, "cublaslt", 7.50, 0);
+  pdl2.pdl = 1;
+  bf16fp32__tune_entry plain2 = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 64, "cublas", 7.37, "smallm", 7.61, 0);
+  /* the plain entry is another bucket's: no cuBLAS time for this one */
+  bf16fp32__tune_entry pdl3 = sup_tune_entry(BF16FP32_DEVICE, 1024, 7168, 64, "smallm", 9.42, "cublaslt", 9.97, 0);
+  pdl3.pdl = 1;
+  bf16fp32__tune_entry plain3 = sup_tune_entry(BF16FP32_DEVICE, 1024, 7168, 56, "cublas", 8.94, "smallm", 9.90, 0);
+  const bf16fp32__tune_entry *all[] = {&pdl, &plain, &pdl2, &plain2, &pdl3, &plain3};
+  for (int i = 0; i < 6; i++) bf16fp32__tune_table_add(&t, all[i]);
+  bf16fp32__tune_table_finish(&t);
+  const int cublas = bf16fp32__registry_find("cublas"), smallm = bf16fp32__registry_find("smallm");
+
+  bf16fp32__shape s = call_shape(BF16FP32_DEVICE, 64, 2048, 7168);
+  int b[2] = {-1, -1};
+  const char *v[2] = {NULL, NULL};
+  char why[512];
+  if (cublas < 0 || smallm < 0 || !bf16fp32__registry[cublas].ops ||
+      !bf16fp32__registry[smallm].ops) { /* a build without CUDA runs neither */
+    bf16fp32__tune_table_clear(&t);
+    return;
+  }
+  int n = bf16fp32__tune_choice(&t, &s, true, b, v, why, sizeof why);
+  EXPECT(n == 2 && b[0] == cublas && b[1] == smallm, "cuBLAS first under PDL: %s", why);
+  EXPECT(v[0] == NULL && v[1] && strcmp(v[1], "1.5.2.1.0.0") == 0, "the winner keeps its variant");
+  EXPECT(strstr(why, "plain 12.73 us: cublas first"), "why: %s", why);
+  n = bf16fp32__tune_choice(&t, &s, false, b, v, why, sizeof why);
+  EXPECT(n == 2 && b[0] == cublas && strstr(why, "cublas 12.73 us") && !strstr(why, "first"),
+         "plain context: %s", why);
+  s.n = 384;
+  n = bf16fp32__tune_choice(&t, &s, true, b, v, why, sizeof why);
+  EXPECT(n >= 1 && b[0] == smallm && !strstr(why, "first"), "a clear lead: %s", why);
+  s.n = 1024;
+  n = bf16fp32__tune_choice(&t, &s, true, b, v, why, sizeof why);
+  EXPECT(n >= 1 && b[0] == smallm && !strstr(why, "first"), "another bucket's plain entry: %s", why);
+  bf16fp32__tune_table_clear(&t);
+}
+
 /* A step-tuned file keeps the context's entries above its largest bucket, for the shapes it
  * measured (with calls in the step), at its location and launch, marked to fill keys only. */
 static void test_carry_larger(void) {
@@ -261,6 +310,7 @@ int main(void) {
   test_carry_larger();
   test_lookup();
   test_pdl();
+  test_pdl_plain_baseline();
   test_baseline_first();
   return testing_summary("test-tune-bucket");
 }
