@@ -210,8 +210,8 @@ static void test_pdl(void) {
   bf16fp32__tune_table_clear(&t);
 }
 
-/* Under PDL our winner also yields to cuBLAS where the plain entry of the same bucket has
- * cuBLAS's own time within the margin (the pair's time made cuBLAS pay for following us). */
+/* Under PDL our winner also yields to cuBLAS where its time is not shorter than cuBLAS's own in
+ * the plain entry of the same bucket (the pair's time made cuBLAS pay for following us). */
 static void test_pdl_plain_baseline(void) {
   bf16fp32__tune_table t;
   memset(&t, 0, sizeof t);
@@ -221,6 +221,10 @@ static void test_pdl_plain_baseline(void) {
   bf16fp32__tune_entry pdl = sup_tune_entry(BF16FP32_DEVICE, 2048, 7168, 64, "smallm@1.5.2.1.0.0", 13.00, "cublaslt", 14.51, 0);
   pdl.pdl = 1;
   bf16fp32__tune_entry plain = sup_tune_entry(BF16FP32_DEVICE, 2048, 7168, 64, "cublas", 12.73, "cublaslt", 12.74, 0);
+  /* a lead: 12.32 against 12.46 (2048x7168 M = 48) */
+  bf16fp32__tune_entry pdl4 = sup_tune_entry(BF16FP32_DEVICE, 2048, 7168, 48, "smallm", 12.32, "cublas", 13.77, 0);
+  pdl4.pdl = 1;
+  bf16fp32__tune_entry plain4 = sup_tune_entry(BF16FP32_DEVICE, 2048, 7168, 48, "cublas", 12.46, "cublaslt", 12.47, 0);
   /* a clear lead: 6.00 against 7.37 */
   bf16fp32__tune_entry pdl2 = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 64, "smallm", 6.00, "cublaslt", 7.50, 0);
   pdl2.pdl = 1;
@@ -229,8 +233,8 @@ static void test_pdl_plain_baseline(void) {
   bf16fp32__tune_entry pdl3 = sup_tune_entry(BF16FP32_DEVICE, 1024, 7168, 64, "smallm", 9.42, "cublaslt", 9.97, 0);
   pdl3.pdl = 1;
   bf16fp32__tune_entry plain3 = sup_tune_entry(BF16FP32_DEVICE, 1024, 7168, 56, "cublas", 8.94, "smallm", 9.90, 0);
-  const bf16fp32__tune_entry *all[] = {&pdl, &plain, &pdl2, &plain2, &pdl3, &plain3};
-  for (int i = 0; i < 6; i++) bf16fp32__tune_table_add(&t, all[i]);
+  const bf16fp32__tune_entry *all[] = {&pdl, &plain, &pdl2, &plain2, &pdl3, &plain3, &pdl4, &plain4};
+  for (int i = 0; i < 8; i++) bf16fp32__tune_table_add(&t, all[i]);
   bf16fp32__tune_table_finish(&t);
   const int cublas = bf16fp32__registry_find("cublas"), smallm = bf16fp32__registry_find("smallm");
 
@@ -246,11 +250,14 @@ static void test_pdl_plain_baseline(void) {
   int n = bf16fp32__tune_choice(&t, &s, true, b, v, why, sizeof why);
   EXPECT(n == 2 && b[0] == cublas && b[1] == smallm, "cuBLAS first under PDL: %s", why);
   EXPECT(v[0] == NULL && v[1] && strcmp(v[1], "1.5.2.1.0.0") == 0, "the winner keeps its variant");
-  EXPECT(strstr(why, "plain 12.73 us: cublas first"), "why: %s", why);
+  EXPECT(strstr(why, "not shorter than cublas's plain 12.73 us: cublas first"), "why: %s", why);
   n = bf16fp32__tune_choice(&t, &s, false, b, v, why, sizeof why);
   EXPECT(n == 2 && b[0] == cublas && strstr(why, "cublas 12.73 us") && !strstr(why, "first"),
          "plain context: %s", why);
-  s.n = 384;
+  s.m = 48;
+  n = bf16fp32__tune_choice(&t, &s, true, b, v, why, sizeof why);
+  EXPECT(n == 2 && b[0] == smallm && b[1] == cublas && !strstr(why, "first"), "a 1 %% lead: %s", why);
+  s.n = 384, s.m = 64;
   n = bf16fp32__tune_choice(&t, &s, true, b, v, why, sizeof why);
   EXPECT(n >= 1 && b[0] == smallm && !strstr(why, "first"), "a clear lead: %s", why);
   s.n = 1024;
