@@ -130,7 +130,49 @@ cleanup:
   return st;
 }
 
+static void free_fillers(bf16fp32__step *s) {
+  if (s->filler) cudaFree(s->filler);
+  if (s->filler_sink) cudaFree(s->filler_sink);
+  s->filler = NULL, s->filler_sink = NULL, s->filler_bytes = 0, s->filler_blocks = 0;
+}
+
+bf16fp32_status bf16fp32__step_set_fillers(bf16fp32__step *s, int kb, int trigger) {
+  if (kb < 0 || kb > BF16FP32__STEP_MAX_FILLER_KB)
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "step: filler of %d KB (0 to %d)", kb, BF16FP32__STEP_MAX_FILLER_KB);
+  if (trigger < BF16FP32__FILLER_END || trigger > BF16FP32__FILLER_PLAIN)
+    return bf16fp32__fail(BF16FP32_BAD_OPTION, "step: filler trigger %d", trigger);
+  free_fillers(s);
+  if (kb == 0) return BF16FP32_OK;
+  int dev = 0, sms = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e != cudaSuccess) return cuda_fail("fillers", e);
+  const size_t total = (size_t)kb * 1024 * (size_t)s->call_count;
+  s->filler_blocks = sms * BF16FP32__FILLER_BLOCKS_PER_SM;
+  s->filler_trigger = trigger;
+  e = cudaMalloc((void **)&s->filler, total);
+  if (e == cudaSuccess) e = cudaMalloc((void **)&s->filler_sink, sizeof(unsigned) * (size_t)s->filler_blocks);
+  if (e == cudaSuccess) e = cudaMemset(s->filler, 0x5a, total);
+  /* The fill ran on the legacy stream, which a capture stream does not wait for. */
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) {
+    free_fillers(s);
+    return cuda_fail("device memory for the fillers", e);
+  }
+  s->filler_bytes = (size_t)kb * 1024;
+  return BF16FP32_OK;
+}
+
+bf16fp32_status bf16fp32__step_filler(const bf16fp32__step *s, int i, bool pdl, void *stream) {
+  if (!s->filler) return BF16FP32_OK;
+  const int e = bf16fp32__filler_launch(s->filler + s->filler_bytes * (size_t)i, s->filler_bytes,
+                                        s->filler_sink, s->filler_blocks, s->filler_trigger, pdl,
+                                        stream);
+  return e == cudaSuccess ? BF16FP32_OK : cuda_fail("filler launch", (cudaError_t)e);
+}
+
 void bf16fp32__step_free(bf16fp32__step *s) {
+  free_fillers(s);
   for (int g = 0; g < s->gemm_count; g++) {
     if (s->ref) bf16fp32__check_ref_free(&s->ref[g]);
     if (s->wh) free(s->wh[g]);

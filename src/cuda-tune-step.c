@@ -87,8 +87,15 @@ static int runner(const step_job *j, int g, const char **variant) {
 }
 
 static bf16fp32_status issue(step_job *j, void *stream, bool capturing) {
+  const bool pdl = bf16fp32__context_config(j->ctx)->use_pdl != 0;
   for (int i = 0; i < j->s->call_count; i++) {
     const int g = j->s->call[i].gemm;
+    /* The filler stays where its GEMM is left out: the difference is that GEMM's alone. */
+    bf16fp32_status fs = bf16fp32__step_filler(j->s, i, pdl, stream);
+    if (fs != BF16FP32_OK) {
+      snprintf(j->detail, sizeof j->detail, "filler before call %d: %s", i, bf16fp32_last_error());
+      return fs;
+    }
     if (g == j->gemm && j->backend < 0) continue;
     bf16fp32__call c = bf16fp32__step_call_at(j->s, i, stream, capturing);
     bf16fp32_status st = bf16fp32__run_one(j->ctx, runner(j, g, &c.variant), &c);
@@ -329,6 +336,10 @@ bf16fp32_status bf16fp32__tune_measure_step(bf16fp32_context *ctx, const bf16fp3
   bf16fp32_status st = bf16fp32__step_create(&s, gemm, r->pair_count, buckets[nb - 1], STEP_SEED);
   free(gemm);
   if (st != BF16FP32_OK) return st;
+  if (r->filler_kb > 0 && (st = bf16fp32__step_set_fillers(&s, r->filler_kb, r->filler_trigger)) != BF16FP32_OK) {
+    bf16fp32__step_free(&s);
+    return st;
+  }
   if (!o.stream) {
     st = bf16fp32__tune_stream_create(&stream);
     o.stream = stream;

@@ -1,8 +1,9 @@
 /* A workload step on the device: several GEMMs, each issued a number of times per step in layer
  * order (layer l issues every GEMM with more than l calls), every call with its own weight,
- * input and output, as the layers of a model have. The decode-step benchmark and the step
- * tuner (cuda-tune-step.c) capture it in CUDA graphs; cuda-step.c holds the operands, the
- * oracle and the checks. Device only: without CUDA only the types and the bound below exist. */
+ * input and output, as the layers of a model have; optionally a filler kernel before every call,
+ * as an engine runs attention, norms and experts between them. The decode-step benchmark and the
+ * step tuner (cuda-tune-step.c) capture it in CUDA graphs; cuda-step.c holds the operands, the
+ * oracle and the checks. Device only: without CUDA only the types and the bounds exist. */
 #ifndef BF16FP32_STEP_H
 #define BF16FP32_STEP_H
 
@@ -10,9 +11,12 @@
 #include <stdint.h>
 
 #include "measure.h"
+#include "step-filler.h"
 
 /* A step has at most this many calls in all (the tuner refuses more before it allocates). */
 #define BF16FP32__STEP_MAX_CALLS (1 << 20)
+/* A filler reads at most this many KB (1 GiB). */
+#define BF16FP32__STEP_MAX_FILLER_KB (1 << 20)
 
 /* One GEMM of the step: its weight shape and how many calls a step makes. */
 typedef struct bf16fp32__step_gemm {
@@ -39,6 +43,11 @@ typedef struct bf16fp32__step {
   uint16_t **wh, **xh;   /* host copies per GEMM */
   bf16fp32__check_ref *ref; /* per GEMM, for m */
   float *outh;           /* host buffer for one output */
+  /* Fillers (bf16fp32__step_set_fillers): one slice of filler_bytes per call, or none. */
+  char *filler;
+  unsigned *filler_sink; /* one word per filler block */
+  size_t filler_bytes;
+  int filler_blocks, filler_trigger;
 } bf16fp32__step;
 
 #ifdef BF16FP32_HAVE_CUDA
@@ -48,6 +57,12 @@ typedef struct bf16fp32__step {
 bf16fp32_status bf16fp32__step_create(bf16fp32__step *s, const bf16fp32__step_gemm *gemm,
                                       int gemm_count, int64_t max_m, uint64_t seed);
 void bf16fp32__step_free(bf16fp32__step *s);
+/* A filler before every call from now on: each reads its own kb KB (cold, as the weights are)
+ * and launches as trigger says (step-filler.h); kb 0 removes them. Allocates call_count slices. */
+bf16fp32_status bf16fp32__step_set_fillers(bf16fp32__step *s, int kb, int trigger);
+/* Launches the filler of call i on stream where the step has fillers (pdl: the context's
+ * option); OK at once where it has none. */
+bf16fp32_status bf16fp32__step_filler(const bf16fp32__step *s, int i, bool pdl, void *stream);
 /* Sets the token count of the calls (1 <= m <= max_m) and computes each GEMM's oracle on
  * check_rows sampled rows (0: all). */
 bf16fp32_status bf16fp32__step_set_m(bf16fp32__step *s, int64_t m, int check_rows);

@@ -152,6 +152,11 @@ static bf16fp32_status check_step(const bf16fp32__tune_request *r) {
                               (long long)r->nk_pairs[2 * i + 1]);
   }
   if (total == 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: the step has no calls");
+  if (r->filler_kb < 0 || r->filler_kb > BF16FP32__STEP_MAX_FILLER_KB)
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: filler of %d KB (0 to %d)", r->filler_kb,
+                          BF16FP32__STEP_MAX_FILLER_KB);
+  if (r->filler_trigger < BF16FP32__FILLER_END || r->filler_trigger > BF16FP32__FILLER_PLAIN)
+    return bf16fp32__fail(BF16FP32_BAD_OPTION, "tune: filler trigger %d", r->filler_trigger);
   return BF16FP32_OK;
 }
 
@@ -172,6 +177,8 @@ static bf16fp32_status check_request(const bf16fp32__config *cfg, const bf16fp32
   if (r->calls) {
     bf16fp32_status st = check_step(r);
     if (st != BF16FP32_OK) return st;
+  } else if (r->filler_kb) {
+    return bf16fp32__fail(BF16FP32_BAD_OPTION, "tune: fillers go between a step's GEMMs: no step given");
   }
   if (r->where == BF16FP32_DEVICE && cfg->device < 0)
     return bf16fp32__fail(BF16FP32_NO_DEVICE, "tune: device tuning but the context has no CUDA device");

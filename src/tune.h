@@ -22,6 +22,7 @@ typedef struct bf16fp32__tune_request {
   int m_count;
   const char *out_path;                   /* NULL: the context's tuning file */
   const bf16fp32__measure_opts *measure;  /* NULL: the protocol's defaults */
+  int filler_kb, filler_trigger;          /* a step's fillers (step.h; 0 KB: none) */
   bf16fp32__tune_progress_fn progress;    /* may be NULL */
   /* A step's bucket m after its GEMMs (may be NULL): the step's time with the new choices and
    * as auto runs it now (us, medians over the runs timed; < 0: no time), in how many of those

@@ -3,7 +3,7 @@
  * candidate a positive per-call time or a reason, cuBLASLt's variants are timed beside the
  * defaults, each bucket's new choices are kept or replaced by auto's after the whole step is
  * timed both ways, the built-in entries above the largest bucket are carried, and a context with
- * the file picks by it. */
+ * the file picks by it; the same under PDL with a filler kernel before every GEMM. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +66,7 @@ static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16f
                 e->runner_up_us);
 }
 
-static seen tune_once(const char *path, int pdl) {
+static seen tune_once(const char *path, int pdl, int filler_kb) {
   seen s;
   memset(&s, 0, sizeof s);
   bf16fp32_context *ctx = NULL;
@@ -82,11 +82,12 @@ static seen tune_once(const char *path, int pdl) {
   r.nk_pairs = pairs, r.calls = calls, r.pair_count = 2, r.ms = ms, r.m_count = 3;
   r.out_path = path;
   r.measure = &mo;
+  r.filler_kb = filler_kb; /* a filler kernel before every GEMM, triggering after its reads */
   r.progress = on_progress;
   r.step_confirm = on_confirm;
   r.user = &s;
   int merged = 0;
-  printf("step tune, pdl=%d:\n", pdl);
+  printf("step tune, pdl=%d, fillers of %d KB:\n", pdl, filler_kb);
   /* 6 measured, and the context's entries of 256x4096 above bucket 24 (the built-in table's,
    * where it applies to this GPU) carried. */
   EXPECT(bf16fp32__tune_run(ctx, &r, &merged) == BF16FP32_OK && merged >= 6, "tune pdl=%d: %s (%d)", pdl,
@@ -114,8 +115,19 @@ int main(void) {
   const bool builtin_here = strstr(why_builtin, "built-in table") != NULL;
   bf16fp32_destroy(probe);
 
-  seen plain = tune_once(path, 0);
-  seen pdl = tune_once(path, 1);
+  seen plain = tune_once(path, 0, 0);
+  seen pdl = tune_once(path, 1, 0);
+  /* With fillers between the GEMMs, under PDL: the same entries and checks, into its own file. */
+  char path_fill[700];
+  snprintf(path_fill, sizeof path_fill, "%s/fill.tsv", dir);
+  seen fill = tune_once(path_fill, 1, 300);
+  EXPECT(fill.shapes == 6 && fill.with_entry == 6 && fill.confirmed == 3 && fill.timed >= 12,
+         "with fillers: %d/%d entries, %d buckets confirmed, %d timed", fill.with_entry, fill.shapes,
+         fill.confirmed, fill.timed);
+  char fill_lock[800];
+  snprintf(fill_lock, sizeof fill_lock, "%s.lock", path_fill);
+  unlink(path_fill);
+  unlink(fill_lock);
   EXPECT(plain.shapes == 6 && plain.with_entry == 6 && pdl.shapes == 6 && pdl.with_entry == 6,
          "entries: %d/%d plain, %d/%d under PDL", plain.with_entry, plain.shapes, pdl.with_entry,
          pdl.shapes);

@@ -1,6 +1,7 @@
 /* `bf16fp32 bench` on bad input (unknown backend, unreadable suite, malformed lines, bad
- * options: a clear message naming the file and line, non-zero exit), one tiny CPU run and, where
- * there is a GPU, a tiny decode step with fillers, plainly and under PDL. */
+ * options: a clear message naming the file and line, non-zero exit; `tune`'s filler options too),
+ * one tiny CPU run and, where there is a GPU, a tiny decode step with fillers, plainly and under
+ * PDL with each filler trigger. */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,17 +28,14 @@ static void slurp(const char *path, char *buf) {
   fclose(f);
 }
 
-/* Runs `bf16fp32 bench ARGS...` (NULL-terminated), stdout and stderr into out_buf / err_buf.
+/* Runs `bf16fp32 CMD ARGS...` (NULL-terminated), stdout and stderr into out_buf / err_buf.
  * Returns the exit status, or -1 when it did not exit normally. */
-static int run_bench(const char *first, ...) {
+static int run_cli_v(const char *cmd, const char *first, va_list ap) {
   const char *argv[64];
   int argc = 0;
   argv[argc++] = bin;
-  argv[argc++] = "bench";
-  va_list ap;
-  va_start(ap, first);
+  argv[argc++] = cmd;
   for (const char *a = first; a && argc < 62; a = va_arg(ap, const char *)) argv[argc++] = a;
-  va_end(ap);
   argv[argc] = NULL;
   char out_path[512], err_path[512];
   snprintf(out_path, sizeof out_path, "%s/stdout", tmpdir);
@@ -60,6 +58,22 @@ static int run_bench(const char *first, ...) {
   slurp(out_path, out_buf);
   slurp(err_path, err_buf);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_bench(const char *first, ...) {
+  va_list ap;
+  va_start(ap, first);
+  const int rc = run_cli_v("bench", first, ap);
+  va_end(ap);
+  return rc;
+}
+
+static int run_tune(const char *first, ...) {
+  va_list ap;
+  va_start(ap, first);
+  const int rc = run_cli_v("tune", first, ap);
+  va_end(ap);
+  return rc;
 }
 
 static void write_file(const char *path, const char *text) {
@@ -171,6 +185,15 @@ int main(void) {
   CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-kb", "64", "--filler-trigger", "late", NULL) == 2);
   EXPECT_IN(err_buf, "\"late\"");
   CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-trigger", "entry", NULL) == 2);
+  EXPECT_IN(err_buf, "only goes with --filler-kb");
+  /* The step tuner takes the same fillers, with the same checks. */
+  CHECK(run_tune("--filler-kb", "64", NULL) == 2);
+  EXPECT_IN(err_buf, "--decode-step");
+  CHECK(run_tune("--decode-step", "dsv4-flash", "--filler-kb", "0", NULL) == 2);
+  EXPECT_IN(err_buf, "--filler-kb");
+  CHECK(run_tune("--decode-step", "dsv4-flash", "--filler-kb", "64", "--filler-trigger", "late", NULL) == 2);
+  EXPECT_IN(err_buf, "'late'");
+  CHECK(run_tune("--decode-step", "dsv4-flash", "--filler-trigger", "end", NULL) == 2);
   EXPECT_IN(err_buf, "only goes with --filler-kb");
   CHECK(run_bench("--cpu", "--suite", ok, "--shapes", "tiny.zzz", NULL) == 2);
   EXPECT_IN(err_buf, "tiny.zzz");

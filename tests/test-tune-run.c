@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "dispatch.h"
+#include "step.h"
 #include "tune-file.h"
+#include "tune.h"
 #include "support.h"
 #include "testing.h"
 
@@ -120,6 +122,19 @@ int main(void) {
   EXPECT(bf16fp32_tune_step(ctx, pairs, negative, 2, ms, 5, NULL) == BF16FP32_BAD_SIZE, "step: calls < 0");
   EXPECT(bf16fp32_tune_step(ctx, twice, calls, 2, ms, 5, NULL) == BF16FP32_BAD_OPTION, "step: a shape twice");
   EXPECT(bf16fp32_tune_step(ctx, pairs, calls, 0, ms, 5, NULL) == BF16FP32_BAD_SIZE, "step: no GEMMs");
+  /* Fillers: between a step's GEMMs only, 0 to 2^20 KB each, with a known trigger. */
+  bf16fp32__tune_request r;
+  memset(&r, 0, sizeof r);
+  r.where = BF16FP32_DEVICE;
+  r.nk_pairs = pairs, r.pair_count = 2, r.ms = ms, r.m_count = 5, r.calls = calls;
+  r.filler_kb = -1;
+  EXPECT(bf16fp32__tune_run(ctx, &r, NULL) == BF16FP32_BAD_SIZE, "step: filler of -1 KB");
+  r.filler_kb = BF16FP32__STEP_MAX_FILLER_KB + 1;
+  EXPECT(bf16fp32__tune_run(ctx, &r, NULL) == BF16FP32_BAD_SIZE, "step: filler over 1 GiB");
+  r.filler_kb = 64, r.filler_trigger = BF16FP32__FILLER_PLAIN + 1;
+  EXPECT(bf16fp32__tune_run(ctx, &r, NULL) == BF16FP32_BAD_OPTION, "step: unknown filler trigger");
+  r.filler_trigger = BF16FP32__FILLER_END, r.calls = NULL;
+  EXPECT(bf16fp32__tune_run(ctx, &r, NULL) == BF16FP32_BAD_OPTION, "fillers without a step");
 
   /* No device: device tuning is refused; no file: refused. */
   if (bf16fp32__context_config(ctx)->device < 0) {

@@ -1,21 +1,27 @@
 /* `bf16fp32 bench --decode-step`: all router and compressor GEMMs of one decode step (each
  * layer with its own weight) captured in one CUDA graph; auto against direct cuBLAS calls and
  * the library's cublas backend, same graph shape, interleaved replays. With --filler-kb, a
- * memory-bound kernel before every GEMM (bench-filler.h), and the fillers alone timed too. */
+ * memory-bound kernel before every GEMM (step.h's fillers), and the fillers alone timed too. */
 #include "bench-decode.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench-filler.h"
+#include "step-filler.h"
 
-static const char *const trigger_name[] = {"end", "entry", "none"}; /* bench_filler_trigger */
+static const char *const trigger_name[] = {"end", "entry", "none"}; /* bf16fp32__filler_trigger */
 
 int bench_decode_filler_trigger(const char *text) {
-  for (int t = 0; t < 3; t++)
+  for (int t = 0; t < (int)(sizeof trigger_name / sizeof *trigger_name); t++)
     if (strcmp(text, trigger_name[t]) == 0) return t;
   return -1;
+}
+
+const char *bench_decode_filler_trigger_name(int trigger) {
+  return trigger >= 0 && trigger < (int)(sizeof trigger_name / sizeof *trigger_name)
+             ? trigger_name[trigger]
+             : "?";
 }
 
 const char *bench_decode_prefix(const char *model) {
@@ -56,8 +62,7 @@ typedef struct decode_state {
   bf16fp32_context *ctx;
   int cublas_index; /* -1: the library has no usable cublas backend */
   bench_baseline *baseline;
-  bench_filler filler; /* count 0: none */
-  bool pdl;            /* the context's PDL option: the fillers launch as its kernels do */
+  bool pdl; /* the context's PDL option: the fillers launch as its kernels do */
 } decode_state;
 
 typedef struct decode_variant {
@@ -73,10 +78,11 @@ static bf16fp32_status issue_step(decode_variant *v, void *stream, bool capturin
   for (int i = 0; i < sp->call_count; i++) {
     const bf16fp32__step_call *g = &sp->call[i];
     const suite_entry *e = &d->s->entries[g->gemm];
-    bf16fp32_status st;
-    if (d->filler.count &&
-        bench_filler_launch(&d->filler, i, d->pdl, stream, v->detail, sizeof v->detail) != 0)
-      return BF16FP32_CUDA_ERROR;
+    bf16fp32_status st = bf16fp32__step_filler(sp, i, d->pdl, stream);
+    if (st != BF16FP32_OK) {
+      snprintf(v->detail, sizeof v->detail, "filler before call %d: %s", i, bf16fp32_last_error());
+      return st;
+    }
     if (v->kind == V_FILLERS) continue;
     if (v->kind == V_AUTO) {
       /* The public entry point, as an engine calls it (it sees the capture itself). */
@@ -180,9 +186,8 @@ int bench_decode(const bench_decode_args *a) {
   }
   d.pdl = bf16fp32__context_config(d.ctx)->use_pdl != 0;
   if (a->filler_kb > 0 &&
-      bench_filler_create(&d.filler, (size_t)a->filler_kb, d.step.call_count, a->filler_trigger,
-                          why, sizeof why) != 0) {
-    fprintf(stderr, "bf16fp32 bench: --filler-kb %d: %s\n", a->filler_kb, why);
+      (st = bf16fp32__step_set_fillers(&d.step, a->filler_kb, a->filler_trigger)) != BF16FP32_OK) {
+    fprintf(stderr, "bf16fp32 bench: --filler-kb %d: %s\n", a->filler_kb, bf16fp32_last_error());
     goto done;
   }
 
@@ -200,14 +205,15 @@ int bench_decode(const bench_decode_args *a) {
          " %s = direct cublasGemmEx as MEASURING.md; lib-cublas = the library's cublas backend"
          " alone; speed-up = %s / auto (> 1: auto faster); floor = sum of F over the step\n\n",
          BENCH_BASELINE_NAME, BENCH_BASELINE_NAME);
-  if (d.filler.count)
+  const bool fillers = d.step.filler != NULL;
+  if (fillers)
     printf("# before every GEMM a filler kernel reads its own %d KB (cold)%s; fillers us = the"
            " fillers alone; the other columns include them\n", a->filler_kb,
-           !d.pdl ? "" : a->filler_trigger == BENCH_FILLER_END ? ", launched with PDL: it waits at entry, triggers after its reads"
-           : a->filler_trigger == BENCH_FILLER_ENTRY ? ", launched with PDL: it waits at entry, triggers right after"
+           !d.pdl ? "" : a->filler_trigger == BF16FP32__FILLER_END ? ", launched with PDL: it waits at entry, triggers after its reads"
+           : a->filler_trigger == BF16FP32__FILLER_ENTRY ? ", launched with PDL: it waits at entry, triggers right after"
            : ", launched plainly");
   printf("%6s %14s %18s %14s %10s %12s%s\n", "batch", "auto us/step", "cublas-baseline us", "lib-cublas us",
-         "speed-up", "floor us", d.filler.count ? "   fillers us" : "");
+         "speed-up", "floor us", fillers ? "   fillers us" : "");
 
   rc = 0;
   for (int bi = 0; bi < a->batch_count; bi++) {
@@ -230,7 +236,7 @@ int bench_decode(const bench_decode_args *a) {
       job_of[k] = -1;
       if (k == V_BASELINE && !d.baseline) continue;
       if (k == V_LIB_CUBLAS && d.cublas_index < 0) continue;
-      if (k == V_FILLERS && !d.filler.count) continue;
+      if (k == V_FILLERS && !fillers) continue;
       memset(&jobs[njobs], 0, sizeof jobs[njobs]);
       jobs[njobs] = (bf16fp32__graph_job){.prepare = variant_prepare,
                                           .record = variant_record,
@@ -259,7 +265,7 @@ int bench_decode(const bench_decode_args *a) {
       snprintf(speedup, sizeof speedup, "%.2fx", us[V_BASELINE] / us[V_AUTO]);
     printf("%6lld %14s %18s %14s %10s %12.1f", (long long)m, cell[V_AUTO], cell[V_BASELINE],
            cell[V_LIB_CUBLAS], speedup, floor_us);
-    if (d.filler.count) printf(" %13s", cell[V_FILLERS]);
+    if (fillers) printf(" %13s", cell[V_FILLERS]);
     printf("\n");
     for (int k = 0; k < DECODE_VARIANTS; k++)
       if (job_of[k] >= 0 && jobs[job_of[k]].status != BF16FP32_OK)
@@ -283,7 +289,6 @@ int bench_decode(const bench_decode_args *a) {
   }
 
 done:
-  bench_filler_free(&d.filler);
   bf16fp32__step_free(&d.step);
   bench_baseline_destroy(d.baseline);
   bf16fp32_destroy(d.ctx);

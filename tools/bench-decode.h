@@ -18,8 +18,9 @@ typedef struct bench_decode_args {
   int filler_trigger; /* bench_filler_trigger: how it launches under PDL */
 } bench_decode_args;
 
-/* The filler trigger named by text ("end", "entry", "none"; bench-filler.h), or -1. */
+/* The filler trigger named by text ("end", "entry", "none"; step-filler.h), or -1; its name. */
 int bench_decode_filler_trigger(const char *text);
+const char *bench_decode_filler_trigger_name(int trigger);
 
 /* Entry-name prefix of a model ("flash." for dsv4-flash), or NULL for an unknown model. */
 const char *bench_decode_prefix(const char *model);

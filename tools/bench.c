@@ -17,6 +17,7 @@
 #include "bf16fp32.h"
 #include "dispatch.h"
 #include "measure.h"
+#include "step.h"
 #include "suite.h"
 #include "support.h"
 
@@ -193,7 +194,8 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       if (parse_positive(v, INT64_MAX, &x)) return usage_error("--cpu-ref-limit: \"%s\" is not a positive integer", v ? v : "");
       o->cpu_ref_limit = x;
     } else if (VALUE_OF("--filler-kb")) {
-      if (parse_positive(v, 1 << 20, &x)) return usage_error("--filler-kb: \"%s\" is not in [1, 1048576]", v ? v : "");
+      if (parse_positive(v, BF16FP32__STEP_MAX_FILLER_KB, &x))
+        return usage_error("--filler-kb: \"%s\" is not in [1, 1048576]", v ? v : "");
       o->filler_kb = (int)x;
     } else if (VALUE_OF("--filler-trigger")) {
       if (!v || (o->filler_trigger = bench_decode_filler_trigger(v)) < 0)

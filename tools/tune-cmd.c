@@ -8,6 +8,7 @@
 
 #include "bench-decode.h"
 #include "dispatch.h"
+#include "step.h"
 #include "suite.h"
 #include "tune-cmd.h"
 #include "tune-file.h"
@@ -16,13 +17,15 @@
 typedef struct tune_args {
   const char *suite_path, *m_list, *only, *out, *emit_c, *from, *step;
   int cpu, device, replays, quiet;
+  int filler_kb, filler_trigger; /* trigger -1: not given */
 } tune_args;
 
 static int usage(FILE *f) {
   fprintf(f,
           "usage: bf16fp32 tune [--suite FILE] [--out FILE] [--cpu] [--m LIST] [--only PREFIX]\n"
           "                     [--device N] [--replays N] [--emit-c FILE] [--quiet]\n"
-          "       bf16fp32 tune --decode-step dsv4-flash|dsv4-pro [--m LIST] [--out FILE] ...\n"
+          "       bf16fp32 tune --decode-step dsv4-flash|dsv4-pro [--m LIST] [--out FILE]\n"
+          "                     [--filler-kb N] [--filler-trigger end|entry|none] ...\n"
           "       bf16fp32 tune --from FILE --emit-c FILE\n"
           "Times every available backend (GPU, or the CPU backends with --cpu) on each (N, K) of\n"
           "the suite and each M bucket (each M up to 16, multiples of 8 up to 64, then powers of\n"
@@ -43,6 +46,10 @@ static int usage(FILE *f) {
           "  --decode-step MODEL  tune the model's GEMMs inside its decode step (the suite's\n"
           "                  calls per step, one CUDA graph), the others as auto chooses;\n"
           "                  the time is per call in the step (default M: every bucket to 256)\n"
+          "  --filler-kb N   with --decode-step: before every GEMM a memory-bound kernel reading\n"
+          "                  N KB, as an engine runs other kernels between them (bench's option)\n"
+          "  --filler-trigger T  how it lets the next kernel start under PDL: after its reads\n"
+          "                  (end, default), right after its wait (entry), or plain (none)\n"
           "CPU tuning at large M takes long (cpu-ref is the fp64-accurate reference): pass --m.\n");
   return f == stderr ? 2 : 0;
 }
@@ -61,6 +68,7 @@ static int parse_int_arg(const char *opt, const char *s, int lo, int hi, int *v)
 static int parse_args(int argc, char **argv, tune_args *a) {
   memset(a, 0, sizeof *a);
   a->device = -1;
+  a->filler_trigger = -1;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
     bool has = i + 1 < argc;
@@ -78,6 +86,13 @@ static int parse_args(int argc, char **argv, tune_args *a) {
       if (parse_int_arg(o, argv[++i], 0, 1023, &a->device)) return 2;
     } else if (strcmp(o, "--replays") == 0 && has) {
       if (parse_int_arg(o, argv[++i], 1, 1000, &a->replays)) return 2;
+    } else if (strcmp(o, "--filler-kb") == 0 && has) {
+      if (parse_int_arg(o, argv[++i], 1, BF16FP32__STEP_MAX_FILLER_KB, &a->filler_kb)) return 2;
+    } else if (strcmp(o, "--filler-trigger") == 0 && has) {
+      if ((a->filler_trigger = bench_decode_filler_trigger(argv[++i])) < 0) {
+        fprintf(stderr, "bf16fp32 tune: --filler-trigger '%s': expected end, entry or none\n", argv[i]);
+        return 2;
+      }
     } else {
       fprintf(stderr, "bf16fp32 tune: unknown or incomplete option '%s'\n", o);
       return usage(stderr);
@@ -90,6 +105,14 @@ static int parse_args(int argc, char **argv, tune_args *a) {
   if (a->step && (a->cpu || a->only || a->from)) {
     fprintf(stderr, "bf16fp32 tune: --decode-step tunes the model's GEMMs on the GPU: not with %s\n",
             a->cpu ? "--cpu" : a->only ? "--only" : "--from");
+    return 2;
+  }
+  if (!a->step && a->filler_kb) {
+    fprintf(stderr, "bf16fp32 tune: --filler-kb goes between the GEMMs of --decode-step\n");
+    return 2;
+  }
+  if (!a->filler_kb && a->filler_trigger >= 0) {
+    fprintf(stderr, "bf16fp32 tune: --filler-trigger only goes with --filler-kb\n");
     return 2;
   }
   if (a->from && !a->emit_c) {
@@ -314,6 +337,9 @@ int tune_main(int argc, char **argv) {
   if (a.step)
     printf("times: us per call in the step (the step with it less the step without that GEMM,"
            " over its calls)\n");
+  if (a.filler_kb)
+    printf("between the GEMMs: before each a filler kernel reading %d KB (trigger %s)\n",
+           a.filler_kb, bench_decode_filler_trigger_name(a.filler_trigger < 0 ? 0 : a.filler_trigger));
   printf("[ i/n ] %-22s %6s %6s %6s  %-9s %12s  %-9s %12s\n", "suite entries", "N", "K", "M",
          "winner", "", "runner-up", "");
   fflush(stdout);
@@ -335,6 +361,8 @@ int tune_main(int argc, char **argv) {
   r.m_count = m_count;
   r.out_path = out;
   r.measure = &mo;
+  r.filler_kb = a.filler_kb;
+  r.filler_trigger = a.filler_trigger < 0 ? 0 : a.filler_trigger;
   r.progress = on_progress;
   r.step_confirm = on_step_confirm;
   r.user = &p;
