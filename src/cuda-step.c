@@ -137,10 +137,8 @@ static void free_fillers(bf16fp32__step *s) {
 }
 
 bf16fp32_status bf16fp32__step_set_fillers(bf16fp32__step *s, int kb, int trigger) {
-  if (kb < 0 || kb > BF16FP32__STEP_MAX_FILLER_KB)
-    return bf16fp32__fail(BF16FP32_BAD_SIZE, "step: filler of %d KB (0 to %d)", kb, BF16FP32__STEP_MAX_FILLER_KB);
-  if (trigger < BF16FP32__FILLER_END || trigger > BF16FP32__FILLER_PLAIN)
-    return bf16fp32__fail(BF16FP32_BAD_OPTION, "step: filler trigger %d", trigger);
+  const bf16fp32_status st = bf16fp32__step_check_fillers("step", kb, trigger);
+  if (st != BF16FP32_OK) return st;
   free_fillers(s);
   if (kb == 0) return BF16FP32_OK;
   int dev = 0, sms = 0;

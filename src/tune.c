@@ -152,12 +152,7 @@ static bf16fp32_status check_step(const bf16fp32__tune_request *r) {
                               (long long)r->nk_pairs[2 * i + 1]);
   }
   if (total == 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: the step has no calls");
-  if (r->filler_kb < 0 || r->filler_kb > BF16FP32__STEP_MAX_FILLER_KB)
-    return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: filler of %d KB (0 to %d)", r->filler_kb,
-                          BF16FP32__STEP_MAX_FILLER_KB);
-  if (r->filler_trigger < BF16FP32__FILLER_END || r->filler_trigger > BF16FP32__FILLER_PLAIN)
-    return bf16fp32__fail(BF16FP32_BAD_OPTION, "tune: filler trigger %d", r->filler_trigger);
-  return BF16FP32_OK;
+  return bf16fp32__step_check_fillers("tune", r->filler_kb, r->filler_trigger);
 }
 
 static bf16fp32_status check_request(const bf16fp32__config *cfg, const bf16fp32__tune_request *r) {

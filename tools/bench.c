@@ -84,7 +84,7 @@ typedef struct bench_opts {
   int64_t batch[SUITE_MAX_M];
   int batch_count;
   int filler_kb;
-  int filler_trigger; /* -1: not given */
+  int filler_trigger; /* -1 while parsing: not given */
 } bench_opts;
 
 static void errorf(const char *fmt, ...)
@@ -213,6 +213,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   if (!o->decode && o->batch_count) return usage_error("%s only goes with --decode-step", "--batch");
   if (!o->decode && o->filler_kb) return usage_error("%s only goes with --decode-step", "--filler-kb");
   if (!o->filler_kb && o->filler_trigger >= 0) return usage_error("%s only goes with --filler-kb", "--filler-trigger");
+  if (o->filler_trigger < 0) o->filler_trigger = BF16FP32__FILLER_END;
   return 0;
 }
 
@@ -855,7 +856,7 @@ int bench_main(int argc, char **argv) {
                            .warmup = 3,
                            .check_rows = 8,
                            .filler_kb = o.filler_kb,
-                           .filler_trigger = o.filler_trigger < 0 ? 0 : o.filler_trigger};
+                           .filler_trigger = o.filler_trigger};
     rc = bench_decode(&a);
     free(s);
     return rc;

@@ -17,7 +17,7 @@
 typedef struct tune_args {
   const char *suite_path, *m_list, *only, *out, *emit_c, *from, *step;
   int cpu, device, replays, quiet;
-  int filler_kb, filler_trigger; /* trigger -1: not given */
+  int filler_kb, filler_trigger; /* trigger -1 while parsing: not given */
 } tune_args;
 
 static int usage(FILE *f) {
@@ -115,6 +115,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
     fprintf(stderr, "bf16fp32 tune: --filler-trigger only goes with --filler-kb\n");
     return 2;
   }
+  if (a->filler_trigger < 0) a->filler_trigger = BF16FP32__FILLER_END;
   if (a->from && !a->emit_c) {
     fprintf(stderr, "bf16fp32 tune: --from needs --emit-c\n");
     return 2;
@@ -339,7 +340,7 @@ int tune_main(int argc, char **argv) {
            " over its calls)\n");
   if (a.filler_kb)
     printf("between the GEMMs: before each a filler kernel reading %d KB (trigger %s)\n",
-           a.filler_kb, bench_decode_filler_trigger_name(a.filler_trigger < 0 ? 0 : a.filler_trigger));
+           a.filler_kb, bench_decode_filler_trigger_name(a.filler_trigger));
   printf("[ i/n ] %-22s %6s %6s %6s  %-9s %12s  %-9s %12s\n", "suite entries", "N", "K", "M",
          "winner", "", "runner-up", "");
   fflush(stdout);
@@ -362,7 +363,7 @@ int tune_main(int argc, char **argv) {
   r.out_path = out;
   r.measure = &mo;
   r.filler_kb = a.filler_kb;
-  r.filler_trigger = a.filler_trigger < 0 ? 0 : a.filler_trigger;
+  r.filler_trigger = a.filler_trigger;
   r.progress = on_progress;
   r.step_confirm = on_step_confirm;
   r.user = &p;
