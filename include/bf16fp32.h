@@ -177,6 +177,29 @@ bf16fp32_status bf16fp32_tune_step(bf16fp32_context *ctx, const int64_t *nk_pair
                                    const int *calls, int gemm_count, const int64_t *ms,
                                    int m_count, const char *out_path);
 
+/* How the kernel that bf16fp32_tune_step_fillers puts before every GEMM call launches. In a
+ * context with the PDL option it waits for its predecessor at entry, then lets the next kernel
+ * start (without the option every filler launches plainly): */
+typedef enum bf16fp32_filler_trigger {
+  BF16FP32_FILLER_END = 0,   /* once its reads are done, as PDL-aware engine kernels mostly do */
+  BF16FP32_FILLER_ENTRY = 1, /* right after its wait, as ours do */
+  BF16FP32_FILLER_NONE = 2   /* never: launched without PDL, so the next kernel starts at its end */
+} bf16fp32_filler_trigger;
+
+/* bf16fp32_tune_step with a kernel before every GEMM call standing for what an engine runs
+ * between them (attention, norms, experts): it reads its own filler_kb KB of device memory, cold,
+ * and launches as trigger says. What runs between the GEMMs changes which backend is fastest: on
+ * the H200 the pro step's table tuned back to back was 139 us per step slower than the built-in
+ * one with 4 MB fillers, and the table tuned with them 113 us slower back to back (README). So
+ * tune with about what the engine reads between two GEMMs, and as its kernels trigger.
+ * filler_kb 0 is bf16fp32_tune_step. BAD_SIZE: filler_kb below 0 or above 2^20 (1 GiB);
+ * BAD_OPTION: an unknown trigger; OUT_OF_MEMORY: no room for the fillers' bytes (one slice per
+ * call, freed on return). */
+bf16fp32_status bf16fp32_tune_step_fillers(bf16fp32_context *ctx, const int64_t *nk_pairs,
+                                           const int *calls, int gemm_count, const int64_t *ms,
+                                           int m_count, int filler_kb,
+                                           bf16fp32_filler_trigger trigger, const char *out_path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -48,8 +48,8 @@ extern "C" int bf16fp32__filler_launch(const void *src, size_t bytes, unsigned *
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = pdl && trigger != BF16FP32__FILLER_PLAIN ? 1 : 0;
+  cfg.numAttrs = pdl && trigger != BF16FP32_FILLER_NONE ? 1 : 0;
   return static_cast<int>(cudaLaunchKernelEx(&cfg, filler_read, static_cast<const uint4 *>(src),
                                              bytes / 16, sink,
-                                             trigger == BF16FP32__FILLER_ENTRY ? 1 : 0));
+                                             trigger == BF16FP32_FILLER_ENTRY ? 1 : 0));
 }

@@ -6,7 +6,7 @@ bf16fp32_status bf16fp32__step_check_fillers(const char *who, int kb, int trigge
   if (kb < 0 || kb > BF16FP32__STEP_MAX_FILLER_KB)
     return bf16fp32__fail(BF16FP32_BAD_SIZE, "%s: filler of %d KB (0 to %d)", who, kb,
                           BF16FP32__STEP_MAX_FILLER_KB);
-  if (trigger < BF16FP32__FILLER_END || trigger > BF16FP32__FILLER_PLAIN)
+  if (trigger < BF16FP32_FILLER_END || trigger > BF16FP32_FILLER_NONE)
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "%s: filler trigger %d", who, trigger);
   return BF16FP32_OK;
 }

@@ -18,7 +18,7 @@
 /* A filler reads at most this many KB (1 GiB). */
 #define BF16FP32__STEP_MAX_FILLER_KB (1 << 20)
 
-/* OK where kb is 0 to BF16FP32__STEP_MAX_FILLER_KB and trigger a bf16fp32__filler_trigger, else
+/* OK where kb is 0 to BF16FP32__STEP_MAX_FILLER_KB and trigger a bf16fp32_filler_trigger, else
  * BAD_SIZE / BAD_OPTION with `who` in the message (step-filler-check.c, in every build). */
 bf16fp32_status bf16fp32__step_check_fillers(const char *who, int kb, int trigger);
 

@@ -381,7 +381,8 @@ bf16fp32_status bf16fp32__tune_carry_larger(const bf16fp32__tune_table *from,
 /* The public entry points' request: calls NULL tunes each shape alone. */
 static bf16fp32_status tune_public(bf16fp32_context *ctx, bf16fp32_location where,
                                    const int64_t *nk_pairs, const int *calls, int pair_count,
-                                   const int64_t *ms, int m_count, const char *out_path) {
+                                   const int64_t *ms, int m_count, int filler_kb,
+                                   bf16fp32_filler_trigger trigger, const char *out_path) {
   bf16fp32__tune_request r;
   memset(&r, 0, sizeof r);
   r.where = where;
@@ -390,20 +391,32 @@ static bf16fp32_status tune_public(bf16fp32_context *ctx, bf16fp32_location wher
   r.pair_count = pair_count;
   r.ms = ms;
   r.m_count = m_count;
+  r.filler_kb = filler_kb;
+  r.filler_trigger = (int)trigger;
   r.out_path = out_path;
   return bf16fp32__tune_run(ctx, &r, NULL);
 }
 
 bf16fp32_status bf16fp32_tune(bf16fp32_context *ctx, bf16fp32_location where, const int64_t *nk_pairs,
                               int pair_count, const int64_t *ms, int m_count, const char *out_path) {
-  return tune_public(ctx, where, nk_pairs, NULL, pair_count, ms, m_count, out_path);
+  return tune_public(ctx, where, nk_pairs, NULL, pair_count, ms, m_count, 0, BF16FP32_FILLER_END,
+                     out_path);
+}
+
+bf16fp32_status bf16fp32_tune_step_fillers(bf16fp32_context *ctx, const int64_t *nk_pairs,
+                                           const int *calls, int gemm_count, const int64_t *ms,
+                                           int m_count, int filler_kb,
+                                           bf16fp32_filler_trigger trigger, const char *out_path) {
+  if (!calls) return bf16fp32__fail(BF16FP32_NULL_POINTER, "tune: calls is NULL");
+  return tune_public(ctx, BF16FP32_DEVICE, nk_pairs, calls, gemm_count, ms, m_count, filler_kb,
+                     trigger, out_path);
 }
 
 bf16fp32_status bf16fp32_tune_step(bf16fp32_context *ctx, const int64_t *nk_pairs, const int *calls,
                                    int gemm_count, const int64_t *ms, int m_count,
                                    const char *out_path) {
-  if (!calls) return bf16fp32__fail(BF16FP32_NULL_POINTER, "tune: calls is NULL");
-  return tune_public(ctx, BF16FP32_DEVICE, nk_pairs, calls, gemm_count, ms, m_count, out_path);
+  return bf16fp32_tune_step_fillers(ctx, nk_pairs, calls, gemm_count, ms, m_count, 0,
+                                    BF16FP32_FILLER_END, out_path);
 }
 
 #ifndef BF16FP32_HAVE_CUDA

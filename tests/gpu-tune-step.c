@@ -3,7 +3,8 @@
  * candidate a positive per-call time or a reason, cuBLASLt's variants are timed beside the
  * defaults, each bucket's new choices are kept or replaced by auto's after the whole step is
  * timed both ways, the built-in entries above the largest bucket are carried, and a context with
- * the file picks by it; the same under PDL with a filler kernel before every GEMM. */
+ * the file picks by it; the same under PDL with a filler kernel before every GEMM, and once through
+ * the public bf16fp32_tune_step_fillers. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,12 +221,38 @@ int main(void) {
   bf16fp32__tune_file_clear(&f);
   bf16fp32_destroy(ctx);
 
+  /* The public call with fillers, in a PDL context, fillers triggering at entry: entries of the
+   * first shape only, as above. */
+  char path_pub[700];
+  snprintf(path_pub, sizeof path_pub, "%s/public-fill.tsv", dir);
+  CHECK_OK(sup_create_pdl(&ctx, 1));
+  CHECK_OK(bf16fp32_tune_step_fillers(ctx, pairs, only_first, 2, m_one, 1, 200, BF16FP32_FILLER_ENTRY,
+                                      path_pub));
+  EXPECT(bf16fp32_tune_step_fillers(ctx, pairs, only_first, 2, m_one, 1, 200, (bf16fp32_filler_trigger)3,
+                                    path_pub) == BF16FP32_BAD_OPTION, "unknown trigger");
+  CHECK_OK(bf16fp32__tune_file_read(path_pub, &f, &err, NULL, NULL));
+  first_entries = second_entries = 0;
+  int first_pdl = 0;
+  for (int i = 0; i < f.table.count; i++) {
+    const bf16fp32__tune_entry *e = &f.table.entries[i];
+    first_entries += e->n == pairs[0] && e->k == pairs[1];
+    first_pdl += e->n == pairs[0] && e->k == pairs[1] && e->m == 1 && e->pdl;
+    second_entries += e->n == pairs[2] && e->k == pairs[3];
+  }
+  EXPECT(first_pdl == 1 && second_entries == 0, "public call with fillers: %d entries (%d at M = 1 under PDL), %d",
+         first_entries, first_pdl, second_entries);
+  bf16fp32__tune_file_clear(&f);
+  bf16fp32_destroy(ctx);
+
   char lock[800];
   snprintf(lock, sizeof lock, "%s.lock", path);
   unlink(path);
   unlink(lock);
   snprintf(lock, sizeof lock, "%s.lock", path_one);
   unlink(path_one);
+  unlink(lock);
+  snprintf(lock, sizeof lock, "%s.lock", path_pub);
+  unlink(path_pub);
   unlink(lock);
   rmdir(dir);
   return testing_summary("gpu-tune-step");

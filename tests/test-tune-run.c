@@ -131,15 +131,30 @@ int main(void) {
   EXPECT(bf16fp32__tune_run(ctx, &r, NULL) == BF16FP32_BAD_SIZE, "step: filler of -1 KB");
   r.filler_kb = BF16FP32__STEP_MAX_FILLER_KB + 1;
   EXPECT(bf16fp32__tune_run(ctx, &r, NULL) == BF16FP32_BAD_SIZE, "step: filler over 1 GiB");
-  r.filler_kb = 64, r.filler_trigger = BF16FP32__FILLER_PLAIN + 1;
+  r.filler_kb = 64, r.filler_trigger = BF16FP32_FILLER_NONE + 1;
   EXPECT(bf16fp32__tune_run(ctx, &r, NULL) == BF16FP32_BAD_OPTION, "step: unknown filler trigger");
-  r.filler_trigger = BF16FP32__FILLER_END, r.calls = NULL;
+  r.filler_trigger = BF16FP32_FILLER_END, r.calls = NULL;
   EXPECT(bf16fp32__tune_run(ctx, &r, NULL) == BF16FP32_BAD_OPTION, "fillers without a step");
+  /* The same checks through the public call, before any device is looked for. */
+  EXPECT(bf16fp32_tune_step_fillers(ctx, pairs, calls, 2, ms, 5, -1, BF16FP32_FILLER_END, NULL) ==
+             BF16FP32_BAD_SIZE, "public: filler of -1 KB");
+  EXPECT(bf16fp32_tune_step_fillers(ctx, pairs, calls, 2, ms, 5, BF16FP32__STEP_MAX_FILLER_KB + 1,
+                                    BF16FP32_FILLER_NONE, NULL) == BF16FP32_BAD_SIZE, "public: filler over 1 GiB");
+  EXPECT(bf16fp32_tune_step_fillers(ctx, pairs, calls, 2, ms, 5, 64, (bf16fp32_filler_trigger)-1, NULL) ==
+             BF16FP32_BAD_OPTION, "public: trigger -1");
+  EXPECT(bf16fp32_tune_step_fillers(ctx, pairs, calls, 2, ms, 5, 64, (bf16fp32_filler_trigger)3, NULL) ==
+             BF16FP32_BAD_OPTION, "public: trigger 3");
+  EXPECT(bf16fp32_tune_step_fillers(ctx, pairs, NULL, 2, ms, 5, 64, BF16FP32_FILLER_END, NULL) ==
+             BF16FP32_NULL_POINTER, "public: calls");
+  EXPECT(bf16fp32_tune_step_fillers(NULL, pairs, calls, 2, ms, 5, 64, BF16FP32_FILLER_END, NULL) ==
+             BF16FP32_NULL_POINTER, "public: ctx");
 
   /* No device: device tuning is refused; no file: refused. */
   if (bf16fp32__context_config(ctx)->device < 0) {
     EXPECT(bf16fp32_tune(ctx, BF16FP32_DEVICE, pairs, 2, ms, 5, NULL) == BF16FP32_NO_DEVICE, "no device");
     EXPECT(bf16fp32_tune_step(ctx, pairs, calls, 2, ms, 5, NULL) == BF16FP32_NO_DEVICE, "step: no device");
+    EXPECT(bf16fp32_tune_step_fillers(ctx, pairs, calls, 2, ms, 5, 64, BF16FP32_FILLER_NONE, NULL) ==
+               BF16FP32_NO_DEVICE, "step with fillers: no device");
   }
   setenv("BF16FP32_TUNE_FILE", "", 1);
   EXPECT(bf16fp32_reset(ctx) == BF16FP32_OK, "reset");

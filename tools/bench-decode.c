@@ -10,7 +10,7 @@
 
 #include "step-filler.h"
 
-static const char *const trigger_name[] = {"end", "entry", "none"}; /* bf16fp32__filler_trigger */
+static const char *const trigger_name[] = {"end", "entry", "none"}; /* bf16fp32_filler_trigger */
 
 int bench_decode_filler_trigger(const char *text) {
   for (int t = 0; t < (int)(sizeof trigger_name / sizeof *trigger_name); t++)
@@ -209,8 +209,8 @@ int bench_decode(const bench_decode_args *a) {
   if (fillers)
     printf("# before every GEMM a filler kernel reads its own %d KB (cold)%s; fillers us = the"
            " fillers alone; the other columns include them\n", a->filler_kb,
-           !d.pdl ? "" : a->filler_trigger == BF16FP32__FILLER_END ? ", launched with PDL: it waits at entry, triggers after its reads"
-           : a->filler_trigger == BF16FP32__FILLER_ENTRY ? ", launched with PDL: it waits at entry, triggers right after"
+           !d.pdl ? "" : a->filler_trigger == BF16FP32_FILLER_END ? ", launched with PDL: it waits at entry, triggers after its reads"
+           : a->filler_trigger == BF16FP32_FILLER_ENTRY ? ", launched with PDL: it waits at entry, triggers right after"
            : ", launched plainly");
   printf("%6s %14s %18s %14s %10s %12s%s\n", "batch", "auto us/step", "cublas-baseline us", "lib-cublas us",
          "speed-up", "floor us", fillers ? "   fillers us" : "");

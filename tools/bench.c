@@ -213,7 +213,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   if (!o->decode && o->batch_count) return usage_error("%s only goes with --decode-step", "--batch");
   if (!o->decode && o->filler_kb) return usage_error("%s only goes with --decode-step", "--filler-kb");
   if (!o->filler_kb && o->filler_trigger >= 0) return usage_error("%s only goes with --filler-kb", "--filler-trigger");
-  if (o->filler_trigger < 0) o->filler_trigger = BF16FP32__FILLER_END;
+  if (o->filler_trigger < 0) o->filler_trigger = BF16FP32_FILLER_END;
   return 0;
 }
 

@@ -115,7 +115,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
     fprintf(stderr, "bf16fp32 tune: --filler-trigger only goes with --filler-kb\n");
     return 2;
   }
-  if (a->filler_trigger < 0) a->filler_trigger = BF16FP32__FILLER_END;
+  if (a->filler_trigger < 0) a->filler_trigger = BF16FP32_FILLER_END;
   if (a->from && !a->emit_c) {
     fprintf(stderr, "bf16fp32 tune: --from needs --emit-c\n");
     return 2;
