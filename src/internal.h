@@ -76,6 +76,9 @@ typedef struct bf16fp32__registry_entry {
   const char *not_built; /* why ops is NULL */
   bool pdl;              /* launches with programmatic dependent launch when the context asks */
   bool own;              /* our kernel, not a vendor library's (tuned leads: tune-table.h) */
+  bool default_per_m;    /* its default configuration is chosen for each call's M (smallm's
+                            tables): at a tuned bucket's other M its winner runs that rather
+                            than yield to the runner-up (tune-table.c) */
 } bf16fp32__registry_entry;
 
 #define BF16FP32__MAX_BACKENDS 16

@@ -18,12 +18,12 @@ extern const bf16fp32__backend bf16fp32__backend_cpu_simd;
 extern const bf16fp32__backend bf16fp32__backend_cpu_ref;
 
 const bf16fp32__registry_entry bf16fp32__registry[] = {
-    {"smallm", BF16FP32_DEVICE, CUDA_BACKEND(bf16fp32__backend_smallm), true, true},
-    {"cublas", BF16FP32_DEVICE, CUDA_BACKEND(bf16fp32__backend_cublas), false, false},
-    {"cublaslt", BF16FP32_DEVICE, CUDA_BACKEND(bf16fp32__backend_cublaslt), false, false},
-    {"fp32", BF16FP32_DEVICE, CUDA_BACKEND(bf16fp32__backend_fp32), false, false},
-    {"cpu-simd", BF16FP32_HOST, &bf16fp32__backend_cpu_simd, NULL, false, true},
-    {"cpu-ref", BF16FP32_HOST, &bf16fp32__backend_cpu_ref, NULL, false, true},
+    {"smallm", BF16FP32_DEVICE, CUDA_BACKEND(bf16fp32__backend_smallm), true, true, true},
+    {"cublas", BF16FP32_DEVICE, CUDA_BACKEND(bf16fp32__backend_cublas), false, false, false},
+    {"cublaslt", BF16FP32_DEVICE, CUDA_BACKEND(bf16fp32__backend_cublaslt), false, false, false},
+    {"fp32", BF16FP32_DEVICE, CUDA_BACKEND(bf16fp32__backend_fp32), false, false, false},
+    {"cpu-simd", BF16FP32_HOST, &bf16fp32__backend_cpu_simd, NULL, false, true, false},
+    {"cpu-ref", BF16FP32_HOST, &bf16fp32__backend_cpu_ref, NULL, false, true, false},
 };
 
 const int bf16fp32__registry_count = (int)(sizeof bf16fp32__registry / sizeof bf16fp32__registry[0]);

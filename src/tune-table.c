@@ -227,11 +227,17 @@ int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *
     yields_plain = base >= 0; /* else the entry's own order */
     if (yields_plain) r = base, rv = bv, swap = true;
   }
-  /* A variant was timed at its bucket's own M only: on the H200 cuBLASLt's algorithm tuned at
-   * M = 256 took 1.25-1.56x cuBLAS's time at M = 160-192 (docs/h200-results.md, session 50). At
-   * the bucket's other M a plain runner-up goes first, and variants run their backend's default. */
-  const bool exact = e->m == s->m, variant_elsewhere = !exact && wv && !rv && r >= 0 && !swap;
+  /* A variant was timed at its bucket's own M only, and may lose at the bucket's other M:
+   * cuBLASLt's algorithm tuned at M = 256 took 1.25-1.56x cuBLAS's time at M = 160-192
+   * (docs/h200-results.md, session 50), and bucket 32's smallm stagings fitted to M = 28 cost the
+   * flash step 155 us. There variants run their backend's default: smallm's tables choose one for
+   * each M, so a smallm winner stays first; another yields to a plain runner-up. Yielding put
+   * cuBLAS first at up to 1.6x smallm's time (up to 257 us per step; smallm-notes, session 57). */
+  const bool exact = e->m == s->m;
+  const bool variant_elsewhere =
+      !exact && wv && w >= 0 && !bf16fp32__registry[w].default_per_m && !rv && r >= 0 && !swap;
   if (variant_elsewhere) swap = true;
+  const bool default_here = !exact && (wv || rv) && !variant_elsewhere;
   if (!exact) wv = rv = NULL;
   if (swap) {
     int tmp = w;
@@ -272,6 +278,8 @@ int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *
                100 * margin_of(e->winner), BF16FP32__TUNE_BASELINE, BF16FP32__TUNE_BASELINE);
     else if (w < 0)
       snprintf(note, sizeof note, " (the winner is not in this build)");
+    else if (default_here)
+      snprintf(note, sizeof note, " (a variant timed at M=%lld only: the default here)", (long long)e->m);
     snprintf(why, why_len, "tuned: %s: %sM bucket %lld%s: %s %.2f us%s%s", source,
              under_pdl ? "under PDL: " : "", (long long)e->m, bucket, e->winner, e->winner_us, runner,
              note);

@@ -120,12 +120,12 @@ bool bf16fp32__tune_baseline_first(const bf16fp32__tune_entry *e);
  * order unless bf16fp32__tune_baseline_first, skipping names this build does not know or that
  * run elsewhere; returns how many (0..2). variants (may be NULL) gets each one's variant: NULL
  * for a plain name, the text after '@' in the table's entry for "name@variant" when s->m is the
- * entry's own M; at the bucket's other M no variant, and a winner with one yields to a plain
- * runner-up (the variant was timed at that M only). With pdl (the context's PDL option, device calls)
- * the entries measured under PDL decide where the table has them for (n, k) and M up to their
- * largest bucket, the plain ones otherwise: PDL shortens our kernels' calls and not cuBLAS's,
- * so the winners differ. why
- * (may be NULL) says where the choice came from and the measured times. */
+ * entry's own M; at the bucket's other M no variant (it was timed at that M only), and a winner
+ * with one yields to a plain runner-up unless its backend chooses its default per M (smallm).
+ * With pdl (the context's PDL option, device calls) the entries measured under PDL decide where
+ * the table has them for (n, k) and M up to their largest bucket, the plain ones otherwise: PDL
+ * shortens our kernels' calls and not cuBLAS's, so the winners differ. why (may be NULL) says
+ * where the choice came from and the measured times. */
 int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *s, bool pdl,
                           int backends[2], const char *variants[2], char *why, size_t why_len);
 void bf16fp32__tune_free(bf16fp32__tune_table *t);

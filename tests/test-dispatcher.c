@@ -95,12 +95,12 @@ static const bf16fp32__backend plain_ops = FAKE("plain", ok, plain_run);
 
 /* Replaces src/registry.c at link time. */
 const bf16fp32__registry_entry bf16fp32__registry[] = {
-    {"fatal", BF16FP32_HOST, &fatal_ops, NULL, false, true},
-    {"flaky", BF16FP32_HOST, &flaky_ops, NULL, false, true},
-    {"absent", BF16FP32_HOST, &absent_ops, NULL, false, true},
-    {"picky", BF16FP32_HOST, &picky_ops, NULL, false, true},
-    {"plain", BF16FP32_HOST, &plain_ops, NULL, false, true},
-    {"unbuilt", BF16FP32_HOST, NULL, "not built here", false, true},
+    {"fatal", BF16FP32_HOST, &fatal_ops, NULL, false, true, false},
+    {"flaky", BF16FP32_HOST, &flaky_ops, NULL, false, true, false},
+    {"absent", BF16FP32_HOST, &absent_ops, NULL, false, true, false},
+    {"picky", BF16FP32_HOST, &picky_ops, NULL, false, true, false},
+    {"plain", BF16FP32_HOST, &plain_ops, NULL, false, true, false},
+    {"unbuilt", BF16FP32_HOST, NULL, "not built here", false, true, false},
 };
 const int bf16fp32__registry_count = 6;
 enum { FATAL, FLAKY, ABSENT, PICKY, PLAIN, UNBUILT };

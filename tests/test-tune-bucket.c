@@ -155,22 +155,25 @@ static void test_baseline_first(void) {
   EXPECT(!bf16fp32__tune_within_margin("cublaslt@1.2", 9.0, -1), "no baseline time");
 }
 
+/* A table of the H200's built-in kind holding the given entries. */
+static void h200_table(bf16fp32__tune_table *t, const bf16fp32__tune_entry *const *e, int count) {
+  memset(t, 0, sizeof *t);
+  snprintf(t->builtin, sizeof t->builtin, "NVIDIA H200");
+  for (int i = 0; i < count; i++) bf16fp32__tune_table_add(t, e[i]);
+  bf16fp32__tune_table_finish(t);
+}
+
 /* Entries measured under PDL are their own keys; a PDL context's device calls use them where
  * the pair has them and the plain ones elsewhere; host calls and plain contexts never. */
 static void test_pdl(void) {
   bf16fp32__tune_table t;
-  memset(&t, 0, sizeof t);
-  snprintf(t.builtin, sizeof t.builtin, "NVIDIA H200");
   bf16fp32__tune_entry plain = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 64, "cublas", 7.37, "smallm", 7.61, 0);
   bf16fp32__tune_entry pdl = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 64, "smallm", 6.27, "cublas", 7.39, 0);
   pdl.pdl = 1;
   bf16fp32__tune_entry other = sup_tune_entry(BF16FP32_DEVICE, 512, 7168, 64, "cublas", 7.44, "smallm", 8.99, 0);
   bf16fp32__tune_entry host = sup_tune_entry(BF16FP32_HOST, 384, 7168, 64, "cpu-ref", 900, "", 0, 0);
-  bf16fp32__tune_table_add(&t, &pdl);
-  bf16fp32__tune_table_add(&t, &plain);
-  bf16fp32__tune_table_add(&t, &other);
-  bf16fp32__tune_table_add(&t, &host);
-  bf16fp32__tune_table_finish(&t);
+  const bf16fp32__tune_entry *all[] = {&pdl, &plain, &other, &host};
+  h200_table(&t, all, 4);
   EXPECT(t.count == 4, "the PDL entry is a key of its own: %d entries", t.count);
   const bf16fp32__tune_entry *p = bf16fp32__tune_table_lookup(&t, BF16FP32_DEVICE, 1, 384, 7168, 40);
   const bf16fp32__tune_entry *q = bf16fp32__tune_table_lookup(&t, BF16FP32_DEVICE, 0, 384, 7168, 40);
@@ -214,8 +217,6 @@ static void test_pdl(void) {
  * the plain entry of the same bucket (the pair's time made cuBLAS pay for following us). */
 static void test_pdl_plain_baseline(void) {
   bf16fp32__tune_table t;
-  memset(&t, 0, sizeof t);
-  snprintf(t.builtin, sizeof t.builtin, "NVIDIA H200");
   /* 2048x7168 M = 64 as the H200's table has it: smallm 13.00 against the pair's 14.51 and
    * cuBLAS's own 12.73. */
   bf16fp32__tune_entry pdl = sup_tune_entry(BF16FP32_DEVICE, 2048, 7168, 64, "smallm@1.5.2.1.0.0", 13.00, "cublaslt", 14.51, 0);
@@ -234,8 +235,7 @@ static void test_pdl_plain_baseline(void) {
   pdl3.pdl = 1;
   bf16fp32__tune_entry plain3 = sup_tune_entry(BF16FP32_DEVICE, 1024, 7168, 56, "cublas", 8.94, "smallm", 9.90, 0);
   const bf16fp32__tune_entry *all[] = {&pdl, &plain, &pdl2, &plain2, &pdl3, &plain3, &pdl4, &plain4};
-  for (int i = 0; i < 8; i++) bf16fp32__tune_table_add(&t, all[i]);
-  bf16fp32__tune_table_finish(&t);
+  h200_table(&t, all, 8);
   const int cublas = bf16fp32__registry_find("cublas"), smallm = bf16fp32__registry_find("smallm");
 
   bf16fp32__shape s = call_shape(BF16FP32_DEVICE, 64, 2048, 7168);
@@ -263,6 +263,47 @@ static void test_pdl_plain_baseline(void) {
   s.n = 1024;
   n = bf16fp32__tune_choice(&t, &s, true, b, v, why, sizeof why);
   EXPECT(n >= 1 && b[0] == smallm && !strstr(why, "first"), "another bucket's plain entry: %s", why);
+  bf16fp32__tune_table_clear(&t);
+}
+
+/* At a bucket's other M a smallm winner with a variant stays first and runs its tables' staging
+ * for that M; a cuBLASLt variant (an algorithm timed at that M only) yields to a plain runner-up. */
+static void test_variant_elsewhere(void) {
+  bf16fp32__tune_table t;
+  /* 2048x4096 bucket 32 as the flash step file has it under PDL; 512x4096 M = 128 as the
+   * built-in table has 256x4096. */
+  bf16fp32__tune_entry fitted = sup_tune_entry(BF16FP32_DEVICE, 2048, 4096, 32, "smallm@1.3.3.2.1.0", 7.45, "cublas", 11.49, 0);
+  bf16fp32__tune_entry fixed = sup_tune_entry(BF16FP32_DEVICE, 512, 4096, 128, "cublaslt@66.12.35.3.2.0.2.0.7", 6.71, "cublas", 7.30, 0);
+  bf16fp32__tune_entry both = sup_tune_entry(BF16FP32_DEVICE, 1024, 4096, 40, "smallm@1.1.3.1.0.0", 7.00, "smallm@1.1.4.1.0.0", 7.10, 0);
+  const bf16fp32__tune_entry *all[] = {&fitted, &fixed, &both};
+  h200_table(&t, all, 3);
+  const int cublas = bf16fp32__registry_find("cublas"), smallm = bf16fp32__registry_find("smallm"),
+            lt = bf16fp32__registry_find("cublaslt");
+  if (cublas < 0 || smallm < 0 || lt < 0 || !bf16fp32__registry[smallm].ops || !bf16fp32__registry[lt].ops) {
+    bf16fp32__tune_table_clear(&t); /* a build without CUDA runs none of them */
+    return;
+  }
+  int b[2] = {-1, -1};
+  const char *v[2] = {NULL, NULL};
+  char why[512];
+  bf16fp32__shape s = call_shape(BF16FP32_DEVICE, 32, 2048, 4096);
+  int n = bf16fp32__tune_choice(&t, &s, false, b, v, why, sizeof why);
+  EXPECT(n == 2 && b[0] == smallm && v[0] && strcmp(v[0], "1.3.3.2.1.0") == 0 && b[1] == cublas,
+         "own M: %s", why);
+  s.m = 27;
+  n = bf16fp32__tune_choice(&t, &s, false, b, v, why, sizeof why);
+  EXPECT(n == 2 && b[0] == smallm && !v[0] && b[1] == cublas && !v[1], "M = 27: smallm's default: %s", why);
+  EXPECT(strstr(why, "a variant timed at M=32 only: the default here"), "why: %s", why);
+  s.n = 1024, s.m = 33;
+  n = bf16fp32__tune_choice(&t, &s, false, b, v, why, sizeof why);
+  EXPECT(n == 1 && b[0] == smallm && !v[0], "M = 33: smallm's default (listed once): %s", why);
+  s.n = 512, s.m = 100;
+  n = bf16fp32__tune_choice(&t, &s, false, b, v, why, sizeof why);
+  EXPECT(n == 2 && b[0] == cublas && b[1] == lt && !v[0] && !v[1], "M = 100: cuBLASLt's algorithm yields: %s", why);
+  EXPECT(strstr(why, "timed at M=128 only"), "why: %s", why);
+  s.m = 128;
+  n = bf16fp32__tune_choice(&t, &s, false, b, v, why, sizeof why);
+  EXPECT(n == 2 && b[0] == lt && v[0] && strcmp(v[0], "66.12.35.3.2.0.2.0.7") == 0, "M = 128: %s", why);
   bf16fp32__tune_table_clear(&t);
 }
 
@@ -318,6 +359,7 @@ int main(void) {
   test_lookup();
   test_pdl();
   test_pdl_plain_baseline();
+  test_variant_elsewhere();
   test_baseline_first();
   return testing_summary("test-tune-bucket");
 }

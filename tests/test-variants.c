@@ -85,8 +85,8 @@ static const bf16fp32__backend varied_ops = {"varied", BF16FP32_HOST, fake_probe
 
 /* Replaces src/registry.c at link time. */
 const bf16fp32__registry_entry bf16fp32__registry[] = {
-    {"slow", BF16FP32_HOST, &slow_ops, NULL, false, true},
-    {"varied", BF16FP32_HOST, &varied_ops, NULL, false, true},
+    {"slow", BF16FP32_HOST, &slow_ops, NULL, false, true, false},
+    {"varied", BF16FP32_HOST, &varied_ops, NULL, false, true, false},
 };
 const int bf16fp32__registry_count = 2;
 enum { SLOW, VARIED };
