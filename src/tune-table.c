@@ -232,7 +232,7 @@ int bf16fp32__tune_choice(const bf16fp32__tune_table *t, const bf16fp32__shape *
    * (docs/h200-results.md, session 50), and bucket 32's smallm stagings fitted to M = 28 cost the
    * flash step 155 us. There variants run their backend's default: smallm's tables choose one for
    * each M, so a smallm winner stays first; another yields to a plain runner-up. Yielding put
-   * cuBLAS first at up to 1.6x smallm's time (up to 257 us per step; smallm-notes, session 57). */
+   * cuBLAS first at up to 1.6x smallm's time (up to 251 us per step; smallm-notes, session 57). */
   const bool exact = e->m == s->m;
   const bool variant_elsewhere =
       !exact && wv && w >= 0 && !bf16fp32__registry[w].default_per_m && !rv && r >= 0 && !swap;
