@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "step-filler.h"
+#include "bf16fp32.h"
 
 static const char *const trigger_name[] = {"end", "entry", "none"}; /* bf16fp32_filler_trigger */
 
@@ -22,6 +22,13 @@ const char *bench_decode_filler_trigger_name(int trigger) {
   return trigger >= 0 && trigger < (int)(sizeof trigger_name / sizeof *trigger_name)
              ? trigger_name[trigger]
              : "?";
+}
+
+const char *bench_decode_filler_rules(bool step, int filler_kb, int *trigger) {
+  if (!step && filler_kb) return "--filler-kb only goes with --decode-step";
+  if (!filler_kb && *trigger >= 0) return "--filler-trigger only goes with --filler-kb";
+  if (*trigger < 0) *trigger = BF16FP32_FILLER_END;
+  return NULL;
 }
 
 const char *bench_decode_prefix(const char *model) {
@@ -43,7 +50,6 @@ int bench_decode(const bench_decode_args *a) {
 #include <cuda_runtime_api.h>
 
 #include "bench-baseline.h"
-#include "bf16fp32.h"
 #include "dispatch.h"
 #include "measure.h"
 #include "step.h"

@@ -211,9 +211,8 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   if (o->decode && !bench_decode_prefix(o->decode))
     return usage_error("--decode-step: unknown model \"%s\" (known: dsv4-flash, dsv4-pro)", o->decode);
   if (!o->decode && o->batch_count) return usage_error("%s only goes with --decode-step", "--batch");
-  if (!o->decode && o->filler_kb) return usage_error("%s only goes with --decode-step", "--filler-kb");
-  if (!o->filler_kb && o->filler_trigger >= 0) return usage_error("%s only goes with --filler-kb", "--filler-trigger");
-  if (o->filler_trigger < 0) o->filler_trigger = BF16FP32_FILLER_END;
+  const char *filler_error = bench_decode_filler_rules(o->decode != NULL, o->filler_kb, &o->filler_trigger);
+  if (filler_error) return usage_error("%s", filler_error);
   return 0;
 }
 

@@ -107,15 +107,11 @@ static int parse_args(int argc, char **argv, tune_args *a) {
             a->cpu ? "--cpu" : a->only ? "--only" : "--from");
     return 2;
   }
-  if (!a->step && a->filler_kb) {
-    fprintf(stderr, "bf16fp32 tune: --filler-kb goes between the GEMMs of --decode-step\n");
+  const char *filler_error = bench_decode_filler_rules(a->step != NULL, a->filler_kb, &a->filler_trigger);
+  if (filler_error) {
+    fprintf(stderr, "bf16fp32 tune: %s\n", filler_error);
     return 2;
   }
-  if (!a->filler_kb && a->filler_trigger >= 0) {
-    fprintf(stderr, "bf16fp32 tune: --filler-trigger only goes with --filler-kb\n");
-    return 2;
-  }
-  if (a->filler_trigger < 0) a->filler_trigger = BF16FP32_FILLER_END;
   if (a->from && !a->emit_c) {
     fprintf(stderr, "bf16fp32 tune: --from needs --emit-c\n");
     return 2;
