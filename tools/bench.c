@@ -194,8 +194,12 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       if (parse_positive(v, INT64_MAX, &x)) return usage_error("--cpu-ref-limit: \"%s\" is not a positive integer", v ? v : "");
       o->cpu_ref_limit = x;
     } else if (VALUE_OF("--filler-kb")) {
-      if (parse_positive(v, BF16FP32__STEP_MAX_FILLER_KB, &x))
-        return usage_error("--filler-kb: \"%s\" is not in [1, 1048576]", v ? v : "");
+      if (parse_positive(v, BF16FP32__STEP_MAX_FILLER_KB, &x)) {
+        char msg[128]; /* the bound from step.h, not a copy of it */
+        snprintf(msg, sizeof msg, "--filler-kb: \"%.64s\" is not in [1, %d]", v ? v : "",
+                 BF16FP32__STEP_MAX_FILLER_KB);
+        return usage_error("%s", msg);
+      }
       o->filler_kb = (int)x;
     } else if (VALUE_OF("--filler-trigger")) {
       if (!v || (o->filler_trigger = bench_decode_filler_trigger(v)) < 0)
