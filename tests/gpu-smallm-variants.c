@@ -74,6 +74,11 @@ static void every_variant(bf16fp32_context *ctx, int b, vcase *c, cudaStream_t s
   offered += nv;
   run_variant(ctx, b, c, NULL, s, pdl);
   for (int i = 0; i < nv; i++) run_variant(ctx, b, c, names[i], s, pdl);
+  /* paired launches (twice each, so that both footprints run; plainly, or where the staging
+   * does not apply, the default's) */
+  static const char *const paired[] = {"1.5.2.1.0.0.1", "1.3.3.1.1.0.1", "1.3.2.1.0.0.1"};
+  for (int i = 0; i < 3; i++)
+    for (int twice = 0; twice < 2; twice++) run_variant(ctx, b, c, paired[i], s, pdl);
   /* what smallm cannot use here runs its default */
   run_variant(ctx, b, c, "1.99.2.1.0.0", s, pdl);
   run_variant(ctx, b, c, "cuBLASLt", s, pdl);
@@ -129,7 +134,8 @@ int main(void) {
   bf16fp32_destroy(ctx);
   cudaStream_t s = sup_gpu_stream_create();
   /* DeepSeek-V4 shapes across the stream, share and token-block stagings, and an odd K */
-  static const int64_t shapes[][3] = {{1, 1024, 7168}, {4, 1024, 7168}, {13, 2048, 7168},
+  static const int64_t shapes[][3] = {{1, 1024, 7168}, {4, 1024, 7168}, {8, 1024, 7168},
+                                      {13, 2048, 7168},
                                       {24, 2048, 4096}, {40, 256, 4096}, {64, 512, 7168},
                                       {8, 384, 7168},   {100, 2048, 7168}, {1, 528, 1032},
                                       {37, 528, 1032}, {256, 256, 4096}};

@@ -19,7 +19,7 @@ static const int dsv4[][2] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 409
                               {2048, 7168}, {1024, 7168}, {512, 7168}, {256, 7168}};
 
 /* Every field of the configuration (a field added there must be added here: the size says so). */
-_Static_assert(sizeof(bf16fp32__smallm_config) == 232, "same_config: compare the new field");
+_Static_assert(sizeof(bf16fp32__smallm_config) == 240, "same_config: compare the new field");
 static int same_config(const bf16fp32__smallm_config *a, const bf16fp32__smallm_config *b) {
 #define SAME(f) (a->f == b->f)
   return memcmp(&a->split, &b->split, sizeof a->split) == 0 && SAME(mt) && SAME(mpad) &&
@@ -29,9 +29,9 @@ static int same_config(const bf16fp32__smallm_config *a, const bf16fp32__smallm_
          SAME(wide_smem) && SAME(wide_subs) && SAME(wide_groups) && SAME(wgmma) &&
          SAME(wg_tokens) && SAME(stream) && SAME(stream_subs) && SAME(stream_stages) &&
          SAME(stream_groups) && SAME(stream_smem) && SAME(stream_over) && SAME(stream_wl2) &&
-         SAME(stream_tblocks) && SAME(stream_early) && SAME(share) && SAME(share_pitch) &&
-         SAME(share_smem) && SAME(share_xreg) && SAME(share_wpre) && SAME(share_late) &&
-         SAME(share_late_l2) && SAME(share_tiles) && SAME(fold) && SAME(fold_pitch) &&
+         SAME(stream_tblocks) && SAME(stream_early) && SAME(stream_pair) && SAME(share) &&
+         SAME(share_pitch) && SAME(share_smem) && SAME(share_xreg) && SAME(share_wpre) &&
+         SAME(share_late) && SAME(share_late_l2) && SAME(share_tiles) && SAME(fold) && SAME(fold_pitch) &&
          SAME(fold_smem) && SAME(fold_xn);
 #undef SAME
 }
@@ -147,10 +147,46 @@ static void test_refused(void) {
   CHECK(bf16fp32__smallm_apply_variant(&c, "0", 4, 200, 4096, H200_SMS, H200_SMEM) != 0);
 }
 
+/* Paired launches: a seventh field 1 marks a stream staging with a ring per warp and up to 16
+ * tokens; its text comes back; groups and more token tiles refuse it; its calls alternate the
+ * two footprints under PDL and run as they are plainly or where no pair fits. */
+static void test_pair(void) {
+  bf16fp32__smallm_config c, t;
+  char back[BF16FP32__VARIANT_LEN];
+  CHECK(bf16fp32__smallm_apply_variant(&c, "1.5.2.1.0.0.1", 4, 1024, 7168, H200_SMS, H200_SMEM) ==
+            0 &&
+        c.stream_pair && bf16fp32__smallm_variant_of(&c, back) == 0 &&
+        strcmp(back, "1.5.2.1.0.0.1") == 0);
+  CHECK(bf16fp32__smallm_apply_variant(&t, "1.3.3.2.1.0.1", 24, 2048, 7168, H200_SMS,
+                                       H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_apply_variant(&t, "1.3.2.1.0.0.1", 24, 1024, 7168, H200_SMS,
+                                       H200_SMEM) != 0);
+  CHECK(bf16fp32__smallm_apply_variant(&t, "1.3.2.1.0.0", 24, 1024, 7168, H200_SMS, H200_SMEM) ==
+        0);
+  const bf16fp32__smallm_pair h200 = {{416, 384}, 115840, 115584}, none = {{0, 0}, 0, 0},
+                              small = {{416, 384}, 115840, 100000};
+  t = c;
+  bf16fp32__smallm_pair_footprint(&t, &h200, 1, 0);
+  CHECK(t.stream_pair && t.stream_smem == 115840 && t.threads == BF16FP32__SMALLM_THREADS);
+  t = c;
+  bf16fp32__smallm_pair_footprint(&t, &h200, 1, 7);
+  CHECK(t.stream_pair && t.stream_smem == c.stream_smem && t.threads == 416);
+  t = c;
+  bf16fp32__smallm_pair_footprint(&t, &h200, 0, 1);
+  CHECK(!t.stream_pair && t.stream_smem == c.stream_smem && t.threads == c.threads);
+  t = c;
+  bf16fp32__smallm_pair_footprint(&t, &none, 1, 1);
+  CHECK(same_config(&t, &c));
+  t = c;
+  bf16fp32__smallm_pair_footprint(&t, &small, 1, 1);
+  CHECK(same_config(&t, &c));
+}
+
 int main(void) {
   test_dsv4();
   test_other();
   test_refused();
+  test_pair();
   printf("%d variants offered\n", offered);
   return testing_summary("test-smallm-variant");
 }

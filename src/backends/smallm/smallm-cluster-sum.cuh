@@ -50,6 +50,13 @@ static __device__ __forceinline__ void bf16fp32__smallm_add4(float4 &s, const fl
   s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
 }
 
+/* The threads that take part in a block's sums: NT, or with NT = 0 the whole block (a paired
+ * stream launch's extra warps leave at entry: bf16fp32__smallm_stream_pair). */
+template <int NT>
+static __device__ __forceinline__ int bf16fp32__smallm_workers() {
+  return NT > 0 ? NT : static_cast<int>(blockDim.x);
+}
+
 /* The pull: after a __syncthreads that makes each rank's sets visible, a cluster barrier, then
  * each of the `ranks` ranks finishes its share of the units (four rows of one token: unit u at
  * tok * rs + 4 * r4 of a set, tok = u / r4n, r4 = u % r4n, r4n a power of two) from the sets of
@@ -58,7 +65,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_add4(float4 &s, const fl
  * block sums; else the chains of a tile shared by a group (bf16fp32__smallm_use_groups), which
  * one block would have added in the same order. An exit barrier keeps every block's shared
  * memory until all have read it. */
-template <bool SINGLE>
+template <bool SINGLE, int NT = 0>
 static __device__ __forceinline__ void bf16fp32__smallm_cluster_pull(float *sets, int set, int rs,
                                                                      int units, int r4n,
                                                                      int ranks, int chains,
@@ -69,7 +76,8 @@ static __device__ __forceinline__ void bf16fp32__smallm_cluster_pull(float *sets
   bf16fp32__smallm_cluster_share(); /* the sets visible to the whole cluster */
   BF16FP32__SMALLM_STAMP(6);
   const int u1 = bf16fp32__smallm_share(rank + 1, units, ranks);
-  for (int u = bf16fp32__smallm_share(rank, units, ranks) + threadIdx.x; u < u1; u += blockDim.x) {
+  for (int u = bf16fp32__smallm_share(rank, units, ranks) + threadIdx.x; u < u1;
+       u += bf16fp32__smallm_workers<NT>()) {
     const int tok = u >> lg, r4 = u & (r4n - 1), off = tok * rs + 4 * r4;
     float4 v[BF16FP32__SMALLM_MAX_SPLIT]; /* all loads issued first */
 #pragma unroll
@@ -107,13 +115,13 @@ static __device__ __forceinline__ float4 bf16fp32__smallm_unit_sum(const float *
  * r4n a power of two) is the float4 at part + h * gstride + tok * rs + 4 * r4 (MAXG: the most
  * warp groups the kernel has, so that their loads stay in registers). The block sum goes to
  * out + tok * ldo + 4 * r4 (to_out), else to group 0's slot. */
-template <int MAXG>
+template <int MAXG, int NT = 0>
 static __device__ __forceinline__ void bf16fp32__smallm_block_sum(float *part, int gstride, int rs,
                                                                   int kwarps, int units, int r4n,
                                                                   bool to_out, float *out,
                                                                   long long ldo) {
   const int lg = __ffs(r4n) - 1;
-  for (int u = threadIdx.x; u < units; u += blockDim.x) {
+  for (int u = threadIdx.x; u < units; u += bf16fp32__smallm_workers<NT>()) {
     const int tok = u >> lg, r4 = u & (r4n - 1);
     float *p = part + tok * rs + 4 * r4;
     const float4 sum = bf16fp32__smallm_unit_sum<MAXG>(p, gstride, kwarps);
@@ -125,15 +133,16 @@ static __device__ __forceinline__ void bf16fp32__smallm_block_sum(float *part, i
 }
 
 /* The block sums (above), then with a K split the cluster's sum of its ranks' block sums. */
-template <int MAXG>
+template <int MAXG, int NT = 0>
 static __device__ __forceinline__ void bf16fp32__smallm_cluster_sum(float *part, int gstride, int rs,
                                                                     int kwarps, int units, int r4n,
                                                                     int ksplit, float *out,
                                                                     long long ldo) {
   if (kwarps > 1 || ksplit <= 1)
-    bf16fp32__smallm_block_sum<MAXG>(part, gstride, rs, kwarps, units, r4n, ksplit <= 1, out, ldo);
+    bf16fp32__smallm_block_sum<MAXG, NT>(part, gstride, rs, kwarps, units, r4n, ksplit <= 1, out,
+                                         ldo);
   if (ksplit <= 1) return;
-  bf16fp32__smallm_cluster_pull<true>(part, 0, rs, units, r4n, ksplit, 1, out, ldo);
+  bf16fp32__smallm_cluster_pull<true, NT>(part, 0, rs, units, r4n, ksplit, 1, out, ldo);
 }
 
 /* The push (the share kernel): the K split's block sums sent to their owners by asynchronous
@@ -233,7 +242,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_store_warp(const float (
  * out[.., 0 .. rows - 1]. A share block of TL row blocks of the split (share_tiles) has `rows`
  * rows in all: the warp's sums of row block b are its 16-row set b * tile_sets + wn of the
  * block's, so that the block and cluster sums add every output as for one row block. */
-template <int MT, int TL>
+template <int MT, int TL, int NT = 0>
 static __device__ __forceinline__ void bf16fp32__smallm_finish_tiles(
     const float (&acc)[TL][MT][4], float *part, int wk, int wn, int tile_sets, int m, int mpad,
     int rows, int kwarps, int ksplit, float *out, long long ldo, float4 *recv = nullptr,
@@ -249,18 +258,18 @@ static __device__ __forceinline__ void bf16fp32__smallm_finish_tiles(
                                                           m * (rows >> 2), rows >> 2, recv, rbar,
                                                           out, ldo);
   else
-    bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS>(part, mpad * rs, rs, kwarps,
-                                                         m * (rows >> 2), rows >> 2, ksplit, out,
-                                                         ldo);
+    bf16fp32__smallm_cluster_sum<BF16FP32__SMALLM_WARPS, NT>(part, mpad * rs, rs, kwarps,
+                                                             m * (rows >> 2), rows >> 2, ksplit,
+                                                             out, ldo);
   BF16FP32__SMALLM_STAMP(5);
 }
-template <int MT>
+template <int MT, int NT = 0>
 static __device__ __forceinline__ void bf16fp32__smallm_finish_warps(const float (&acc)[MT][4],
                                                                      float *part, int wk, int wn,
                                                                      int m, int mpad, int rows,
                                                                      int kwarps, int ksplit,
                                                                      float *out, long long ldo) {
-  bf16fp32__smallm_finish_tiles<MT, 1>(reinterpret_cast<const float(&)[1][MT][4]>(acc), part, wk,
+  bf16fp32__smallm_finish_tiles<MT, 1, NT>(reinterpret_cast<const float(&)[1][MT][4]>(acc), part, wk,
                                        wn, 0, m, mpad, rows, kwarps, ksplit, out, ldo);
 }
 

@@ -263,6 +263,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
   c->stream_over = 0;
   c->stream_tblocks = 1;
   c->stream_early = 0;
+  c->stream_pair = 0;
   c->share = 0;
   c->share_pitch = 0;
   c->share_smem = 0;
@@ -576,6 +577,26 @@ int bf16fp32__smallm_use_stream_at(bf16fp32__smallm_config *c, int64_t m, int su
   return stream_fit(c, m, subs, stages, stages, groups, over, smem_limit);
 }
 
+int bf16fp32__smallm_stream_pair(bf16fp32__smallm_config *c, int use_pdl) {
+  /* the instances smallm-stream.cu builds for it */
+  if (!use_pdl || !c->stream || c->stream_groups != 1 || c->stream_tblocks > 1 || c->mt > 2)
+    return -1;
+  c->stream_pair = 1;
+  return 0;
+}
+
+void bf16fp32__smallm_pair_footprint(bf16fp32__smallm_config *c, const bf16fp32__smallm_pair *p,
+                                     int use_pdl, unsigned call) {
+  if (!c->stream_pair) return;
+  if (!use_pdl) c->stream_pair = 0; /* its instances are the PDL launch's */
+  const int threads = c->mt >= 1 && c->mt <= 2 ? p->threads[c->mt - 1] : 0;
+  if (!c->stream_pair || threads == 0 || c->stream_smem > p->max_smem) return;
+  if (call & 1u)
+    c->threads = threads;
+  else if (c->stream_smem < p->smem)
+    c->stream_smem = p->smem;
+}
+
 /* c switched to the stream kernel in blocks of 64 tokens (stream_fit's arguments at M = 64) */
 static int tokens_fit(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k, int subs,
                       int stages, int min_stages, int groups, int over, size_t smem_limit) {
@@ -733,6 +754,7 @@ static int stream_fit(bf16fp32__smallm_config *c, int64_t m, int subs, int stage
         c->stream_stages = s;
         c->stream_groups = groups;
         c->stream_wl2 = 0;
+        c->stream_pair = 0;
         c->stream_smem = smem;
         c->stream_over = over;
         if (groups == 2) c->grid_x = 2, c->grid_y /= 2;

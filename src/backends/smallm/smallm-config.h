@@ -127,6 +127,7 @@ typedef struct bf16fp32__smallm_config {
                           more above (bf16fp32__smallm_use_stream_tokens) */
   int stream_early;    /* 1: under programmatic dependent launch, the next call may launch once
                           every block has entered, not once every block has passed its wait */
+  int stream_pair;     /* 1: paired launches (bf16fp32__smallm_stream_pair) */
   /* The share kernel (set by bf16fp32__smallm_use_share; uses the split, mt, mpad and grid): */
   int share;           /* 1: run it */
   int share_pitch;     /* bytes per weight or token row in shared memory: the longest slice's
@@ -292,6 +293,31 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
  * M = 64, mostly under programmatic dependent launch (use_pdl). */
 void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                    int sm_count, int use_pdl, size_t smem_limit);
+
+/* Paired launches. Under programmatic dependent launch a call's blocks take the room each SM
+ * frees as the previous call ends, as many to an SM as fit: a call whose blocks take at most half
+ * an SM then sits beside the previous call of its shape (one block each: the overlap that makes
+ * such stagings fast one shape at a time) but lands two to an SM on half the SMs behind a call of
+ * larger blocks (docs/smallm-notes.md, session 59: `bench/pdl-place.cu`). Paired, consecutive
+ * calls alternate two footprints that fit an SM together but neither twice: one with more than
+ * half the shared memory, one with more than half the registers (extra warps that leave at
+ * entry). What fits is the device's (bf16fp32__smallm_stream_pair_fit). */
+typedef struct bf16fp32__smallm_pair {
+  int threads[2];  /* the register-heavy footprint's threads at mt = 1, 2 (their instances'
+                      registers differ); 0: no pair fits this device */
+  size_t smem;     /* the other footprint's dynamic shared memory (more than half an SM) */
+  size_t max_smem; /* the most a paired configuration may take, for the two to fit together */
+} bf16fp32__smallm_pair;
+
+/* Marks c (the stream kernel, a ring per warp, mt <= 2 token tiles, launched under PDL) for
+ * paired launches. Returns 0, or -1 where it does not apply. */
+int bf16fp32__smallm_stream_pair(bf16fp32__smallm_config *c, int use_pdl);
+
+/* The footprint of call number `call` of a paired configuration on this device: odd calls the
+ * register-heavy one (c->threads), even ones the one with more shared memory (c->stream_smem).
+ * Launched plainly (use_pdl = 0) c runs unpaired; where no pair fits, with its own footprint. */
+void bf16fp32__smallm_pair_footprint(bf16fp32__smallm_config *c, const bf16fp32__smallm_pair *p,
+                                     int use_pdl, unsigned call);
 
 /* What a call of (m, n, k) runs by default: bf16fp32__smallm_choose, then the stream, share
  * and fold tables for the launch kind. Returns 0, or -1 when the shape is not handled. */

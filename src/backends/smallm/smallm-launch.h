@@ -42,6 +42,10 @@ int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, int64_t m, 
                                    int64_t k, const uint16_t *x, int64_t ldx, const uint16_t *w,
                                    int64_t ldw, float *out, int64_t ldo, void *stream, int use_pdl);
 
+/* The pair that fits this device's SMs (bf16fp32__smallm_pair) for the paired instances, into
+ * *p (p->threads = 0 where none fits). Returns a cudaError_t as the others. */
+int bf16fp32__smallm_stream_pair_fit(int device, size_t smem_limit, bf16fp32__smallm_pair *p);
+
 /* The share kernel's (smallm-share.cu; c->share). */
 int bf16fp32__smallm_share_load(size_t smem_limit);
 int bf16fp32__smallm_share_launch(const bf16fp32__smallm_config *c, int64_t m, int64_t k,

@@ -101,12 +101,15 @@ struct SArgs {
 /* Block (rank, blockIdx.y) and warp (wk, wn) as in the decode kernel: rows n0 + 16 wn .. + 15,
  * group wk's range of the rank's K slice, summed in increasing order, two MMAs per sub-chunk;
  * then the partial sums go to the cluster sum (with groups: the chains' sums, in chain order).
- * TB: token block blockIdx.z of 64 tokens (the last one the rest), each as a call of its own. */
-template <int MT, int GR, int XM, bool TB = false>
-__global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
+ * TB: token block blockIdx.z of 64 tokens (the last one the rest), each as a call of its own.
+ * PAIR: the instance of paired launches (bf16fp32__smallm_stream_pair), which may have up to
+ * twice the threads; those past the eight warps leave at once (they only hold registers). */
+template <int MT, int GR, int XM, bool TB = false, bool PAIR = false>
+__global__ void __launch_bounds__((PAIR ? 2 : 1) * BF16FP32__SMALLM_THREADS, 1)
     smallm_stream_kernel(const __grid_constant__ SArgs a) {
   constexpr bool XIL = XM == X_BESIDE_WEIGHTS;
   extern __shared__ __align__(128) unsigned char smem[];
+  if (PAIR && threadIdx.x >= BF16FP32__SMALLM_THREADS) return;
   BF16FP32__SMALLM_STAMP(0);
   /* this block's tokens, the first of them, its x boxes and what a stage's two boxes bring */
   const bool tail = TB && blockIdx.z + 1 == gridDim.z;
@@ -248,8 +251,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, 1)
   float *out = a.out + static_cast<long long>(blockIdx.y) * a.rows + tok0 * a.ldo;
   float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS + part_off);
   if (GR == 1)
-    bf16fp32__smallm_finish_warps<MT>(acc, part, wk, wn, mb, a.mpad, a.rows, a.kwarps, a.ksplit,
-                                      out, a.ldo);
+    bf16fp32__smallm_finish_warps<MT, PAIR ? BF16FP32__SMALLM_THREADS : 0>(
+        acc, part, wk, wn, mb, a.mpad, a.rows, a.kwarps, a.ksplit, out, a.ldo);
   else
     bf16fp32__smallm_finish_groups<MT>(acc, part, pl.warp % (a.kwarps / GR), wn, mb, a.mpad,
                                        a.rows, a.kwarps / GR, GR, out, a.ldo);
@@ -279,11 +282,21 @@ StreamKernel stream_kernel(int mt, int gr, bool pdl, bool two_stages, bool tb) {
   return gr == 2 ? stream_kernel_gr<2>(mt, pdl, two_stages, tb)
                  : stream_kernel_gr<1>(mt, pdl, two_stages, tb);
 }
+/* Paired launches' instances (bf16fp32__smallm_stream_pair: a ring per warp, under PDL). */
+StreamKernel pair_kernel(int mt) {
+  return mt == 1 ? smallm_stream_kernel<1, 1, X_L2_BEFORE_WAIT, false, true>
+                 : smallm_stream_kernel<2, 1, X_L2_BEFORE_WAIT, false, true>;
+}
 
 }  // namespace
 
 extern "C" int bf16fp32__smallm_stream_load(size_t smem_limit) {
-  cudaError_t e = cudaSuccess;
+  cudaError_t e = bf16fp32__smallm_allow_smem(smem_limit, pair_kernel(1), pair_kernel(2));
+  /* A paired block of more than half an SM's shared memory would otherwise get the smallest
+   * carveout that holds one block, which leaves no room for the other footprint beside it. */
+  for (int mt = 1; mt <= 2 && e == cudaSuccess; mt++)
+    e = cudaFuncSetAttribute(pair_kernel(mt), cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared);
   for (int mt = 1; mt <= 8 && e == cudaSuccess; mt *= 2)
     for (int gr = 1; gr <= 2 && e == cudaSuccess; gr++)
       e = bf16fp32__smallm_allow_smem(smem_limit, stream_kernel(mt, gr, true, false, false),
@@ -334,7 +347,43 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
    * sub-chunks, two or three of them, with or without two blocks per tile) the same order took
    * 3-9 % off (session 16: 2048x7168 M = 32 / 64 12.73 / 15.02 -> 11.99 / 14.34, 1024x4096 M = 32
    * 6.72 -> 6.30). */
+  if (c->stream_pair && (gr != 1 || tblocks > 1 || c->mt > 2 || !use_pdl))
+    return static_cast<int>(cudaErrorInvalidValue); /* bf16fp32__smallm_stream_pair refuses it */
   const StreamKernel kern =
-      stream_kernel(c->mt, gr, use_pdl != 0, c->stream_stages == 2, tblocks > 1);
+      c->stream_pair ? pair_kernel(c->mt)
+                     : stream_kernel(c->mt, gr, use_pdl != 0, c->stream_stages == 2, tblocks > 1);
   return static_cast<int>(cudaLaunchKernelEx(&cfg, kern, a));
+}
+
+extern "C" int bf16fp32__smallm_stream_pair_fit(int device, size_t smem_limit,
+                                                bf16fp32__smallm_pair *p) {
+  int regs_sm = 0, smem_sm = 0, reserved = 0, threads_sm = 0;
+  cudaError_t e =
+      cudaDeviceGetAttribute(&regs_sm, cudaDevAttrMaxRegistersPerMultiprocessor, device);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device);
+  p->threads[0] = p->threads[1] = 0, p->smem = 0, p->max_smem = 0;
+  if (e != cudaSuccess) return static_cast<int>(e);
+  /* the shared-memory-heavy footprint: two of it with their reserves take more than an SM */
+  const size_t res = static_cast<size_t>(reserved), sm = static_cast<size_t>(smem_sm);
+  const size_t smem = (sm / 2 - res) / 128 * 128 + 128;
+  if (smem > smem_limit || 2 * (smem + res) <= sm) return 0;
+  for (int mt = 1; mt <= 2; mt++) {
+    cudaFuncAttributes fa;
+    e = cudaFuncGetAttributes(&fa, pair_kernel(mt));
+    if (e != cudaSuccess) return static_cast<int>(e);
+    /* the register-heavy one: registers go to a warp in units of 256; w warps of it take more
+     * than half the SM's, and fit beside the other's eight */
+    const int warp_regs = (32 * fa.numRegs + 255) / 256 * 256, warps = BF16FP32__SMALLM_WARPS;
+    for (int w = warps + 1; w <= 2 * warps && p->threads[mt - 1] == 0; w++)
+      if (2 * w * warp_regs > regs_sm && (warps + w) * warp_regs <= regs_sm &&
+          32 * (warps + w) <= threads_sm)
+        p->threads[mt - 1] = 32 * w;
+  }
+  p->smem = smem, p->max_smem = sm - 2 * res - smem;
+  return 0;
 }

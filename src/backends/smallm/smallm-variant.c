@@ -8,7 +8,7 @@
 enum { CHOSEN = 0, STREAM = 1, SHARE = 2, TOKENS = 3, FOLD = 4 };
 
 int bf16fp32__smallm_variant_of(const bf16fp32__smallm_config *c, char out[BF16FP32__VARIANT_LEN]) {
-  int64_t f[6] = {CHOSEN};
+  int64_t f[7] = {CHOSEN};
   int count = 1;
   if (c->stream && c->stream_wl2) return -1;
   if (c->stream && c->stream_tblocks > 1) {
@@ -16,8 +16,8 @@ int bf16fp32__smallm_variant_of(const bf16fp32__smallm_config *c, char out[BF16F
     memcpy(f, v, sizeof v), count = 5;
   } else if (c->stream) {
     const int64_t v[] = {STREAM, c->stream_subs, c->stream_stages, c->stream_groups,
-                         c->stream_over, c->stream_early};
-    memcpy(f, v, sizeof v), count = 6;
+                         c->stream_over, c->stream_early, 1};
+    memcpy(f, v, sizeof v), count = c->stream_pair ? 7 : 6; /* the pair field only when set */
   } else if (c->fold) {
     f[0] = FOLD;
   } else if (c->share) {
@@ -46,10 +46,12 @@ int bf16fp32__smallm_apply_variant(bf16fp32__smallm_config *c, const char *text,
     ok = count == 1;
     break;
   case STREAM:
-    ok = count == 6 && f[5] <= 1 &&
+    ok = (count == 6 || (count == 7 && f[6] == 1)) && f[5] <= 1 &&
          bf16fp32__smallm_use_stream_at(&t, m, (int)f[1], (int)f[2], (int)f[3], (int)f[4],
                                         smem_limit) == 0;
     if (ok) t.stream_early = (int)f[5];
+    /* paired launches apply under PDL only, where the variants are timed as the launches run */
+    if (ok && count == 7) ok = bf16fp32__smallm_stream_pair(&t, 1) == 0;
     break;
   case SHARE:
     ok = count == 6 &&

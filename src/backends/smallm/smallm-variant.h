@@ -5,7 +5,8 @@
  * changes a call's time, never its bits (batch invariance holds whatever the variants).
  *   0                                the chooser's kernel (decode, tiled or wide), no table
  *   1.subs.stages.groups.over.early  the stream kernel, M <= 64 (bf16fp32__smallm_use_stream_at,
- *                                    early: c->stream_early)
+ *                                    early: c->stream_early); a seventh field 1: paired launches
+ *                                    under PDL (bf16fp32__smallm_stream_pair)
  *   2.xreg.wpre.late.l2.tiles        the share kernel, M <= 64 (bf16fp32__smallm_use_share,
  *                                    _share_late, _share_tiles)
  *   3.subs.stages.groups.over        the stream kernel in blocks of 64 tokens, M > 64

@@ -4,6 +4,7 @@
  * one of the six kernels (decode, stream, share, tiled, wide, wgmma: smallm-decode.cu,
  * smallm-stream.cu, smallm-share.cu, smallm-kernel.cu, smallm-wide.cu, smallm-wgmma-sm90a.cu),
  * which sum alike. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -17,6 +18,8 @@ typedef struct smallm_state {
   int sm_count;
   size_t smem_limit; /* per-block opt-in shared memory */
   int use_pdl;
+  bf16fp32__smallm_pair pair; /* paired launches' footprints on this device */
+  atomic_uint pair_calls;     /* paired calls so far: their parity picks the footprint */
 } smallm_state;
 
 static bf16fp32_status smallm_probe(const bf16fp32__config *cfg, void **state, char *why,
@@ -50,6 +53,15 @@ static bf16fp32_status smallm_probe(const bf16fp32__config *cfg, void **state, c
   s->sm_count = info.sm_count;
   s->smem_limit = info.smem_optin_per_block;
   s->use_pdl = cfg->use_pdl != 0;
+  e = bf16fp32__smallm_stream_pair_fit(cfg->device, s->smem_limit, &s->pair);
+  if (e != 0) {
+    free(s);
+    st = bf16fp32__cuda_status((cudaError_t)e, "bf16fp32__smallm_stream_pair_fit", __FILE__,
+                               __LINE__);
+    snprintf(why, why_len, "kernel attributes query failed: %s", cudaGetErrorName((cudaError_t)e));
+    goto cleanup;
+  }
+  atomic_init(&s->pair_calls, 0u);
   *state = s;
 cleanup:
   if (st != BF16FP32_OK && why[0] == '\0') snprintf(why, why_len, "%s", bf16fp32_last_error());
@@ -74,7 +86,7 @@ static bf16fp32_status smallm_prewarm(void *state, const bf16fp32__shape *sh, co
 }
 
 static bf16fp32_status smallm_run(void *state, const bf16fp32__call *call) {
-  const smallm_state *s = state;
+  smallm_state *s = state;
   const bf16fp32__shape *sh = &call->shape;
   bf16fp32__smallm_config c;
   int e;
@@ -87,6 +99,9 @@ static bf16fp32_status smallm_run(void *state, const bf16fp32__call *call) {
   if (!tuned && bf16fp32__smallm_choose_for(sh->m, sh->n, sh->k, s->sm_count, s->use_pdl,
                                             s->smem_limit, &c) != 0)
     return BF16FP32_DECLINED;
+  if (c.stream_pair)
+    bf16fp32__smallm_pair_footprint(&c, &s->pair, s->use_pdl,
+                                    atomic_fetch_add(&s->pair_calls, 1u));
   e = bf16fp32__smallm_launch(&c, sh->m, sh->n, sh->k, call->x, sh->ldx, call->w, sh->ldw,
                               call->out, sh->ldo, call->stream, s->use_pdl);
   if (e != 0)
