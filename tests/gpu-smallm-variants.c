@@ -1,8 +1,8 @@
 /* smallm's variants on the GPU, plainly and under PDL: every variant the backend offers for a
- * shape (DeepSeek-V4 shapes, odd K, M = 1 to 256) runs within the oracle bound with poisoned
- * outputs and gives the default's bits (a variant is a staging, never another summation order);
- * texts it cannot use run the default; a tuning file naming smallm@variant gets it selected and
- * run inside a captured graph. */
+ * shape (DeepSeek-V4 shapes, odd K, M = 1 to 256), and three paired stream stagings twice each
+ * (both footprints), run within the oracle bound with poisoned outputs and give the default's
+ * bits (a variant is a staging, never another summation order); texts it cannot use run the
+ * default; a tuning file naming smallm@variant gets it selected and run inside a captured graph. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

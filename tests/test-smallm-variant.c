@@ -2,7 +2,8 @@
  * M, plainly and under PDL, has a variant that gives it back; every listed variant is distinct,
  * not the default, applies, names itself, and keeps the shape's split (so its sums, and bits,
  * are the default's); texts that are not smallm variants as they are written (aliases too), or
- * do not fit the shape, are refused and leave the configuration alone. */
+ * do not fit the shape, are refused and leave the configuration alone; paired launches' texts
+ * and footprints. */
 #include <string.h>
 
 #include "testing.h"
