@@ -577,10 +577,14 @@ int bf16fp32__smallm_use_stream_at(bf16fp32__smallm_config *c, int64_t m, int su
   return stream_fit(c, m, subs, stages, stages, groups, over, smem_limit);
 }
 
-int bf16fp32__smallm_stream_pair(bf16fp32__smallm_config *c, int use_pdl) {
+int bf16fp32__smallm_pair_applies(const bf16fp32__smallm_config *c, int use_pdl) {
   /* the instances smallm-stream.cu builds for it */
-  if (!use_pdl || !c->stream || c->stream_groups != 1 || c->stream_tblocks > 1 || c->mt > 2)
-    return -1;
+  return use_pdl && c->stream && c->stream_groups == 1 && c->stream_tblocks <= 1 && c->mt >= 1 &&
+         c->mt <= 2;
+}
+
+int bf16fp32__smallm_stream_pair(bf16fp32__smallm_config *c, int use_pdl) {
+  if (!bf16fp32__smallm_pair_applies(c, use_pdl)) return -1;
   c->stream_pair = 1;
   return 0;
 }
@@ -588,9 +592,12 @@ int bf16fp32__smallm_stream_pair(bf16fp32__smallm_config *c, int use_pdl) {
 void bf16fp32__smallm_pair_footprint(bf16fp32__smallm_config *c, const bf16fp32__smallm_pair *p,
                                      int use_pdl, unsigned call) {
   if (!c->stream_pair) return;
-  if (!use_pdl) c->stream_pair = 0; /* its instances are the PDL launch's */
-  const int threads = c->mt >= 1 && c->mt <= 2 ? p->threads[c->mt - 1] : 0;
-  if (!c->stream_pair || threads == 0 || c->stream_smem > p->max_smem) return;
+  if (!bf16fp32__smallm_pair_applies(c, use_pdl)) { /* plainly: not the PDL launch's instances */
+    c->stream_pair = 0;
+    return;
+  }
+  const int threads = p->threads[c->mt - 1];
+  if (threads == 0 || c->stream_smem > p->max_smem) return;
   if (call & 1u)
     c->threads = threads;
   else if (c->stream_smem < p->smem)

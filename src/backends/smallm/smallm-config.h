@@ -309,8 +309,9 @@ typedef struct bf16fp32__smallm_pair {
   size_t max_smem; /* the most a paired configuration may take, for the two to fit together */
 } bf16fp32__smallm_pair;
 
-/* Marks c (the stream kernel, a ring per warp, mt <= 2 token tiles, launched under PDL) for
- * paired launches. Returns 0, or -1 where it does not apply. */
+/* Whether c can be launched paired (the stream kernel, a ring per warp, mt <= 2 token tiles,
+ * under PDL: use_pdl), and marks c for paired launches where it can (0, else -1). */
+int bf16fp32__smallm_pair_applies(const bf16fp32__smallm_config *c, int use_pdl);
 int bf16fp32__smallm_stream_pair(bf16fp32__smallm_config *c, int use_pdl);
 
 /* The footprint of call number `call` of a paired configuration on this device: odd calls the

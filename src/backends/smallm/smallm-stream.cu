@@ -347,7 +347,7 @@ extern "C" int bf16fp32__smallm_stream_launch(const bf16fp32__smallm_config *c, 
    * sub-chunks, two or three of them, with or without two blocks per tile) the same order took
    * 3-9 % off (session 16: 2048x7168 M = 32 / 64 12.73 / 15.02 -> 11.99 / 14.34, 1024x4096 M = 32
    * 6.72 -> 6.30). */
-  if (c->stream_pair && (gr != 1 || tblocks > 1 || c->mt > 2 || !use_pdl))
+  if (c->stream_pair && !bf16fp32__smallm_pair_applies(c, use_pdl))
     return static_cast<int>(cudaErrorInvalidValue); /* bf16fp32__smallm_stream_pair refuses it */
   const StreamKernel kern =
       c->stream_pair ? pair_kernel(c->mt)
