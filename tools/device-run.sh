@@ -92,12 +92,20 @@ if want sanitize; then
   # allows 10 minutes per command: "sample" (gpu-smallm's GPU_SMALLM_PART=sample, every share
   # form at a sample of M) is a short racecheck of the share kernel, whose full part ran past
   # 9 minutes alone in session 38; "share:LO-HI" runs that part at M = LO .. HI only
-  # (GPU_SMALLM_SHARE_M), e.g. "share:1-32" and "share:33-64" in two commands.
+  # (GPU_SMALLM_SHARE_M), e.g. "share:1-32" and "share:33-64" in two commands; "paired" (only
+  # when named) is gpu-smallm-variants' paired launches (both footprints, under PDL), whose
+  # racecheck did not finish in 330 s on the H200 (session 60; its memcheck takes seconds).
   for p in ${SANITIZE_PARTS:-memcheck router shapes rest share:1-32 share:33-64}; do
     if [ "$p" = memcheck ]; then
       timeout 420 compute-sanitizer --tool memcheck --error-exitcode 9 $build/gpu-smallm \
         >"$out/sanitize-memcheck.txt" 2>&1
       echo "compute-sanitizer memcheck exit $?"; tail -2 "$out/sanitize-memcheck.txt"
+      continue
+    fi
+    if [ "$p" = paired ]; then
+      GPU_SMALLM_VARIANTS_PART=paired timeout 540 compute-sanitizer --tool racecheck \
+        --error-exitcode 9 $build/gpu-smallm-variants >"$out/sanitize-racecheck-paired.txt" 2>&1
+      echo "compute-sanitizer racecheck (paired) exit $?"; tail -2 "$out/sanitize-racecheck-paired.txt"
       continue
     fi
     range=; [ "${p#share:}" != "$p" ] && range=${p#share:}
