@@ -54,8 +54,8 @@ __global__ void exchange(float *out) {
   out[blockIdx.x * kWorkers + i] = v;
 }
 
-static int launch(void (*k)(float *), float *out, int threads, int cluster, bool pdl,
-                  size_t smem, cudaStream_t s) {
+static cudaError_t launch(void (*k)(float *), float *out, int threads, int cluster, bool pdl,
+                          size_t smem, cudaStream_t s) {
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute at[2];
   int n = 0;
@@ -75,7 +75,7 @@ static int launch(void (*k)(float *), float *out, int threads, int cluster, bool
   }
   cfg.attrs = at;
   cfg.numAttrs = n;
-  return cudaLaunchKernelEx(&cfg, k, out) == cudaSuccess ? 0 : 1;
+  return cudaLaunchKernelEx(&cfg, k, out);
 }
 
 int main(int argc, char **argv) {
@@ -105,8 +105,8 @@ int main(int argc, char **argv) {
   cudaStream_t s;
   CK(cudaStreamCreate(&s));
   /* under PDL, behind a launch of its own kind, as a paired call follows the previous call */
-  if (pdl && launch(k, out, threads, cluster, false, smem, s)) CK(cudaGetLastError());
-  if (launch(k, out, threads, cluster, pdl, smem, s)) CK(cudaGetLastError());
+  if (pdl) CK(launch(k, out, threads, cluster, false, smem, s));
+  CK(launch(k, out, threads, cluster, pdl, smem, s));
   CK(cudaStreamSynchronize(s));
   std::vector<float> h(count);
   CK(cudaMemcpy(h.data(), out, count * sizeof(float), cudaMemcpyDeviceToHost));
