@@ -91,7 +91,8 @@ int main(int argc, char **argv) {
     k = exchange<CLUSTER, false, false>, threads = kWorkers, cluster = 2;
   else if (!strcmp(mode, "cluster-exit")) k = exchange<CLUSTER, true, false>, cluster = 2;
   else if (!strcmp(mode, "pdl-exit")) k = exchange<CLUSTER, true, true>, cluster = 2, pdl = true;
-  else if (!strcmp(mode, "big-exit")) k = exchange<CLUSTER, true, false>, cluster = 2, smem = 115840;
+  else if (!strcmp(mode, "big-exit"))
+    k = exchange<CLUSTER, true, false>, cluster = 2, smem = 115840;
   if (!k) {
     printf("usage: exit-barrier sync-full|sync-exit|named-exit|cluster-full|cluster-exit|"
            "pdl-exit|big-exit\n");

@@ -71,7 +71,7 @@ static void run_variant(bf16fp32_context *ctx, int b, vcase *c, const char *v, c
  * not apply, the default's). */
 static void paired_variants(bf16fp32_context *ctx, int b, vcase *c, cudaStream_t s, int pdl) {
   static const char *const paired[] = {"1.5.2.1.0.0.1", "1.3.3.1.1.0.1", "1.3.2.1.0.0.1"};
-  for (int i = 0; i < 3; i++)
+  for (size_t i = 0; i < sizeof paired / sizeof paired[0]; i++)
     for (int twice = 0; twice < 2; twice++) run_variant(ctx, b, c, paired[i], s, pdl);
 }
 

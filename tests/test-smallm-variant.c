@@ -32,8 +32,8 @@ static int same_config(const bf16fp32__smallm_config *a, const bf16fp32__smallm_
          SAME(stream_groups) && SAME(stream_smem) && SAME(stream_over) && SAME(stream_wl2) &&
          SAME(stream_tblocks) && SAME(stream_early) && SAME(stream_pair) && SAME(share) &&
          SAME(share_pitch) && SAME(share_smem) && SAME(share_xreg) && SAME(share_wpre) &&
-         SAME(share_late) && SAME(share_late_l2) && SAME(share_tiles) && SAME(fold) && SAME(fold_pitch) &&
-         SAME(fold_smem) && SAME(fold_xn);
+         SAME(share_late) && SAME(share_late_l2) && SAME(share_tiles) && SAME(fold) &&
+         SAME(fold_pitch) && SAME(fold_smem) && SAME(fold_xn);
 #undef SAME
 }
 

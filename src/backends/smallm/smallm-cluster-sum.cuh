@@ -269,8 +269,8 @@ static __device__ __forceinline__ void bf16fp32__smallm_finish_warps(const float
                                                                      int m, int mpad, int rows,
                                                                      int kwarps, int ksplit,
                                                                      float *out, long long ldo) {
-  bf16fp32__smallm_finish_tiles<MT, 1, NT>(reinterpret_cast<const float(&)[1][MT][4]>(acc), part, wk,
-                                       wn, 0, m, mpad, rows, kwarps, ksplit, out, ldo);
+  bf16fp32__smallm_finish_tiles<MT, 1, NT>(reinterpret_cast<const float(&)[1][MT][4]>(acc), part,
+                                           wk, wn, 0, m, mpad, rows, kwarps, ksplit, out, ldo);
 }
 
 /* The end of the stream kernel with groups (one K slice; rank r of `groups` holds chains
