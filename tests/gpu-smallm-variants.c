@@ -3,7 +3,8 @@
  * (both footprints), run within the oracle bound with poisoned outputs and give the default's
  * bits (a variant is a staging, never another summation order); texts it cannot use run the
  * default; a tuning file naming smallm@variant gets it selected and run inside a captured graph.
- * GPU_SMALLM_VARIANTS_PART=paired runs the paired launches alone (for racecheck). */
+ * GPU_SMALLM_VARIANTS_PART=paired runs the paired launches alone (for racecheck);
+ * GPU_SMALLM_VARIANTS_TRACE=1 prints each run's name before it starts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ typedef struct vcase {
 } vcase;
 
 static int offered;
+static int trace; /* GPU_SMALLM_VARIANTS_TRACE: name each run before it starts (a hang names it) */
 
 static bf16fp32__call case_call(vcase *c, const char *variant, cudaStream_t s) {
   bf16fp32__call call;
@@ -53,6 +55,11 @@ static void run_variant(bf16fp32_context *ctx, int b, vcase *c, const char *v, c
   char what[96];
   snprintf(what, sizeof what, "smallm@%s%s", v ? v : "-", pdl ? " under PDL" : "");
   bf16fp32__call call = case_call(c, v, s);
+  if (trace) {
+    printf("run %s m=%lld n=%lld k=%lld\n", what, (long long)c->g.m, (long long)c->g.n,
+           (long long)c->g.k);
+    fflush(stdout);
+  }
   CHECK(sup_gcase_poison(&c->g, c->g.dout) == 0);
   CHECK_OK(bf16fp32__prewarm_one(ctx, b, &call.shape, v, s));
   bf16fp32_status st = bf16fp32__run_one(ctx, b, &call);
@@ -153,6 +160,8 @@ int main(void) {
     COUNT = sizeof shapes / sizeof shapes[0],
     PAIRED = sizeof paired_shapes / sizeof paired_shapes[0]
   };
+  const char *tr = getenv("GPU_SMALLM_VARIANTS_TRACE");
+  trace = tr != NULL && tr[0] != '\0' && strcmp(tr, "0") != 0;
   const char *part = getenv("GPU_SMALLM_VARIANTS_PART");
   const int paired_only = part != NULL && strcmp(part, "paired") == 0;
   if (part != NULL && part[0] != '\0' && !paired_only) {

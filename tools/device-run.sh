@@ -103,8 +103,9 @@ if want sanitize; then
       continue
     fi
     if [ "$p" = paired ]; then
-      GPU_SMALLM_VARIANTS_PART=paired timeout 540 compute-sanitizer --tool racecheck \
-        --error-exitcode 9 $build/gpu-smallm-variants >"$out/sanitize-racecheck-paired.txt" 2>&1
+      GPU_SMALLM_VARIANTS_PART=paired GPU_SMALLM_VARIANTS_TRACE=1 timeout 540 \
+        compute-sanitizer --tool racecheck --error-exitcode 9 $build/gpu-smallm-variants \
+        >"$out/sanitize-racecheck-paired.txt" 2>&1
       echo "compute-sanitizer racecheck (paired) exit $?"; tail -2 "$out/sanitize-racecheck-paired.txt"
       continue
     fi
