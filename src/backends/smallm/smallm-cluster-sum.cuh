@@ -57,6 +57,18 @@ static __device__ __forceinline__ int bf16fp32__smallm_workers() {
   return NT > 0 ? NT : static_cast<int>(blockDim.x);
 }
 
+/* A barrier of those threads: __syncthreads, or with NT > 0 named barrier 1 for NT threads. The
+ * hardware lets a __syncthreads pass once the other warps have left, but compute-sanitizer's
+ * racecheck stopped at it in the paired kernel's register footprint (session 61, a deadlock it
+ * reported at the barrier), so the paired launches give their count. */
+template <int NT>
+static __device__ __forceinline__ void bf16fp32__smallm_workers_sync() {
+  if constexpr (NT > 0)
+    asm volatile("bar.sync 1, %0;" ::"n"(NT) : "memory");
+  else
+    __syncthreads();
+}
+
 /* The pull: after a __syncthreads that makes each rank's sets visible, a cluster barrier, then
  * each of the `ranks` ranks finishes its share of the units (four rows of one token: unit u at
  * tok * rs + 4 * r4 of a set, tok = u / r4n, r4 = u % r4n, r4n a power of two) from the sets of
@@ -238,7 +250,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_store_warp(const float (
 }
 
 /* The end of the decode, tiled, stream and share kernels, by every thread: warp (wk, wn)'s
- * partial sums into part[wk][token][row], a __syncthreads, then the block and cluster sums of rows
+ * partial sums into part[wk][token][row], a barrier, then the block and cluster sums of rows
  * out[.., 0 .. rows - 1]. A share block of TL row blocks of the split (share_tiles) has `rows`
  * rows in all: the warp's sums of row block b are its 16-row set b * tile_sets + wn of the
  * block's, so that the block and cluster sums add every output as for one row block. */
@@ -251,7 +263,7 @@ static __device__ __forceinline__ void bf16fp32__smallm_finish_tiles(
 #pragma unroll
   for (int b = 0; b < TL; b++)
     bf16fp32__smallm_store_warp<MT>(acc[b], part, wk, b * tile_sets + wn, m, mpad, rs);
-  __syncthreads();
+  bf16fp32__smallm_workers_sync<NT>();
   BF16FP32__SMALLM_STAMP(4);
   if (recv != nullptr && ksplit > 1)
     bf16fp32__smallm_cluster_push<BF16FP32__SMALLM_WARPS>(part, mpad * rs, rs, kwarps,

@@ -244,7 +244,7 @@ __global__ void __launch_bounds__((PAIR ? 2 : 1) * BF16FP32__SMALLM_THREADS, 1)
    * sizes it: passed in from the configuration instead, the same offsets measured 6-9 % slower at
    * 1024x7168 M = 8 and 512x7168 M = 6 under PDL (session 18). */
   const bool over = GR > 1 || a.part_over;
-  if (over) __syncthreads();
+  if (over) bf16fp32__smallm_workers_sync<PAIR ? BF16FP32__SMALLM_THREADS : 0>();
   const int rings_end = BF16FP32__SMALLM_WARPS * a.stages * a.stage_bytes; /* GR = 1 */
   const int part_bytes = (a.kwarps * a.mpad * (a.rows + 4) * 4 + 127) / 128 * 128;
   const int part_off = GR > 1 ? 0 : over ? max(rings_end - part_bytes, 0) : rings_end;
