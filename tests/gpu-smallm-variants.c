@@ -4,7 +4,8 @@
  * bits (a variant is a staging, never another summation order); texts it cannot use run the
  * default; a tuning file naming smallm@variant gets it selected and run inside a captured graph.
  * GPU_SMALLM_VARIANTS_PART=paired runs the paired launches alone (for racecheck);
- * GPU_SMALLM_VARIANTS_TRACE=1 prints each run's name before it starts. */
+ * GPU_SMALLM_VARIANTS_TEXTS=a,b runs those texts there instead; GPU_SMALLM_VARIANTS_TRACE=1
+ * prints each run's name before it starts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ typedef struct vcase {
 
 static int offered;
 static int trace; /* GPU_SMALLM_VARIANTS_TRACE: name each run before it starts (a hang names it) */
+static double trace_t0;
 
 static bf16fp32__call case_call(vcase *c, const char *variant, cudaStream_t s) {
   bf16fp32__call call;
@@ -56,8 +58,8 @@ static void run_variant(bf16fp32_context *ctx, int b, vcase *c, const char *v, c
   snprintf(what, sizeof what, "smallm@%s%s", v ? v : "-", pdl ? " under PDL" : "");
   bf16fp32__call call = case_call(c, v, s);
   if (trace) {
-    printf("run %s m=%lld n=%lld k=%lld\n", what, (long long)c->g.m, (long long)c->g.n,
-           (long long)c->g.k);
+    printf("%.1f s: run %s m=%lld n=%lld k=%lld\n", sup_now() - trace_t0, what,
+           (long long)c->g.m, (long long)c->g.n, (long long)c->g.k);
     fflush(stdout);
   }
   CHECK(sup_gcase_poison(&c->g, c->g.dout) == 0);
@@ -80,6 +82,23 @@ static void paired_variants(bf16fp32_context *ctx, int b, vcase *c, cudaStream_t
   static const char *const paired[] = {"1.5.2.1.0.0.1", "1.3.3.1.1.0.1", "1.3.2.1.0.0.1"};
   for (size_t i = 0; i < sizeof paired / sizeof paired[0]; i++)
     for (int twice = 0; twice < 2; twice++) run_variant(ctx, b, c, paired[i], s, pdl);
+}
+
+/* GPU_SMALLM_VARIANTS_TEXTS (with the paired part): these comma-separated texts twice each
+ * instead of the paired ones, to take a sanitizer run apart one staging at a time. */
+static int texts_variants(bf16fp32_context *ctx, int b, vcase *c, cudaStream_t s, int pdl) {
+  const char *list = getenv("GPU_SMALLM_VARIANTS_TEXTS");
+  if (list == NULL || list[0] == '\0') return 0;
+  char text[BF16FP32__VARIANT_LEN];
+  for (const char *p = list; *p;) {
+    const size_t len = strcspn(p, ",");
+    EXPECT(len > 0 && len < sizeof text, "GPU_SMALLM_VARIANTS_TEXTS: '%s'", list);
+    if (len == 0 || len >= sizeof text) return 1;
+    memcpy(text, p, len), text[len] = '\0';
+    for (int twice = 0; twice < 2; twice++) run_variant(ctx, b, c, text, s, pdl);
+    p += len + (p[len] == ',');
+  }
+  return 1;
 }
 
 static void every_variant(bf16fp32_context *ctx, int b, vcase *c, cudaStream_t s, int pdl) {
@@ -162,6 +181,7 @@ int main(void) {
   };
   const char *tr = getenv("GPU_SMALLM_VARIANTS_TRACE");
   trace = tr != NULL && tr[0] != '\0' && strcmp(tr, "0") != 0;
+  trace_t0 = sup_now();
   const char *part = getenv("GPU_SMALLM_VARIANTS_PART");
   const int paired_only = part != NULL && strcmp(part, "paired") == 0;
   if (part != NULL && part[0] != '\0' && !paired_only) {
@@ -181,7 +201,7 @@ int main(void) {
     for (int i = 0; i < count; i++) {
       if (paired_only) {
         run_variant(ctx, b, &cases[i], NULL, s, pdl); /* the default's bits first */
-        paired_variants(ctx, b, &cases[i], s, pdl);
+        if (!texts_variants(ctx, b, &cases[i], s, pdl)) paired_variants(ctx, b, &cases[i], s, pdl);
       } else {
         every_variant(ctx, b, &cases[i], s, pdl);
       }
