@@ -94,7 +94,11 @@ if want sanitize; then
   # 9 minutes alone in session 38; "share:LO-HI" runs that part at M = LO .. HI only
   # (GPU_SMALLM_SHARE_M), e.g. "share:1-32" and "share:33-64" in two commands; "paired" (only
   # when named) is gpu-smallm-variants' paired launches (both footprints, under PDL), whose
-  # racecheck did not finish in 330 s on the H200 (session 60; its memcheck takes seconds).
+  # racecheck did not finish in 330 s on the H200 (session 60; its memcheck takes seconds; in
+  # session 61 it passed 11 of its 14 launches and stopped in 1.3.3.1.1.0.1 at M = 13);
+  # PAIRED_TEXTS runs other texts in their place (GPU_SMALLM_VARIANTS_TEXTS). Racecheck reports a
+  # wait at a barrier of over 30 s as a deadlock, with its place, instead of hanging silently.
+  rc="compute-sanitizer --tool racecheck --racecheck-deadlock-timeout 30000 --error-exitcode 9"
   for p in ${SANITIZE_PARTS:-memcheck router shapes rest share:1-32 share:33-64}; do
     if [ "$p" = memcheck ]; then
       timeout 420 compute-sanitizer --tool memcheck --error-exitcode 9 $build/gpu-smallm \
@@ -103,16 +107,16 @@ if want sanitize; then
       continue
     fi
     if [ "$p" = paired ]; then
-      GPU_SMALLM_VARIANTS_PART=paired GPU_SMALLM_VARIANTS_TRACE=1 timeout 540 \
-        compute-sanitizer --tool racecheck --error-exitcode 9 $build/gpu-smallm-variants \
+      GPU_SMALLM_VARIANTS_PART=paired GPU_SMALLM_VARIANTS_TRACE=1 \
+        GPU_SMALLM_VARIANTS_TEXTS=${PAIRED_TEXTS:-} timeout 540 $rc $build/gpu-smallm-variants \
         >"$out/sanitize-racecheck-paired.txt" 2>&1
       echo "compute-sanitizer racecheck (paired) exit $?"; tail -2 "$out/sanitize-racecheck-paired.txt"
       continue
     fi
     range=; [ "${p#share:}" != "$p" ] && range=${p#share:}
     name=${p/:/-}
-    GPU_SMALLM_PART=${p%%:*} GPU_SMALLM_SHARE_M=$range timeout 540 compute-sanitizer \
-      --tool racecheck --error-exitcode 9 $build/gpu-smallm >"$out/sanitize-racecheck-$name.txt" 2>&1
+    GPU_SMALLM_PART=${p%%:*} GPU_SMALLM_SHARE_M=$range timeout 540 $rc $build/gpu-smallm \
+      >"$out/sanitize-racecheck-$name.txt" 2>&1
     echo "compute-sanitizer racecheck ($p) exit $?"; tail -2 "$out/sanitize-racecheck-$name.txt"
   done
 fi
