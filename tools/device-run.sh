@@ -95,7 +95,7 @@ if want sanitize; then
   # (GPU_SMALLM_SHARE_M), e.g. "share:1-32" and "share:33-64" in two commands; "paired" (only
   # when named) is gpu-smallm-variants' paired launches (both footprints, under PDL), whose
   # racecheck did not finish in 330 s on the H200 (session 60; its memcheck takes seconds; in
-  # session 61 it passed 11 of its 14 launches and stopped in 1.3.3.1.1.0.1 at M = 13);
+  # session 61 it passed 10 of its 14 launches and stopped in 1.3.3.1.1.0.1 at M = 13);
   # PAIRED_TEXTS runs other texts in their place (GPU_SMALLM_VARIANTS_TEXTS). Racecheck reports a
   # wait at a barrier of over 30 s as a deadlock, with its place, instead of hanging silently.
   rc="compute-sanitizer --tool racecheck --racecheck-deadlock-timeout 30000 --error-exitcode 9"
