@@ -218,7 +218,9 @@ static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_req
     if (gj->status != BF16FP32_OK || gj->median_ms < 0) continue;
     if (!without_timed) {
       c->status = graph[0].status != BF16FP32_OK ? graph[0].status : BF16FP32_INTERNAL;
-      snprintf(c->detail, sizeof c->detail, "the step without this GEMM has no time: %s", jobs[0].detail);
+      /* at most 200 of the other job's characters, so that the message fits c->detail */
+      snprintf(c->detail, sizeof c->detail, "the step without this GEMM has no time: %.200s",
+               jobs[0].detail);
       continue;
     }
     const double per_call = (gj->median_ms - graph[0].median_ms) * 1e3 / s->gemm[g].calls;
