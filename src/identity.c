@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "identity.h"
+#include "x86-features.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -33,7 +34,8 @@ static void cpu_model(char *buf, size_t len) {
   char raw[128] = "";
 #if defined(__x86_64__) || defined(__i386__)
   unsigned int r[12] = {0};
-  if (__get_cpuid_max(0x80000000u, NULL) >= 0x80000004u) {
+  /* unsigned: gcc's cpuid.h returns it so, clang's as int */
+  if ((unsigned)__get_cpuid_max(0x80000000u, NULL) >= 0x80000004u) {
     for (unsigned int i = 0; i < 3; i++)
       __get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1], &r[4 * i + 2], &r[4 * i + 3]);
     memcpy(raw, r, sizeof r);
@@ -59,26 +61,25 @@ static void cpu_model(char *buf, size_t len) {
 }
 
 static void cpu_features(char *buf, size_t len) {
-  buf[0] = '\0';
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-  __builtin_cpu_init();
+  bf16fp32__x86_features x;
+  bf16fp32__x86_features_query(&x);
   /* A fixed order, so that the same CPU always writes the same string. */
-  struct { const char *name; int have; } f[] = {
-      {"avx2", __builtin_cpu_supports("avx2")},
-      {"fma", __builtin_cpu_supports("fma")},
-      {"f16c", __builtin_cpu_supports("f16c")},
-      {"avx512f", __builtin_cpu_supports("avx512f")},
-      {"avx512bw", __builtin_cpu_supports("avx512bw")},
-      {"avx512vl", __builtin_cpu_supports("avx512vl")},
-      {"avx512bf16", __builtin_cpu_supports("avx512bf16")},
-      {"amx-bf16", __builtin_cpu_supports("amx-bf16")},
+  const struct { const char *name; bool have; } f[] = {
+      {"avx2", x.avx2},
+      {"fma", x.fma},
+      {"f16c", x.f16c},
+      {"avx512f", x.avx512f},
+      {"avx512bw", x.avx512bw},
+      {"avx512vl", x.avx512vl},
+      {"avx512bf16", x.avx512bf16},
+      {"amx-bf16", x.amx_bf16},
   };
+  buf[0] = '\0';
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
     if (!f[i].have) continue;
     size_t used = strlen(buf);
     snprintf(buf + used, len - used, "%s%s", used ? " " : "", f[i].name);
   }
-#endif
   if (!buf[0]) snprintf(buf, len, "none");
 }
 

@@ -198,7 +198,7 @@ static bf16fp32_status simd_run(void *state, const bf16fp32__call *c) {
   if (s->where != BF16FP32_HOST) return BF16FP32_DECLINED;
   const int size = bf16fp32__pool_size(st->pool);
   simd_job job = {
-      .a = {c->x, c->w, c->out, s->m, s->n, s->k, s->ldx, s->ldw, s->ldo},
+      .a = {c->x, c->w, c->out, s->m, s->n, s->k, s->ldx, s->ldw, s->ldo, .x_cold = 0},
       .block = block_for(st->isa),
   };
   /* Columns: each thread then streams its own part of w (M = 1). Rows when the columns are too
