@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backends/cpu-simd/cpu-simd.h"
+#include "identity.h"
 #include "internal.h"
 #include "support.h"
 #include "testing.h"
@@ -281,9 +282,36 @@ static void test_two_callers(void *state) {
   operands_free(&b);
 }
 
+/* Whether the space-separated list names `name` as a whole word. */
+static int names(const char *list, const char *name) {
+  const size_t len = strlen(name);
+  for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
+    if ((p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0')) return 1;
+  return 0;
+}
+
+/* The CPU identity (the tuning file's) lists what the detected level needs, and AVX2 with FMA
+ * only where detection found them: both read the same query (x86-features.h). */
+static void identity_agrees(bf16fp32__simd_isa top) {
+  bf16fp32__cpu_identity id;
+  bf16fp32__cpu_identity_query(1, &id);
+  const char *f = id.features;
+  EXPECT(f[0] != '\0', "empty feature list");
+  EXPECT((top >= BF16FP32__ISA_AVX2) == (names(f, "avx2") && names(f, "fma")),
+         "detected %s, identity '%s'", bf16fp32__simd_isa_name(top), f);
+  if (top == BF16FP32__ISA_AVX512BF16)
+    EXPECT(names(f, "avx512f") && names(f, "avx512bw") && names(f, "avx512vl") &&
+               names(f, "avx512bf16"),
+           "detected avx512bf16, identity '%s'", f);
+  EXPECT(names("avx512bf16 avx2", "avx2") && !names("avx512bf16", "avx512bf") &&
+             !names("xavx2", "avx2"),
+         "the word match itself");
+}
+
 int main(void) {
   const bf16fp32__simd_isa top = bf16fp32__simd_detect();
   printf("test-cpu-simd: detected %s\n", bf16fp32__simd_isa_name(top));
+  identity_agrees(top);
   if (top == BF16FP32__ISA_NONE) {
     char why[256] = "";
     void *state = NULL;
