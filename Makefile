@@ -1,11 +1,13 @@
 # Two entry points (README): `make run` builds and runs check + select on the DSV4 suite (on the
 # GPU when there is one, else the CPU); `make test` builds and runs the tests, then the CPU tests
-# again under AddressSanitizer and UndefinedBehaviorSanitizer.
+# again under AddressSanitizer and UndefinedBehaviorSanitizer, and built by clang where it is
+# installed (the warnings differ from gcc's, and -Werror makes them errors).
 BUILD ?= build
 SAN_BUILD ?= build-sanitize
+CLANG_BUILD ?= build-clang
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test test-sanitize bench-docs clean
+.PHONY: all deps build run test test-sanitize test-clang bench-docs clean
 
 all: build
 
@@ -24,14 +26,21 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) test-sanitize
+	@if command -v clang >/dev/null 2>&1; then $(MAKE) test-clang; \
+	else echo "test-clang: clang is not installed, skipped"; fi
 
 test-sanitize: deps
 	cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DBF16FP32_CUDA=OFF -DBF16FP32_SANITIZE=ON
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L cpu
 
+test-clang: deps
+	CC=clang cmake -S . -B $(CLANG_BUILD) -DCMAKE_BUILD_TYPE=Release -DBF16FP32_CUDA=OFF
+	cmake --build $(CLANG_BUILD) -j $(JOBS)
+	cd $(CLANG_BUILD) && ctest --output-on-failure -j $(JOBS) -L cpu
+
 bench-docs: build
 	sh tools/bench-docs.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(CLANG_BUILD)
