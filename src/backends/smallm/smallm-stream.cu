@@ -108,6 +108,7 @@ template <int MT, int GR, int XM, bool TB = false, bool PAIR = false>
 __global__ void __launch_bounds__((PAIR ? 2 : 1) * BF16FP32__SMALLM_THREADS, 1)
     smallm_stream_kernel(const __grid_constant__ SArgs a) {
   constexpr bool XIL = XM == X_BESIDE_WEIGHTS;
+  constexpr int NT = PAIR ? BF16FP32__SMALLM_THREADS : 0; /* the sums' threads: the workers */
   extern __shared__ __align__(128) unsigned char smem[];
   if (PAIR && threadIdx.x >= BF16FP32__SMALLM_THREADS) return;
   BF16FP32__SMALLM_STAMP(0);
@@ -244,14 +245,14 @@ __global__ void __launch_bounds__((PAIR ? 2 : 1) * BF16FP32__SMALLM_THREADS, 1)
    * sizes it: passed in from the configuration instead, the same offsets measured 6-9 % slower at
    * 1024x7168 M = 8 and 512x7168 M = 6 under PDL (session 18). */
   const bool over = GR > 1 || a.part_over;
-  if (over) bf16fp32__smallm_workers_sync<PAIR ? BF16FP32__SMALLM_THREADS : 0>();
+  if (over) bf16fp32__smallm_workers_sync<NT>();
   const int rings_end = BF16FP32__SMALLM_WARPS * a.stages * a.stage_bytes; /* GR = 1 */
   const int part_bytes = (a.kwarps * a.mpad * (a.rows + 4) * 4 + 127) / 128 * 128;
   const int part_off = GR > 1 ? 0 : over ? max(rings_end - part_bytes, 0) : rings_end;
   float *out = a.out + static_cast<long long>(blockIdx.y) * a.rows + tok0 * a.ldo;
   float *part = reinterpret_cast<float *>(smem + BF16FP32__SMALLM_STREAM_BARS + part_off);
   if (GR == 1)
-    bf16fp32__smallm_finish_warps<MT, PAIR ? BF16FP32__SMALLM_THREADS : 0>(
+    bf16fp32__smallm_finish_warps<MT, NT>(
         acc, part, wk, wn, mb, a.mpad, a.rows, a.kwarps, a.ksplit, out, a.ldo);
   else
     bf16fp32__smallm_finish_groups<MT>(acc, part, pl.warp % (a.kwarps / GR), wn, mb, a.mpad,
