@@ -50,11 +50,11 @@ typedef struct simd_job {
 } simd_job;
 
 static bf16fp32__simd_block_fn block_for(bf16fp32__simd_isa isa) {
-#if defined(__x86_64__) || defined(__i386__)
+#if BF16FP32__SIMD_KERNELS
   return isa == BF16FP32__ISA_AVX512BF16 ? bf16fp32__simd_block_avx512bf16
                                          : bf16fp32__simd_block_avx2;
 #else
-  (void)isa; /* the kernels are x86 code, not built here; the probe declines (no level) */
+  (void)isa; /* not built here; the probe declines (no level) */
   return NULL;
 #endif
 }
@@ -112,11 +112,10 @@ static bf16fp32_status simd_probe(const bf16fp32__config *cfg, void **state, cha
   *state = NULL;
   const bf16fp32__simd_isa isa = bf16fp32__simd_detect();
   if (isa == BF16FP32__ISA_NONE) {
-#if defined(__x86_64__) || defined(__i386__)
-    if (why && len) snprintf(why, len, "needs AVX2 and FMA with the OS saving YMM state");
-#else
-    if (why && len) snprintf(why, len, "its kernels are x86 code (AVX2, AVX-512 BF16)");
-#endif
+    if (why && len)
+      snprintf(why, len, "%s",
+               BF16FP32__SIMD_KERNELS ? "needs AVX2 and FMA with the OS saving YMM state"
+                                      : "its kernels are x86 code (AVX2, AVX-512 BF16)");
     return BF16FP32_BACKEND_UNAVAILABLE;
   }
   simd_state *s = calloc(1, sizeof *s);

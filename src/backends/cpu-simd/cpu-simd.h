@@ -12,6 +12,14 @@ typedef enum bf16fp32__simd_isa {
   BF16FP32__ISA_AVX512BF16 = 2, /* AVX-512 F/BW/VL/DQ + BF16, ZMM and opmask state enabled */
 } bf16fp32__simd_isa;
 
+/* The kernels are x86 code, built only where the compiler targets x86 (CMakeLists.txt's
+ * BF16FP32_TARGET_X86); elsewhere detection finds no level and the backend declines. */
+#if defined(__x86_64__) || defined(__i386__)
+#define BF16FP32__SIMD_KERNELS 1
+#else
+#define BF16FP32__SIMD_KERNELS 0
+#endif
+
 /* The best level this CPU and OS support (cpuid and xgetbv; never assumed). */
 bf16fp32__simd_isa bf16fp32__simd_detect(void);
 const char *bf16fp32__simd_isa_name(bf16fp32__simd_isa isa);
