@@ -24,8 +24,6 @@ typedef struct vcase {
 } vcase;
 
 static int offered;
-static int trace; /* GPU_SMALLM_VARIANTS_TRACE: name each run before it starts (a hang names it) */
-static double trace_t0;
 
 static bf16fp32__call case_call(vcase *c, const char *variant, cudaStream_t s) {
   bf16fp32__call call;
@@ -57,11 +55,8 @@ static void run_variant(bf16fp32_context *ctx, int b, vcase *c, const char *v, c
   char what[96];
   snprintf(what, sizeof what, "smallm@%s%s", v ? v : "-", pdl ? " under PDL" : "");
   bf16fp32__call call = case_call(c, v, s);
-  if (trace) {
-    printf("%.1f s: run %s m=%lld n=%lld k=%lld\n", sup_now() - trace_t0, what,
-           (long long)c->g.m, (long long)c->g.n, (long long)c->g.k);
-    fflush(stdout);
-  }
+  sup_trace("run %s m=%lld n=%lld k=%lld", what, (long long)c->g.m, (long long)c->g.n,
+            (long long)c->g.k);
   CHECK(sup_gcase_poison(&c->g, c->g.dout) == 0);
   CHECK_OK(bf16fp32__prewarm_one(ctx, b, &call.shape, v, s));
   bf16fp32_status st = bf16fp32__run_one(ctx, b, &call);
@@ -180,9 +175,7 @@ int main(void) {
     COUNT = sizeof shapes / sizeof shapes[0],
     PAIRED = sizeof paired_shapes / sizeof paired_shapes[0]
   };
-  const char *tr = getenv("GPU_SMALLM_VARIANTS_TRACE");
-  trace = tr != NULL && tr[0] != '\0' && strcmp(tr, "0") != 0;
-  trace_t0 = sup_now();
+  sup_trace_start("GPU_SMALLM_VARIANTS_TRACE");
   const char *part = getenv("GPU_SMALLM_VARIANTS_PART");
   const int paired_only = part != NULL && strcmp(part, "paired") == 0;
   if (part != NULL && part[0] != '\0' && !paired_only) {

@@ -2,7 +2,8 @@
  * for every M in 1..64 and samples up to 256, DeepSeek-V4 shapes, padded leading dimensions,
  * K tails, NaN/Inf, determinism, batch invariance (rows bitwise equal whatever M), declined
  * shapes falling back, and programmatic dependent launch inside a captured graph and right after
- * a kernel that writes x. */
+ * a kernel that writes x. GPU_SMALLM_PART runs one part (main, below); GPU_SMALLM_TRACE=1 names
+ * each launch before it starts (where a sanitizer run stops). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,8 @@ static int run_rows(bf16fp32_context *ctx, set *s, int64_t m, int64_t row0, floa
   sup_poison_f32(out, (size_t)(m * s->ldo));
   if (sup_gpu_upload(s->dout, out, bytes)) return 0;
   uint64_t before = smallm_calls(ctx);
+  sup_trace("api m=%lld n=%lld k=%lld row0=%lld", (long long)m, (long long)s->n, (long long)s->k,
+            (long long)row0);
   bf16fp32_status st = bf16fp32_linear(ctx, BF16FP32_DEVICE, m, s->n, s->k,
                                        (const uint16_t *)s->dx + row0 * s->ldx, s->ldx, s->dw,
                                        s->ldw, s->dout, s->ldo, NULL);
@@ -141,6 +144,8 @@ static int check_direct(set *s, const int64_t *ms, int count, const char *what, 
     if (sw == 1) continue;
     ok = ok && sw == 0;
     ran++;
+    sup_trace("%s%s m=%lld n=%lld k=%lld", what, pdl ? " under PDL" : "", (long long)m,
+              (long long)s->n, (long long)s->k);
     sup_poison_f32(out, (size_t)(m * s->ldo));
     ok = ok && !sup_gpu_upload(s->dout, out, bytes) &&
          bf16fp32__smallm_launch(&c, m, s->n, s->k, s->dx, s->ldx, s->dw, s->ldw, s->dout, s->ldo,
@@ -503,6 +508,7 @@ static void test_declines(bf16fp32_context *ctx) {
     sup_poison_f32(out, no + 2);
     CHECK(!sup_gpu_upload(s.dout, out, (no + 2) * 4));
     uint64_t before = smallm_calls(ctx);
+    sup_trace("decline case %d", i);
     CHECK_OK(bf16fp32_linear(ctx, BF16FP32_DEVICE, s.mmax, s.n, s.k, s.dx, s.ldx, s.dw, s.ldw,
                              dout, s.ldo, NULL));
     CHECK(!sup_gpu_sync() && !sup_gpu_download(out, s.dout, (no + 2) * 4));
@@ -552,6 +558,8 @@ static void test_pdl_after_producer(void) {
         sup_poison_f32(out, (size_t)(m * s.ldo));
         CHECK(!sup_gpu_upload(s.dout, out, bytes) && !sup_gpu_upload(s.dx, xold, xn * 2));
         const uint64_t before = smallm_calls(ctx);
+        sup_trace("pdl after a producer m=%lld n=%lld k=%lld", (long long)m, (long long)s.n,
+                  (long long)s.k);
         CHECK(!sup_gpu_slow_copy_u16(s.dx, xnew, xn, 20, st));
         CHECK_OK(bf16fp32_linear(ctx, BF16FP32_DEVICE, m, s.n, s.k, s.dx, s.ldx, s.dw, s.ldw,
                                  s.dout, s.ldo, st));
@@ -607,6 +615,8 @@ static void test_pdl_chain(void) {
       CHECK(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
       sup_poison_f32(out, (size_t)(m * s.ldo));
       for (int c = 0; c < CALLS; c++) CHECK(!sup_gpu_upload(o[c], out, bytes));
+      sup_trace("pdl chain of %d m=%lld n=%lld k=%lld", CALLS, (long long)m, (long long)s.n,
+                (long long)s.k);
       for (int rep = 0; rep < 2 && exec; rep++) CHECK(cudaGraphLaunch(exec, st) == cudaSuccess);
       CHECK(!sup_gpu_stream_sync(st));
       for (int c = 0; c < CALLS; c++) {
@@ -657,6 +667,7 @@ static void test_pdl(void) {
     CHECK(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
     sup_poison_f32(out, (size_t)(64 * s.ldo));
     CHECK(!sup_gpu_upload(s.dout, out, bytes) && !sup_gpu_upload(o2, out, bytes));
+    sup_trace("pdl graph of M = 64, 16, 64 n=%lld k=%lld", (long long)s.n, (long long)s.k);
     for (int rep = 0; rep < 3 && exec; rep++) CHECK(cudaGraphLaunch(exec, st) == cudaSuccess);
     CHECK(!sup_gpu_stream_sync(st));
     CHECK(!sup_gpu_download(out, s.dout, bytes) && same_rows(&s, out, 64, 0));
@@ -697,6 +708,7 @@ int main(void) {
    * launches), share (the share kernel's forms on 256 x 4096 at M = 1-64 or GPU_SMALLM_SHARE_M's
    * LO-HI, and on a padded and the tail shapes) or sample (the same at a sample of M); unset:
    * router, shapes, share and rest */
+  sup_trace_start("GPU_SMALLM_TRACE"); /* names each launch before it starts */
   const char *part = getenv("GPU_SMALLM_PART");
   const int all = part == NULL || part[0] == '\0';
   const int router = all || strcmp(part, "router") == 0;

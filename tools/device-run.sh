@@ -93,11 +93,14 @@ if want sanitize; then
   # form at a sample of M) is a short racecheck of the share kernel, whose full part ran past
   # 9 minutes alone in session 38; "share:LO-HI" runs that part at M = LO .. HI only
   # (GPU_SMALLM_SHARE_M), e.g. "share:1-32" and "share:33-64" in two commands; "paired" (only
-  # when named) is gpu-smallm-variants' paired launches (both footprints, under PDL), whose
-  # racecheck did not finish in 330 s on the H200 (session 60; its memcheck takes seconds; in
-  # session 61 it passed 10 of its 14 launches and stopped in 1.3.3.1.1.0.1 at M = 13);
-  # PAIRED_TEXTS runs other texts in their place (GPU_SMALLM_VARIANTS_TEXTS). Racecheck reports a
-  # wait at a barrier of over 30 s as a deadlock, with its place, instead of hanging silently.
+  # when named) is gpu-smallm-variants' paired launches (both footprints, under PDL), run with
+  # CUDA_LAUNCH_BLOCKING=1: each launch ends before the next starts. With consecutive PDL
+  # launches overlapping, racecheck stopped in them at a launch that varied from run to run
+  # (sessions 60-62) while every text alone passed; serialized, the part passed in 2 s
+  # (session 62). PAIRED_TEXTS runs other texts in their place (GPU_SMALLM_VARIANTS_TEXTS).
+  # Racecheck reports a wait at a barrier of over 30 s as a deadlock, with its place, instead of
+  # hanging silently; the tests' traces name each launch before it starts, so that a stop names
+  # its launch (session 62: the rest part stopped, a deadlock at the share kernel's push wait).
   rc="compute-sanitizer --tool racecheck --racecheck-deadlock-timeout 30000 --error-exitcode 9"
   for p in ${SANITIZE_PARTS:-memcheck router shapes rest share:1-32 share:33-64}; do
     if [ "$p" = memcheck ]; then
@@ -107,7 +110,7 @@ if want sanitize; then
       continue
     fi
     if [ "$p" = paired ]; then
-      GPU_SMALLM_VARIANTS_PART=paired GPU_SMALLM_VARIANTS_TRACE=1 \
+      CUDA_LAUNCH_BLOCKING=1 GPU_SMALLM_VARIANTS_PART=paired GPU_SMALLM_VARIANTS_TRACE=1 \
         GPU_SMALLM_VARIANTS_TEXTS=${PAIRED_TEXTS:-} timeout 540 $rc $build/gpu-smallm-variants \
         >"$out/sanitize-racecheck-paired.txt" 2>&1
       echo "compute-sanitizer racecheck (paired) exit $?"; tail -2 "$out/sanitize-racecheck-paired.txt"
@@ -115,7 +118,8 @@ if want sanitize; then
     fi
     range=; [ "${p#share:}" != "$p" ] && range=${p#share:}
     name=${p/:/-}
-    GPU_SMALLM_PART=${p%%:*} GPU_SMALLM_SHARE_M=$range timeout 540 $rc $build/gpu-smallm \
+    GPU_SMALLM_TRACE=1 GPU_SMALLM_PART=${p%%:*} GPU_SMALLM_SHARE_M=$range timeout 540 $rc \
+      $build/gpu-smallm \
       >"$out/sanitize-racecheck-$name.txt" 2>&1
     echo "compute-sanitizer racecheck ($p) exit $?"; tail -2 "$out/sanitize-racecheck-$name.txt"
   done

@@ -1,6 +1,7 @@
 /* Test and tool support: random operands, poison, the oracle check, GPU memory helpers. */
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,26 @@ double sup_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int trace_on;
+static double trace_t0;
+
+void sup_trace_start(const char *var) {
+  const char *v = getenv(var);
+  trace_on = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+  trace_t0 = sup_now();
+}
+
+void sup_trace(const char *fmt, ...) {
+  if (!trace_on) return;
+  printf("%.1f s: ", sup_now() - trace_t0);
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  putchar('\n');
+  fflush(stdout);
 }
 
 #ifdef BF16FP32_HAVE_CUDA

@@ -60,6 +60,12 @@ int sup_tune_file_naming(bf16fp32_context *ctx, const char *path, int64_t n, int
 /* Monotonic clock in seconds. */
 double sup_now(void);
 
+/* A test's trace of its launches, on when environment variable `var` is set and not "0": each
+ * sup_trace prints the seconds since sup_trace_start and its text, flushed at once, so that a run
+ * that stops (a hang under a sanitizer) names the launch it stopped in. */
+void sup_trace_start(const char *var);
+void sup_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* A new directory $TMPDIR/bf16fp32-NAME-XXXXXX (/tmp without TMPDIR) into dir; 0 on success,
  * else non-zero after perror. */
 int sup_temp_dir(char *dir, size_t len, const char *name);
