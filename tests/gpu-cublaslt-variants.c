@@ -118,6 +118,7 @@ int main(void) {
   const int b = ctx ? sup_backend_index(ctx, "cublaslt") : -1;
   if (b < 0) {
     if (ctx) bf16fp32_destroy(ctx);
+    sup_remove_tree(dir);
     return testing_skip("gpu-cublaslt-variants", "cuBLASLt is not available");
   }
   cudaStream_t s = sup_gpu_stream_create();
@@ -138,5 +139,6 @@ int main(void) {
   tuned_through_dispatcher(&cases[3], s, dir);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) sup_gcase_free(&cases[i]);
   sup_gpu_stream_destroy(s);
+  sup_remove_tree(dir);
   return testing_summary("gpu-cublaslt-variants");
 }

@@ -155,6 +155,7 @@ int main(void) {
   const int b = ctx ? sup_backend_index(ctx, "smallm") : -1;
   if (b < 0 || bf16fp32_backend_info_get(ctx, b, &info) != BF16FP32_OK || !info.available) {
     if (ctx) bf16fp32_destroy(ctx);
+    sup_remove_tree(dir);
     return testing_skip("gpu-smallm-variants", "smallm is not available");
   }
   bf16fp32_destroy(ctx);
@@ -206,5 +207,6 @@ int main(void) {
   if (!paired_only) EXPECT(offered > 2 * COUNT, "smallm offered %d variants", offered);
   for (int i = 0; i < count; i++) case_free(&cases[i]);
   sup_gpu_stream_destroy(s);
+  sup_remove_tree(dir);
   return testing_summary("gpu-smallm-variants");
 }

@@ -244,16 +244,6 @@ int main(void) {
   bf16fp32__tune_file_clear(&f);
   bf16fp32_destroy(ctx);
 
-  char lock[800];
-  snprintf(lock, sizeof lock, "%s.lock", path);
-  unlink(path);
-  unlink(lock);
-  snprintf(lock, sizeof lock, "%s.lock", path_one);
-  unlink(path_one);
-  unlink(lock);
-  snprintf(lock, sizeof lock, "%s.lock", path_pub);
-  unlink(path_pub);
-  unlink(lock);
-  rmdir(dir);
+  sup_remove_tree(dir);
   return testing_summary("gpu-tune-step");
 }

@@ -132,10 +132,6 @@ int main(void) {
     expect_choice(path, 1, ms[i]);
     expect_choice(path, 0, ms[i]);
   }
-  char lock[700];
-  snprintf(lock, sizeof lock, "%s.lock", path);
-  unlink(path);
-  unlink(lock);
-  rmdir(dir);
+  sup_remove_tree(dir);
   return testing_summary("gpu-tune");
 }

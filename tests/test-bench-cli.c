@@ -92,17 +92,6 @@ static void write_file(const char *path, const char *text) {
     if (!strstr((buf), (text))) fprintf(stderr, "  expected \"%s\" in:\n%s\n", (text), (buf)); \
   } while (0)
 
-static void remove_tmp(void) {
-  const char *names[] = {"stdout", "stderr", "ok.txt", "bad-field.txt", "bad-m.txt",
-                         "bad-count.txt", "dup.txt", "empty.txt", "out.csv", "step.txt"};
-  char p[512];
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
-    unlink(p);
-  }
-  rmdir(tmpdir);
-}
-
 int main(void) {
   const char *env = getenv("BF16FP32_CLI");
   if (env && *env) {
@@ -253,6 +242,6 @@ int main(void) {
     }
   }
 
-  remove_tmp();
+  sup_remove_tree(tmpdir);
   return testing_summary("test-bench-cli");
 }

@@ -161,15 +161,9 @@ int main(void) {
   int temps = 0;
   while (d && (e = readdir(d))) {
     if (strstr(e->d_name, ".tmp.")) temps++;
-    if (e->d_name[0] != '.') {
-      char file[1000];
-      snprintf(file, sizeof file, "%s/%s", sub, e->d_name);
-      unlink(file);
-    }
   }
   if (d) closedir(d);
-  rmdir(sub);
-  rmdir(dir);
+  sup_remove_tree(dir);
   if (temps) {
     fprintf(stderr, "%d temporary files left\n", temps);
     failed++;

@@ -609,23 +609,6 @@ static void test_emit_c(void) {
   free(text);
 }
 
-static void remove_tree(const char *path) {
-  DIR *d = opendir(path);
-  if (!d) {
-    unlink(path);
-    return;
-  }
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    char sub[2048];
-    snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-    remove_tree(sub);
-  }
-  closedir(d);
-  rmdir(path);
-}
-
 int main(void) {
   if (sup_temp_dir(dir, sizeof dir, "tune-file")) return 1;
   test_round_trip();
@@ -635,6 +618,6 @@ int main(void) {
   test_default_path();
   test_merge();
   test_emit_c();
-  remove_tree(dir);
+  sup_remove_tree(dir);
   return testing_summary("test-tune-file");
 }

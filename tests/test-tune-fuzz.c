@@ -368,11 +368,7 @@ int main(void) {
   free(work);
   free(base);
   bf16fp32__tune_file_clear(&orig);
-  char lock[700];
-  snprintf(lock, sizeof lock, "%s.lock", path);
-  unlink(path);
-  unlink(lock);
-  rmdir(dir);
+  sup_remove_tree(dir);
   printf("test-tune-fuzz: seed %#llx, %ld iterations\n", (unsigned long long)seed, iters);
   return testing_summary("test-tune-fuzz");
 }

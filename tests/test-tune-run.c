@@ -161,13 +161,6 @@ int main(void) {
   EXPECT(bf16fp32_tune(ctx, BF16FP32_HOST, pairs, 2, ms, 5, NULL) == BF16FP32_BAD_OPTION, "no file");
   bf16fp32_destroy(ctx);
 
-  char lock[700];
-  unlink(path);
-  unlink(other);
-  snprintf(lock, sizeof lock, "%s.lock", path);
-  unlink(lock);
-  snprintf(lock, sizeof lock, "%s.lock", other);
-  unlink(lock);
-  rmdir(dir);
+  sup_remove_tree(dir);
   return testing_summary("test-tune-run");
 }

@@ -270,5 +270,6 @@ int main(void) {
   test_file_names(dir);
   test_tune_and_dispatch(dir);
   test_variant_routing(dir);
+  sup_remove_tree(dir);
   return testing_summary("test-variants");
 }

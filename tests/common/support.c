@@ -1,4 +1,5 @@
 /* Test and tool support: random operands, poison, the oracle check, GPU memory helpers. */
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -6,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "measure.h"
@@ -152,6 +154,23 @@ int sup_temp_dir(char *dir, size_t len, const char *name) {
   if (mkdtemp(dir)) return 0;
   perror("mkdtemp");
   return 1;
+}
+
+void sup_remove_tree(const char *path) {
+  DIR *d = opendir(path);
+  if (!d) {
+    unlink(path);
+    return;
+  }
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    char sub[2048];
+    snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+    sup_remove_tree(sub);
+  }
+  closedir(d);
+  rmdir(path);
 }
 
 double sup_now(void) {
