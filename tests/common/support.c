@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -157,7 +158,9 @@ int sup_temp_dir(char *dir, size_t len, const char *name) {
 }
 
 void sup_remove_tree(const char *path) {
-  DIR *d = opendir(path);
+  struct stat st;
+  /* lstat: a link is removed, never followed */
+  DIR *d = lstat(path, &st) == 0 && S_ISDIR(st.st_mode) ? opendir(path) : NULL;
   if (!d) {
     unlink(path);
     return;

@@ -70,7 +70,8 @@ void sup_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * else non-zero after perror. */
 int sup_temp_dir(char *dir, size_t len, const char *name);
 
-/* path and, where it is a directory, everything in it (a test's temporary directory). */
+/* path and, where it is a directory (not a link to one), everything in it: a test's temporary
+ * directory. */
 void sup_remove_tree(const char *path);
 
 /* GPU helpers: return 0 on success, non-zero (and print nothing) on failure. */
