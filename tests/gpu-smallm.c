@@ -702,13 +702,13 @@ int main(void) {
     return testing_skip("gpu-smallm", why);
   }
   CHECK_OK(bf16fp32_force_backend(ctx, "smallm"));
+  sup_trace_start("GPU_SMALLM_TRACE"); /* names each launch before it starts */
   /* GPU_SMALLM_PART runs one part (so that compute-sanitizer's racecheck of each fits its time,
    * tools/device-run.sh sanitize): router (every kernel but the share kernel on 256 x 4096, M =
    * 1-64 and above), shapes (every kernel on the other shapes), rest (the declines and the PDL
    * launches), share (the share kernel's forms on 256 x 4096 at M = 1-64 or GPU_SMALLM_SHARE_M's
    * LO-HI, and on a padded and the tail shapes) or sample (the same at a sample of M); unset:
    * router, shapes, share and rest */
-  sup_trace_start("GPU_SMALLM_TRACE"); /* names each launch before it starts */
   const char *part = getenv("GPU_SMALLM_PART");
   const int all = part == NULL || part[0] == '\0';
   const int router = all || strcmp(part, "router") == 0;

@@ -119,8 +119,7 @@ if want sanitize; then
     range=; [ "${p#share:}" != "$p" ] && range=${p#share:}
     name=${p/:/-}
     GPU_SMALLM_TRACE=1 GPU_SMALLM_PART=${p%%:*} GPU_SMALLM_SHARE_M=$range timeout 540 $rc \
-      $build/gpu-smallm \
-      >"$out/sanitize-racecheck-$name.txt" 2>&1
+      $build/gpu-smallm >"$out/sanitize-racecheck-$name.txt" 2>&1
     echo "compute-sanitizer racecheck ($p) exit $?"; tail -2 "$out/sanitize-racecheck-$name.txt"
   done
 fi
