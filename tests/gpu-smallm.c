@@ -706,17 +706,24 @@ int main(void) {
   /* GPU_SMALLM_PART runs one part (so that compute-sanitizer's racecheck of each fits its time,
    * tools/device-run.sh sanitize): router (every kernel but the share kernel on 256 x 4096, M =
    * 1-64 and above), shapes (every kernel on the other shapes), rest (the declines and the PDL
-   * launches), share (the share kernel's forms on 256 x 4096 at M = 1-64 or GPU_SMALLM_SHARE_M's
-   * LO-HI, and on a padded and the tail shapes) or sample (the same at a sample of M); unset:
-   * router, shapes, share and rest */
+   * launches; each alone: declines, pdl, producer, chain), share (the share kernel's forms on
+   * 256 x 4096 at M = 1-64 or GPU_SMALLM_SHARE_M's LO-HI, and on a padded and the tail shapes) or
+   * sample (the same at a sample of M); unset: router, shapes, share and rest */
   const char *part = getenv("GPU_SMALLM_PART");
   const int all = part == NULL || part[0] == '\0';
   const int router = all || strcmp(part, "router") == 0;
-  const int shapes = all || strcmp(part, "shapes") == 0, rest = all || strcmp(part, "rest") == 0;
+  const int shapes = all || strcmp(part, "shapes") == 0;
+  const int rest = all || strcmp(part, "rest") == 0;
+  const int declines = rest || strcmp(part, "declines") == 0;
+  const int pdl = rest || strcmp(part, "pdl") == 0;
+  const int producer = rest || strcmp(part, "producer") == 0;
+  const int chain = rest || strcmp(part, "chain") == 0;
   int share = all || strcmp(part, "share") == 0;
   const int sample = !all && strcmp(part, "sample") == 0;
-  if (!router && !shapes && !rest && !share && !sample) {
-    fprintf(stderr, "gpu-smallm: GPU_SMALLM_PART is '%s': router, shapes, rest, share or sample\n",
+  if (!router && !shapes && !declines && !pdl && !producer && !chain && !share && !sample) {
+    fprintf(stderr,
+            "gpu-smallm: GPU_SMALLM_PART is '%s': router, shapes, rest (declines, pdl, producer, "
+            "chain), share or sample\n",
             part);
     CHECK(0);
   }
@@ -732,12 +739,10 @@ int main(void) {
   if (router) test_router(ctx);
   if (shapes) test_shapes(ctx);
   if (share || sample) test_share_only(ctx, sample, lo, hi);
-  if (rest) test_declines(ctx);
+  if (declines) test_declines(ctx);
   bf16fp32_destroy(ctx);
-  if (rest) {
-    test_pdl();
-    test_pdl_after_producer();
-    test_pdl_chain();
-  }
+  if (pdl) test_pdl();
+  if (producer) test_pdl_after_producer();
+  if (chain) test_pdl_chain();
   return testing_summary("gpu-smallm");
 }
