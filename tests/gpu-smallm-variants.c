@@ -169,9 +169,9 @@ int main(void) {
   /* GPU_SMALLM_VARIANTS_PART=paired runs only the default and the paired launches, under PDL
    * (plainly they run unpaired), at a small shape where each paired text applies and both
    * instance sets run (M = 4 and 13), for compute-sanitizer (tools/device-run.sh sanitize).
-   * On the H200 its memcheck takes seconds; its racecheck passes with launches serialized
-   * (CUDA_LAUNCH_BLOCKING=1, session 62) and stops, at a launch that varies, where consecutive
-   * PDL launches overlap (sessions 60-62; docs/smallm-notes.md) */
+   * On the H200 its memcheck takes seconds, its racecheck 3 s with the tool's deadlock
+   * detection off (session 63; with it on the tool stalled at a launch that varied, sessions
+   * 60-62, docs/smallm-notes.md) */
   static const int64_t paired_shapes[][3] = {{4, 528, 1032}, {13, 528, 1032}};
   enum {
     COUNT = sizeof shapes / sizeof shapes[0],
