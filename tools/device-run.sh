@@ -6,8 +6,8 @@
 # table and with the fresh tune file, and compute-sanitizer on the smallm test.
 # Logs and CSVs go to $OUT (or ./device-out). Usage: tools/device-run.sh [parts]
 # parts: build tests check bench pdl decode tune shipped sanitize (default: all, in that order),
-# cells (only when named): issue 4's 81 cells, smallm and auto (shipped table) plainly and under
-# PDL, into $out/cells-plain.csv, $out/cells-pdl.csv and the table $out/cells.md
+# cells (only when named, and runs pdl too): issue 4's 81 cells, smallm and auto (shipped table)
+# plainly into $out/cells-plain.csv, and with pdl's $out/bench-pdl.csv the table $out/cells.md
 # (tools/targets-table.py);
 # steptune (only when named): `tune --decode-step` for both models, under PDL and plainly, into
 # $out/tune-step-h200-dsv4-<model>.tsv, then the decode step with each file against the shipped
@@ -48,7 +48,7 @@ if want bench; then
   rules_only $bin bench --csv "$out/bench-h200.csv" >"$out/bench-h200.txt" 2>"$out/bench.err"
   echo "bench exit $?"
 fi
-if want pdl; then
+if want pdl || want cells; then
   step pdl
   BF16FP32_PDL=1 BF16FP32_TUNE_FILE= $bin bench --backends auto,smallm --m 1,2,4,8,16,32,64,128,256 \
     --csv "$out/bench-pdl.csv" >"$out/bench-pdl.txt" 2>>"$out/bench.err"
@@ -56,13 +56,10 @@ if want pdl; then
 fi
 if want cells; then
   step cells
-  for pdl in 0 1; do
-    tag=plain; [ $pdl = 1 ] && tag=pdl
-    BF16FP32_PDL=$pdl BF16FP32_TUNE_FILE= $bin bench --backends smallm,auto \
-      --m 1,2,4,8,16,32,64,128,256 --csv "$out/cells-$tag.csv" >/dev/null 2>>"$out/bench.err"
-    echo "cells $tag exit $?"
-  done
-  python3 tools/targets-table.py "$out/cells-plain.csv" "$out/cells-pdl.csv" >"$out/cells.md"
+  BF16FP32_TUNE_FILE= $bin bench --backends auto,smallm --m 1,2,4,8,16,32,64,128,256 \
+    --csv "$out/cells-plain.csv" >/dev/null 2>>"$out/bench.err"
+  echo "cells plain bench exit $?"
+  python3 tools/targets-table.py "$out/cells-plain.csv" "$out/bench-pdl.csv" >"$out/cells.md"
   tail -1 "$out/cells.md"
 fi
 if want decode; then
