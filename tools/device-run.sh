@@ -106,7 +106,8 @@ if want sanitize; then
   # (GPU_SMALLM_SHARE_M), e.g. "share:1-32" and "share:33-64" in two commands; "rest" is the
   # declines and the PDL tests (GPU_SMALLM_PART also takes each alone: declines, pdl, producer,
   # chain); "paired" (only when named) is gpu-smallm-variants' paired launches (both footprints,
-  # under PDL; PAIRED_TEXTS runs other texts in their place, GPU_SMALLM_VARIANTS_TEXTS).
+  # under PDL; PAIRED_TEXTS runs other texts in their place, GPU_SMALLM_VARIANTS_TEXTS);
+  # "variants" (only when named) is the whole of gpu-smallm-variants (2 minutes, session 64).
   # The tool's deadlock detection is off (--racecheck-deadlock-timeout 0): with the tool's
   # default or a timeout of 10-30 s, racecheck stalled in launches that varied from run to run
   # (sessions 60-63: the share kernel's push wait reported as a deadlock, one launch going on
@@ -126,6 +127,12 @@ if want sanitize; then
         GPU_SMALLM_VARIANTS_TEXTS=${PAIRED_TEXTS:-} timeout 540 $rc $build/gpu-smallm-variants \
         >"$out/sanitize-racecheck-paired.txt" 2>&1
       echo "compute-sanitizer racecheck (paired) exit $?"; tail -2 "$out/sanitize-racecheck-paired.txt"
+      continue
+    fi
+    if [ "$p" = variants ]; then
+      GPU_SMALLM_VARIANTS_TRACE=1 timeout 540 $rc $build/gpu-smallm-variants \
+        >"$out/sanitize-racecheck-variants.txt" 2>&1
+      echo "compute-sanitizer racecheck (variants) exit $?"; tail -2 "$out/sanitize-racecheck-variants.txt"
       continue
     fi
     range=; [ "${p#share:}" != "$p" ] && range=${p#share:}

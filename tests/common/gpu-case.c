@@ -54,7 +54,7 @@ int sup_gcase_tuned_variant(bf16fp32_context *ctx, const char *backend, sup_gcas
            (long long)c->k);
     return -1;
   }
-  /* The header for this GPU from a tune of the shape, its entries then naming the variant. */
+  /* A file for this GPU whose entries for the shape name the variant. */
   char winner[BF16FP32__TUNE_NAME_LEN];
   snprintf(winner, sizeof winner, "%s@%s", backend, names[0]);
   CHECK(sup_tune_file_naming(ctx, path, c->n, c->k, c->m, winner) == 0);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dispatch.h"
 #include "internal.h"
 #include "measure.h"
 #include "support.h"
@@ -292,24 +293,17 @@ int sup_gpu_end_capture_and_replay(void *stream, int replays) {
 
 int sup_tune_file_naming(bf16fp32_context *ctx, const char *path, int64_t n, int64_t k, int64_t m,
                          const char *winner) {
-  const int64_t pair[] = {n, k}, ms[] = {m};
-  bf16fp32__tune_file f;
-  int err = 0;
-  char *text = NULL;
-  size_t len = 0;
-  if (bf16fp32_tune(ctx, BF16FP32_DEVICE, pair, 1, ms, 1, path) != BF16FP32_OK ||
-      bf16fp32__tune_file_read(path, &f, &err, NULL, NULL) != BF16FP32_OK)
-    return 1;
-  for (int i = 0; i < f.table.count; i++) {
-    bf16fp32__tune_entry *e = &f.table.entries[i];
-    snprintf(e->winner, sizeof e->winner, "%s", winner);
-    snprintf(e->runner_up, sizeof e->runner_up, "cublas");
-    e->winner_us = 1.0, e->runner_up_us = 2.0;
+  const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
+  bf16fp32__tune_header mine;
+  memset(&mine, 0, sizeof mine);
+  if (bf16fp32__gpu_identity_query(cfg->device, &mine.gpu) != BF16FP32_OK) return 1;
+  mine.has_gpu = true;
+  bf16fp32__tune_entry e[2];
+  const int count = cfg->use_pdl ? 2 : 1;
+  for (int i = 0; i < count; i++) {
+    e[i] = sup_tune_entry(BF16FP32_DEVICE, n, k, bf16fp32__tune_bucket(m), winner, 1.0, "cublas",
+                          2.0, 0);
+    e[i].pdl = i;
   }
-  int bad = bf16fp32__tune_file_format(&f.header, f.table.entries, f.table.count, &text, &len) !=
-                BF16FP32_OK ||
-            bf16fp32__tune_file_write_atomic(path, text, len) != BF16FP32_OK;
-  free(text);
-  bf16fp32__tune_file_clear(&f);
-  return bad;
+  return bf16fp32__tune_file_merge(path, &mine, e, count, NULL, NULL) != BF16FP32_OK;
 }

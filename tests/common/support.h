@@ -51,9 +51,11 @@ int sup_backend_index(bf16fp32_context *ctx, const char *name);
 bf16fp32__tune_entry sup_tune_entry(int where, int64_t n, int64_t k, int64_t m, const char *winner,
                                     double us, const char *runner, double runner_us, int line);
 
-/* A tuning file at path whose every entry for (n, k) at M = m, plainly and (with ctx's PDL
- * option) under PDL, names `winner` first and cuBLAS second (1 and 2 us): a tune of that one
- * shape writes the header for this GPU and the entries, which are then rewritten. 0 on success. */
+/* Merges into the tuning file at path the entries for (n, k) at M = m's bucket, plainly and
+ * (with ctx's PDL option) under PDL, that name `winner` first and cuBLAS second (1 and 2 us),
+ * under the header of ctx's GPU: nothing is timed, so that the tests that use it also run under
+ * compute-sanitizer's racecheck (a tune there grew past the H200 machine's 128 GB of host
+ * memory, docs/smallm-notes.md, session 64). 0 on success. */
 int sup_tune_file_naming(bf16fp32_context *ctx, const char *path, int64_t n, int64_t k, int64_t m,
                          const char *winner);
 
