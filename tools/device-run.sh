@@ -122,17 +122,12 @@ if want sanitize; then
       echo "compute-sanitizer memcheck exit $?"; tail -2 "$out/sanitize-memcheck.txt"
       continue
     fi
-    if [ "$p" = paired ]; then
-      GPU_SMALLM_VARIANTS_PART=paired GPU_SMALLM_VARIANTS_TRACE=1 \
+    if [ "$p" = paired ] || [ "$p" = variants ]; then
+      vpart=; [ "$p" = paired ] && vpart=paired # unset: the whole test
+      GPU_SMALLM_VARIANTS_PART=$vpart GPU_SMALLM_VARIANTS_TRACE=1 \
         GPU_SMALLM_VARIANTS_TEXTS=${PAIRED_TEXTS:-} timeout 540 $rc $build/gpu-smallm-variants \
-        >"$out/sanitize-racecheck-paired.txt" 2>&1
-      echo "compute-sanitizer racecheck (paired) exit $?"; tail -2 "$out/sanitize-racecheck-paired.txt"
-      continue
-    fi
-    if [ "$p" = variants ]; then
-      GPU_SMALLM_VARIANTS_TRACE=1 timeout 540 $rc $build/gpu-smallm-variants \
-        >"$out/sanitize-racecheck-variants.txt" 2>&1
-      echo "compute-sanitizer racecheck (variants) exit $?"; tail -2 "$out/sanitize-racecheck-variants.txt"
+        >"$out/sanitize-racecheck-$p.txt" 2>&1
+      echo "compute-sanitizer racecheck ($p) exit $?"; tail -2 "$out/sanitize-racecheck-$p.txt"
       continue
     fi
     range=; [ "${p#share:}" != "$p" ] && range=${p#share:}
