@@ -6,7 +6,7 @@
 # table and with the fresh tune file, and compute-sanitizer on the smallm test.
 # Logs and CSVs go to $OUT (or ./device-out). Usage: tools/device-run.sh [parts]
 # parts: build tests check bench pdl decode tune shipped sanitize (default: all, in that order),
-# cells (only when named, and runs pdl too): issue 4's 81 cells, smallm and auto (shipped table)
+# cells (only when named, and runs pdl too): smallm's 81 target cells, smallm and auto (shipped table)
 # plainly into $out/cells-plain.csv, and with pdl's $out/bench-pdl.csv the table $out/cells.md
 # (tools/targets-table.py);
 # steptune (only when named): `tune --decode-step` for both models, under PDL and plainly, into

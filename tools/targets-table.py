@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Issue 4's targets at the 81 DSV4 cells (9 shapes x M = 1, 2, 4, ..., 256) as a markdown table.
+"""smallm's targets (docs/h200-results.md) at the 81 DSV4 cells (9 shapes x M = 1, 2, 4, ...,
+256) as a markdown table.
 
 usage: tools/targets-table.py PLAIN.csv PDL.csv
   PLAIN.csv: `bf16fp32 bench --backends smallm,auto --m 1,2,4,8,16,32,64,128,256 --csv ...`
