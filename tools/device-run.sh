@@ -25,6 +25,12 @@ bin=$build/bf16fp32
 want() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 step() { echo "=== $* ($(date +%T))"; }
 rules_only() { BF16FP32_TUNE_FILE= BF16FP32_TUNE_BUILTIN=0 "$@"; }
+# smallm and auto (shipped table) at the 81 cells' M into CSV $1, the text into $2: the pdl and
+# cells parts' bench, one under BF16FP32_PDL=1, one plainly
+smallm_bench() {
+  BF16FP32_TUNE_FILE= $bin bench --backends auto,smallm --m 1,2,4,8,16,32,64,128,256 \
+    --csv "$1" >"$2" 2>>"$out/bench.err"
+}
 
 if want build; then
   step build
@@ -50,14 +56,12 @@ if want bench; then
 fi
 if want pdl || want cells; then
   step pdl
-  BF16FP32_PDL=1 BF16FP32_TUNE_FILE= $bin bench --backends auto,smallm --m 1,2,4,8,16,32,64,128,256 \
-    --csv "$out/bench-pdl.csv" >"$out/bench-pdl.txt" 2>>"$out/bench.err"
+  BF16FP32_PDL=1 smallm_bench "$out/bench-pdl.csv" "$out/bench-pdl.txt"
   echo "pdl bench exit $?"
 fi
 if want cells; then
   step cells
-  BF16FP32_TUNE_FILE= $bin bench --backends auto,smallm --m 1,2,4,8,16,32,64,128,256 \
-    --csv "$out/cells-plain.csv" >/dev/null 2>>"$out/bench.err"
+  smallm_bench "$out/cells-plain.csv" /dev/null
   echo "cells plain bench exit $?"
   python3 tools/targets-table.py "$out/cells-plain.csv" "$out/bench-pdl.csv" >"$out/cells.md"
   tail -1 "$out/cells.md"
