@@ -31,7 +31,6 @@
 // DRAM's rate from 64 SMs on).
 // Build: nvcc -O3 -std=c++17 -Isrc -gencode=arch=compute_90a,code=sm_90a bench/pdl-floor.cu -lcublas
 #include <cooperative_groups.h>
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -43,6 +42,7 @@
 #include "backends/smallm/smallm-cluster-sum.cuh" /* the pull's cluster barriers */
 #include "backends/smallm/smallm-fragments.cuh"   /* the bulk copy and the request into L2 */
 #include "backends/smallm/smallm-tiles.cuh"       /* the barrier's expected bytes and wait */
+#include "bench-cublas.cuh"
 #include "bench-cuda.cuh"
 #include "measure-floor.h"
 
@@ -213,12 +213,7 @@ int main(int argc, char **argv) {
   CK(cudaMemset(xpool, 0x3c, xpool_bytes));
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  cublasHandle_t h;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 2;
-  void *ws;
-  CK(cudaMalloc(&ws, 32 << 20));
-  cublasSetStream(h, s);
-  cublasSetWorkspace(h, ws, 32 << 20);
+  cublasHandle_t h = bench_cublas_on(s);
   if (ingress_only) {
     ingress(s, wpool, wpool_bytes, smem_max, rot);
     return 0;
@@ -247,12 +242,10 @@ int main(int argc, char **argv) {
           const double t = time_floor(s, v & 1, grid, v < 2, m, sh, copies, wpool, xpool, opool, smem_max);
           if (t > 0 && t < best[v]) best[v] = t, bg[v] = grid;
         }
-      const float one = 1.0f, zero = 0.0f;
       const double cub = bench_time_graph(s, 200, [&](int i) {
         const int c = i % copies;
-        cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, sh.n, m, sh.k, &one, wpool + (size_t)c * wbytes, CUDA_R_16BF, sh.k,
-                     xpool + (size_t)c * xbytes, CUDA_R_16BF, sh.k, &zero, opool + (size_t)c * m * sh.n, CUDA_R_32F,
-                     sh.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        bench_cublas_gemm(h, sh.n, m, sh.k, wpool + (size_t)c * wbytes, xpool + (size_t)c * xbytes,
+                          opool + (size_t)c * m * sh.n);
       });
       CK(cudaGetLastError());
       const double target = m <= 16 ? 1.3 * F : m <= 64 ? 1.5 * F : cub / (sh.n <= 512 ? 1.5 : 1.2);

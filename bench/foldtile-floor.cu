@@ -1,0 +1,263 @@
+// foldtile-floor: the least time a smallm kernel for M = 65-256 can take when its blocks hold
+// tiles of R weight rows x TT tokens over all of K (no cluster) or over a part of K in clusters of
+// 2, 4 or 8 blocks along K, measured as the library's bench measures (a graph of 200 calls, cold
+// L2, median of 7 replays; bench-cuda.cuh), beside cuBLAS in the same run.
+//
+// Why (docs/smallm-notes.md, sessions 28-29 and 66): at M = 128-256 the split's chains on
+// separate SMs exchange chains x M x N x 4 bytes (2.2-3.9 us at M = 128), more than the targets
+// leave. With fewer K parts per tile the exchange shrinks to the tile's R x TT sums per part, but
+// each block then takes in its R rows and TT tokens over a larger part of K: the bytes into the
+// SMs are W x M / TT + X x N / R, for tiles that cover the grid in one wave. This kernel does
+// only the movement: a block of 256 threads per tile streams its rows and tokens of its K part
+// through a ring of NS stages of KS columns (1-D bulk copies, one per row and stage, issued by
+// the lanes of all eight warps, one mbarrier per stage, a __syncthreads before a stage is
+// refilled), then, in a cluster, leaves its R x TT floats in shared memory and each rank adds its
+// share of every rank's in rank order (the library's pull: the restricted cluster barrier, DSMEM
+// loads, the exit barrier) and stores them; alone it stores its tile. No arithmetic and only one
+// partial sum per rank (the library's order needs one per K slice), so where this floor is above
+// a target no kernel of this form meets it. The best of R in 16-128, TT in 16-128, KS in
+// 256-1024 and NS in 2-4 counts, plainly and under PDL (--pdl: the first stages' weight copies
+// before griddepcontrol.wait, x's after it).
+// On the H200 (session 66) the floor is above the target at 14 of the 18 cells of the nine DSV4
+// shapes at M = 128 and 256 for every cluster size; under it at 256x4096 M = 128 (3.60 us against
+// 4.55, clusters of 4), 1024x4096 M = 128 (0.95 of the target), 512x4096 M = 128 and 256x4096
+// M = 256 (0.98-0.99). A ring per warp (each warp a quarter of K and half of the rows, the form
+// that took in 137-164 GB/s per SM from one shared 1 MB in bench/ingress-rate.cu; an earlier form
+// of this probe, not kept) was 1.1-2.1x
+// slower than the block's ring here (smaller stages). Without a cluster the blocks took in about
+// 75-105 GB/s each after a start of about 1 us, 9.6-13.5 TB/s over the GPU.
+// Build: nvcc -O3 -std=c++17 -Isrc -gencode=arch=compute_90a,code=sm_90a bench/foldtile-floor.cu -lcublas
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <cooperative_groups.h>
+
+#include "backends/smallm/smallm-cluster-sum.cuh" /* the pull's cluster barriers, add4 */
+#include "backends/smallm/smallm-fragments.cuh"   /* the bulk copy and the mbarrier helpers */
+#include "bench-cublas.cuh"
+#include "bench-cuda.cuh"
+#include "measure-floor.h"
+
+namespace {
+
+constexpr int THREADS = 256, WARPS = THREADS / 32, RING = 128; /* the ring after the barriers */
+constexpr int MAXNS = 4;
+
+struct Args {
+  const uint16_t *w, *x;
+  float *out;
+  int n, k, m;
+  int rows, tt, ks, ns; /* tile rows and tokens, stage columns, stages in flight */
+  int ranks;            /* blocks of a cluster along K (blockIdx.z), each a part of K */
+  int pdl;
+};
+
+/* Copy i of a stage (rows first, then tokens) is issued by lane i / 8 of warp i % 8: each
+ * issuing lane arrives on the stage's barrier with its own bytes. */
+__device__ __forceinline__ void issue(const Args &a, uint32_t base, int q, int first, int last,
+                                      int k0, int k1) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int copies = a.rows + a.tt, slot = q % a.ns;
+  const int cols = min(a.ks, k1 - k0 - q * a.ks), bytes = 2 * cols;
+  const uint32_t bar = base + 8 * slot;
+  const uint32_t stage = base + RING + static_cast<uint32_t>(slot * copies * a.ks * 2);
+  for (int i = warp + WARPS * lane; i < copies; i += THREADS) {
+    if (i < first || i >= last) continue;
+    const uint16_t *src = i < a.rows
+                              ? a.w + static_cast<long long>(blockIdx.x * a.rows + i) * a.k
+                              : a.x + static_cast<long long>(min(static_cast<int>(blockIdx.y) * a.tt +
+                                                                     i - a.rows,
+                                                                 a.m - 1)) *
+                                          a.k;
+    bf16fp32__bar_expect(bar, bytes);
+    bf16fp32__bulk_copy(stage + i * a.ks * 2, src + k0 + q * a.ks, bytes, bar);
+  }
+}
+
+__global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant__ Args a) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const int kpart = (((a.k + a.ranks - 1) / a.ranks + 7) / 8) * 8;
+  const int k0 = min(a.k, static_cast<int>(blockIdx.z) * kpart), k1 = min(a.k, k0 + kpart);
+  const int copies = a.rows + a.tt, nq = (k1 - k0 + a.ks - 1) / a.ks;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < a.ns; s++) bf16fp32__bar_init(base + 8 * s, copies);
+    bf16fp32__bar_init_fence();
+  }
+  __syncthreads();
+  const int pro = min(a.ns, nq);
+  for (int q = 0; q < pro; q++) issue(a, base, q, 0, a.pdl ? a.rows : copies, k0, k1);
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (a.pdl)
+    for (int q = 0; q < pro; q++) issue(a, base, q, a.rows, copies, k0, k1);
+  float acc = 0.0f;
+  for (int q = 0; q < nq; q++) {
+    const int slot = q % a.ns;
+    bf16fp32__bar_wait(base + 8 * slot, (q / a.ns) & 1);
+    /* one 4-byte word of the stage per thread, so that the data is used */
+    acc += reinterpret_cast<const float *>(smem + RING + slot * copies * a.ks * 2)[threadIdx.x];
+    __syncthreads();
+    if (q + a.ns < nq) issue(a, base, q + a.ns, 0, copies, k0, k1);
+  }
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (a.ranks == 1) {
+    for (int u = threadIdx.x; u < a.rows * a.tt; u += THREADS) {
+      const int tok = static_cast<int>(blockIdx.y) * a.tt + u / a.rows;
+      if (tok < a.m) a.out[static_cast<long long>(tok) * a.n + blockIdx.x * a.rows + u % a.rows] = acc;
+    }
+    return;
+  }
+  /* the cluster's exchange in the library's pull: the block's R x TT partial sums into its shared
+   * memory, the restricted cluster barrier, each rank adds its share of the float4 units from
+   * every rank in rank order and stores them, the exit barrier */
+  float *part = reinterpret_cast<float *>(smem + RING);
+  for (int u = threadIdx.x; u < a.rows * a.tt; u += THREADS) part[u] = acc + u;
+  __syncthreads();
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank()), units = a.rows * a.tt / 4;
+  bf16fp32__smallm_cluster_share();
+  for (int u = rank * units / a.ranks + threadIdx.x; u < (rank + 1) * units / a.ranks; u += THREADS) {
+    float4 v[8];
+#pragma unroll
+    for (int r = 0; r < 8; r++)
+      if (r < a.ranks) v[r] = reinterpret_cast<const float4 *>(cluster.map_shared_rank(part, r))[u];
+    float4 sum = v[0];
+#pragma unroll
+    for (int r = 1; r < 8; r++)
+      if (r < a.ranks) bf16fp32__smallm_add4(sum, v[r]);
+    const int tok = static_cast<int>(blockIdx.y) * a.tt + (4 * u) / a.rows;
+    if (tok < a.m)
+      *reinterpret_cast<float4 *>(a.out + static_cast<long long>(tok) * a.n + blockIdx.x * a.rows +
+                                  (4 * u) % a.rows) = sum;
+  }
+  bf16fp32__smallm_cluster_exit();
+}
+
+struct Pools {
+  uint16_t *w, *x;
+  float *out;
+  size_t wbytes, xbytes, obytes;
+  int copies;
+};
+
+double time_floor(cudaStream_t s, const Pools &p, Args a, size_t smem) {
+  return bench_time_graph(s, 200, [&](int i) {
+    const int c = i % p.copies;
+    Args b = a;
+    b.w = p.w + c * (p.wbytes / 2), b.x = p.x + c * (p.xbytes / 2), b.out = p.out + c * (p.obytes / 4);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[2];
+    cfg.gridDim = dim3(a.n / a.rows, (a.m + a.tt - 1) / a.tt, a.ranks), cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = smem, cfg.stream = s;
+    int na = 0;
+    if (a.ranks > 1) {
+      at[na].id = cudaLaunchAttributeClusterDimension;
+      at[na].val.clusterDim.x = 1, at[na].val.clusterDim.y = 1, at[na].val.clusterDim.z = a.ranks;
+      na++;
+    }
+    if (a.pdl) {
+      at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      at[na].val.programmaticStreamSerializationAllowed = 1;
+      na++;
+    }
+    cfg.attrs = at, cfg.numAttrs = na;
+    CK(cudaLaunchKernelEx(&cfg, floor_kernel, b));
+  });
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  bool pdl_too = false;
+  std::vector<int> ms = {128, 256};
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--pdl")) pdl_too = true;
+    else if (!strcmp(argv[i], "--m") && i + 1 < argc) {
+      ms.clear();
+      for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) ms.push_back(atoi(t));
+    }
+  }
+  struct Shape {
+    int n, k;
+  };
+  const Shape shapes[] = {{256, 4096}, {512, 4096}, {256, 7168}, {384, 7168}, {512, 7168},
+                          {1024, 4096}, {1024, 7168}, {2048, 4096}, {2048, 7168}};
+  int smem_max = 0, sms = 0;
+  CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  CK(cudaFuncSetAttribute(floor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cublasHandle_t h = bench_cublas_on(s);
+  const size_t rot = 512ull << 20; /* rotated over at least this many bytes: cold L2 */
+  printf("foldtile-floor: each block streams R weight rows and TT tokens over its part of K "
+         "(clusters along K), then the cluster's pull; %d SMs, %d bytes of shared memory per "
+         "block\n", sms, smem_max);
+  printf("%5s %5s %4s | %6s %6s %6s | clusters of 1, 2, 4, 8 along K: the best (R TT KS NS, p: "
+         "under PDL) and its us | best / target\n", "N", "K", "M", "F", "cuBLAS", "target");
+  for (const Shape &sh : shapes)
+    for (int m : ms) {
+      Pools p;
+      p.wbytes = (size_t)sh.n * sh.k * 2, p.xbytes = (size_t)m * sh.k * 2,
+      p.obytes = (size_t)m * sh.n * 4;
+      p.copies = (int)((rot + p.wbytes + p.xbytes + p.obytes - 1) / (p.wbytes + p.xbytes + p.obytes));
+      CK(cudaMalloc(&p.w, p.copies * p.wbytes));
+      CK(cudaMalloc(&p.x, p.copies * p.xbytes));
+      CK(cudaMalloc(&p.out, p.copies * p.obytes));
+      CK(cudaMemset(p.w, 0, p.copies * p.wbytes));
+      CK(cudaMemset(p.x, 0, p.copies * p.xbytes));
+      const double tcub = bench_time_graph(s, 200, [&](int i) {
+        const int c = i % p.copies;
+        bench_cublas_gemm(h, sh.n, m, sh.k, p.w + c * (p.wbytes / 2), p.x + c * (p.xbytes / 2),
+                          p.out + c * (p.obytes / 4));
+      });
+      const double F = bf16fp32__floor_us(m, sh.n, sh.k);
+      const double target = tcub / (sh.n <= 512 ? 1.5 : 1.2);
+      /* best[c]: clusters of 1 << c blocks along K, the better of plain and PDL */
+      constexpr int NC = 4;
+      double best[NC];
+      char what[NC][64];
+      for (int c = 0; c < NC; c++) best[c] = 1e30, snprintf(what[c], sizeof what[c], "-");
+      for (int c = 0; c < NC; c++)
+        for (int pdl = 0; pdl <= (pdl_too ? 1 : 0); pdl++)
+          for (int rows : {16, 32, 64, 128})
+            for (int tt : {16, 32, 64, 128})
+              for (int ks : {256, 512, 1024})
+                for (int ns = 2; ns <= MAXNS; ns++) {
+                  const int ranks = 1 << c;
+                  const size_t smem = RING + (size_t)ns * (rows + tt) * ks * 2;
+                  const long long blocks = (long long)(sh.n / rows) * ((m + tt - 1) / tt) * ranks;
+                  if (sh.n % rows || tt > m || smem > (size_t)smem_max || blocks > sms ||
+                      blocks < sms / 4 || (rows + tt) > THREADS ||
+                      (size_t)rows * tt * 4 > smem - RING || ks > sh.k / ranks)
+                    continue;
+                  Args a = {};
+                  a.n = sh.n, a.k = sh.k, a.m = m, a.rows = rows, a.tt = tt, a.ks = ks, a.ns = ns;
+                  a.pdl = pdl, a.ranks = ranks;
+                  const double t = time_floor(s, p, a, smem);
+                  if (t < best[c]) {
+                    best[c] = t;
+                    snprintf(what[c], sizeof what[c], "%d %d %d %d%s", rows, tt, ks, ns,
+                             pdl ? " p" : "");
+                  }
+                }
+      double b = 1e30;
+      for (int c = 0; c < NC; c++) b = best[c] < b ? best[c] : b;
+      printf("%5d %5d %4d | %6.2f %6.2f %6.2f", sh.n, sh.k, m, F, tcub, target);
+      for (int c = 0; c < NC; c++)
+        if (best[c] < 1e29) printf(" | %-18s %6.2f", what[c], best[c]);
+        else printf(" | %-18s %6s", "-", "-");
+      printf(" | %.2f\n", b / target);
+      fflush(stdout);
+      CK(cudaFree(p.w));
+      CK(cudaFree(p.x));
+      CK(cudaFree(p.out));
+    }
+  CK(cudaStreamSynchronize(s));
+  CK(cudaGetLastError());
+  return 0;
+}
