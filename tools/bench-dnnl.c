@@ -40,15 +40,49 @@ __attribute__((format(printf, 3, 4))) static void say(char *why, size_t len, con
   va_end(ap);
 }
 
+/* oneDNN's status codes by name, for the messages. */
+static const char *status_name(dnnl_status_t s) {
+  switch (s) {
+    case dnnl_success: return "success";
+    case dnnl_out_of_memory: return "out of memory";
+    case dnnl_invalid_arguments: return "invalid arguments";
+    case dnnl_unimplemented: return "unimplemented";
+    case dnnl_runtime_error: return "runtime error";
+    default: return "status not listed";
+  }
+}
+
 /* Any dnnl call: on failure name it and its status, then leave through cleanup. */
 #define DNNL_TRY(call)                                                              \
   do {                                                                              \
     dnnl_status_t s_ = (call);                                                      \
     if (s_ != dnnl_success) {                                                       \
-      say(why, len, "oneDNN: %s failed with status %d", #call, (int)s_);            \
+      say(why, len, "oneDNN: %s failed (%s, status %d)", #call, status_name(s_),    \
+          (int)s_);                                                                 \
       goto cleanup;                                                                 \
     }                                                                               \
   } while (0)
+
+/* The memory descriptors of out[m,n] (f32) = x[m,k] (bf16) . w[n,k]^T (bf16), the weights
+ * w[N,K] row-major seen as [K,N] through strides (1, K), and the matmul primitive descriptor
+ * on engine: 0, or -1 with the call that failed in why (dnnl_unimplemented where this oneDNN
+ * has no bf16 matmul for the CPU, e.g. without AVX-512 in oneDNN 2.x). */
+static int matmul_desc(int64_t m, int64_t n, int64_t k, dnnl_engine_t engine,
+                       dnnl_memory_desc_t *xd, dnnl_memory_desc_t *wd, dnnl_memory_desc_t *od,
+                       dnnl_primitive_desc_t *pd, char *why, size_t len) {
+  dnnl_dims_t xdims = {m, k}, xstr = {k, 1};
+  dnnl_dims_t wdims = {k, n}, wstr = {1, k};
+  dnnl_dims_t odims = {m, n}, ostr = {n, 1};
+  dnnl_matmul_desc_t md;
+  DNNL_TRY(dnnl_memory_desc_init_by_strides(xd, 2, xdims, dnnl_bf16, xstr));
+  DNNL_TRY(dnnl_memory_desc_init_by_strides(wd, 2, wdims, dnnl_bf16, wstr));
+  DNNL_TRY(dnnl_memory_desc_init_by_strides(od, 2, odims, dnnl_f32, ostr));
+  DNNL_TRY(dnnl_matmul_desc_init(&md, xd, wd, NULL, od));
+  DNNL_TRY(dnnl_primitive_desc_create(pd, &md, NULL, engine, NULL));
+  return 0;
+cleanup:
+  return -1;
+}
 
 /* oneDNN from Debian is OpenMP-threaded. The program is not built with -fopenmp, so the OpenMP
  * runtime oneDNN loaded is reached through dlsym: no link flag, and so the very libgomp oneDNN
@@ -87,13 +121,24 @@ static int set_threads(int threads, int *previous, char *why, size_t len) {
 }
 
 int bench_dnnl_available(char *why, size_t len) {
+  const dnnl_version_t *v = dnnl_version();
   dnnl_engine_t engine = NULL;
   if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) {
-    say(why, len, "oneDNN: no CPU engine");
+    say(why, len, "oneDNN %d.%d.%d: no CPU engine", v->major, v->minor, v->patch);
     return 0;
   }
+  /* the matmul the timing makes, at a small shape: oneDNN may have none for bf16 on this CPU */
+  dnnl_memory_desc_t xd, wd, od;
+  dnnl_primitive_desc_t pd = NULL;
+  char failed[256] = "";
+  const int ok = matmul_desc(1, 16, 32, engine, &xd, &wd, &od, &pd, failed, sizeof failed) == 0;
+  if (pd) dnnl_primitive_desc_destroy(pd);
   dnnl_engine_destroy(engine);
-  const dnnl_version_t *v = dnnl_version();
+  if (!ok) {
+    say(why, len, "oneDNN %d.%d.%d has no bf16 matmul on this CPU (%s)", v->major, v->minor,
+        v->patch, failed);
+    return 0;
+  }
   say(why, len, "oneDNN %d.%d.%d (%s)", v->major, v->minor, v->patch,
       v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "not OpenMP");
   return 1;
@@ -140,16 +185,8 @@ int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, doub
   memset(out, 0, os * 4);
 
   dnnl_memory_desc_t xd, wd, od;
-  dnnl_dims_t xdims = {m, k}, xstr = {k, 1};
-  dnnl_dims_t wdims = {k, n}, wstr = {1, k}; /* w[N,K] row-major is [K,N] with strides (1, K) */
-  dnnl_dims_t odims = {m, n}, ostr = {n, 1};
-  DNNL_TRY(dnnl_memory_desc_init_by_strides(&xd, 2, xdims, dnnl_bf16, xstr));
-  DNNL_TRY(dnnl_memory_desc_init_by_strides(&wd, 2, wdims, dnnl_bf16, wstr));
-  DNNL_TRY(dnnl_memory_desc_init_by_strides(&od, 2, odims, dnnl_f32, ostr));
-  dnnl_matmul_desc_t md;
-  DNNL_TRY(dnnl_matmul_desc_init(&md, &xd, &wd, NULL, &od));
   DNNL_TRY(dnnl_engine_create(&engine, dnnl_cpu, 0));
-  DNNL_TRY(dnnl_primitive_desc_create(&pd, &md, NULL, engine, NULL));
+  if (matmul_desc(m, n, k, engine, &xd, &wd, &od, &pd, why, len) != 0) goto cleanup;
   DNNL_TRY(dnnl_primitive_create(&prim, pd));
   DNNL_TRY(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
   DNNL_TRY(dnnl_memory_create(&xm, &xd, engine, x));

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 1 when oneDNN was found at build time and a CPU engine can be created; 0 with the reason. */
+/* 1 when oneDNN was found at build time and has a bf16 matmul for this CPU; 0 with the reason. */
 int bench_dnnl_available(char *why, size_t len);
 
 /* Times out[m,n] (f32) = x[m,k] (bf16) . w[n,k]^T (bf16) with oneDNN's matmul: weights are
