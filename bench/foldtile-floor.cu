@@ -26,11 +26,17 @@
 // of this probe, not kept) was 1.1-2.1x
 // slower than the block's ring here (smaller stages). Without a cluster the blocks took in about
 // 75-105 GB/s each after a start of about 1 us, 9.6-13.5 TB/s over the GPU.
+// --mcast (N >= 1024, M = 16-64 by --m): tiles of R rows and all M tokens over all of K, x shared
+// by a cluster of 2 or 4 row blocks (each rank multicasts its share of the x rows into every
+// rank's ring; a cluster barrier after each stage keeps a slot until all ranks have read it).
+// On the H200 (session 66) 1.24-1.46x slower than each block copying all of x itself, at all 12
+// cells: the multicast and its barriers cost more than the L2 bytes they save.
 // Build: nvcc -O3 -std=c++17 -Isrc -gencode=arch=compute_90a,code=sm_90a bench/foldtile-floor.cu -lcublas
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -53,6 +59,7 @@ struct Args {
   int n, k, m;
   int rows, tt, ks, ns; /* tile rows and tokens, stage columns, stages in flight */
   int ranks;            /* blocks of a cluster along K (blockIdx.z), each a part of K */
+  int mc;               /* --mcast: blocks of a cluster along the rows sharing x by multicast */
   int pdl;
 };
 
@@ -78,6 +85,84 @@ __device__ __forceinline__ void issue(const Args &a, uint32_t base, int q, int f
   }
 }
 
+/* --mcast: the tile's rows over all of K, the x rows shared by a cluster of mc row blocks
+ * (blockIdx.x): rank r copies the x rows j with j % mc == r into every rank's ring by one
+ * multicast copy each, its weight rows alone; each block's stage barrier expects all the stage's
+ * bytes (thread 0's one arrival), and a cluster barrier after every stage keeps a slot until
+ * every rank has read it. */
+__device__ __forceinline__ void issue_mcast(const Args &a, uint32_t base, int q, bool w_rows,
+                                            bool x_rows, int rank) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int copies = a.rows + a.tt, slot = q % a.ns;
+  const int bytes = 2 * min(a.ks, a.k - q * a.ks);
+  const uint32_t bar = base + 8 * slot;
+  const uint32_t stage = base + RING + static_cast<uint32_t>(slot * copies * a.ks * 2);
+  if (w_rows && threadIdx.x == 0) bf16fp32__bar_expect(bar, copies * bytes);
+  const unsigned short everyone = static_cast<unsigned short>((1u << a.mc) - 1u);
+  for (int i = warp + WARPS * lane; i < copies; i += THREADS) {
+    const bool is_w = i < a.rows;
+    if (is_w ? !w_rows : (!x_rows || (i - a.rows) % a.mc != rank)) continue;
+    const uint16_t *src =
+        is_w ? a.w + static_cast<long long>(blockIdx.x * a.rows + i) * a.k
+             : a.x + static_cast<long long>(min(static_cast<int>(blockIdx.y) * a.tt + i - a.rows,
+                                                a.m - 1)) * a.k;
+    if (is_w || a.mc == 1)
+      bf16fp32__bulk_copy(stage + i * a.ks * 2, src + q * a.ks, bytes, bar);
+    else
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+          "[%0], [%1], %2, [%3], %4;" ::"r"(stage + i * a.ks * 2),
+          "l"(src + q * a.ks), "r"(bytes), "r"(bar), "h"(everyone)
+          : "memory");
+  }
+}
+
+__device__ __forceinline__ void cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
+               ::: "memory");
+}
+
+/* The ring's run: the first NS stages issued (under PDL the weights before
+ * griddepcontrol.wait, x after it), then each stage waited for, one 4-byte word of it read per
+ * thread (so that the data is used), the slot released (the block's barrier; with multicast the
+ * cluster's) and refilled. Returns the words' sum. */
+template <bool MCAST>
+__device__ float run_ring(const Args &a, const unsigned char *smem, uint32_t base, int nq, int k0,
+                          int k1, int rank) {
+  const int copies = a.rows + a.tt;
+  auto feed = [&](int q, bool w_rows, bool x_rows) {
+    if constexpr (MCAST)
+      issue_mcast(a, base, q, w_rows, x_rows, rank);
+    else
+      issue(a, base, q, w_rows ? 0 : a.rows, x_rows ? copies : a.rows, k0, k1);
+  };
+  const int pro = min(a.ns, nq);
+  for (int q = 0; q < pro; q++) feed(q, true, !a.pdl);
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (a.pdl)
+    for (int q = 0; q < pro; q++) feed(q, false, true);
+  float acc = 0.0f;
+  for (int q = 0; q < nq; q++) {
+    const int slot = q % a.ns;
+    bf16fp32__bar_wait(base + 8 * slot, (q / a.ns) & 1);
+    acc += reinterpret_cast<const float *>(smem + RING + slot * copies * a.ks * 2)[threadIdx.x];
+    if constexpr (MCAST)
+      cluster_sync_all();
+    else
+      __syncthreads();
+    if (q + a.ns < nq) feed(q + a.ns, true, true);
+  }
+  return acc;
+}
+
+/* The tile's R x TT outputs, each written once (the value is not a product). */
+__device__ __forceinline__ void store_tile(const Args &a, float v) {
+  for (int u = threadIdx.x; u < a.rows * a.tt; u += THREADS) {
+    const int tok = static_cast<int>(blockIdx.y) * a.tt + u / a.rows;
+    if (tok < a.m) a.out[static_cast<long long>(tok) * a.n + blockIdx.x * a.rows + u % a.rows] = v;
+  }
+}
+
 __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant__ Args a) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
@@ -89,26 +174,10 @@ __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant
     bf16fp32__bar_init_fence();
   }
   __syncthreads();
-  const int pro = min(a.ns, nq);
-  for (int q = 0; q < pro; q++) issue(a, base, q, 0, a.pdl ? a.rows : copies, k0, k1);
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  if (a.pdl)
-    for (int q = 0; q < pro; q++) issue(a, base, q, a.rows, copies, k0, k1);
-  float acc = 0.0f;
-  for (int q = 0; q < nq; q++) {
-    const int slot = q % a.ns;
-    bf16fp32__bar_wait(base + 8 * slot, (q / a.ns) & 1);
-    /* one 4-byte word of the stage per thread, so that the data is used */
-    acc += reinterpret_cast<const float *>(smem + RING + slot * copies * a.ks * 2)[threadIdx.x];
-    __syncthreads();
-    if (q + a.ns < nq) issue(a, base, q + a.ns, 0, copies, k0, k1);
-  }
+  const float acc = run_ring<false>(a, smem, base, nq, k0, k1, 0);
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   if (a.ranks == 1) {
-    for (int u = threadIdx.x; u < a.rows * a.tt; u += THREADS) {
-      const int tok = static_cast<int>(blockIdx.y) * a.tt + u / a.rows;
-      if (tok < a.m) a.out[static_cast<long long>(tok) * a.n + blockIdx.x * a.rows + u % a.rows] = acc;
-    }
+    store_tile(a, acc);
     return;
   }
   /* the cluster's exchange in the library's pull: the block's R x TT partial sums into its shared
@@ -137,6 +206,20 @@ __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant
   bf16fp32__smallm_cluster_exit();
 }
 
+__global__ void __launch_bounds__(THREADS, 1) mcast_kernel(const __grid_constant__ Args a) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const int nq = (a.k + a.ks - 1) / a.ks, rank = static_cast<int>(blockIdx.x) % a.mc;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < a.ns; s++) bf16fp32__bar_init(base + 8 * s, 1);
+    bf16fp32__bar_init_fence();
+  }
+  cluster_sync_all(); /* every rank's barriers ready before any multicast lands */
+  const float acc = run_ring<true>(a, smem, base, nq, 0, a.k, rank);
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  store_tile(a, acc);
+}
+
 struct Pools {
   uint16_t *w, *x;
   float *out;
@@ -154,9 +237,10 @@ double time_floor(cudaStream_t s, const Pools &p, Args a, size_t smem) {
     cfg.gridDim = dim3(a.n / a.rows, (a.m + a.tt - 1) / a.tt, a.ranks), cfg.blockDim = dim3(THREADS);
     cfg.dynamicSmemBytes = smem, cfg.stream = s;
     int na = 0;
-    if (a.ranks > 1) {
+    if (a.ranks > 1 || a.mc > 1) {
       at[na].id = cudaLaunchAttributeClusterDimension;
-      at[na].val.clusterDim.x = 1, at[na].val.clusterDim.y = 1, at[na].val.clusterDim.z = a.ranks;
+      at[na].val.clusterDim.x = a.mc > 1 ? a.mc : 1, at[na].val.clusterDim.y = 1;
+      at[na].val.clusterDim.z = a.ranks;
       na++;
     }
     if (a.pdl) {
@@ -165,17 +249,18 @@ double time_floor(cudaStream_t s, const Pools &p, Args a, size_t smem) {
       na++;
     }
     cfg.attrs = at, cfg.numAttrs = na;
-    CK(cudaLaunchKernelEx(&cfg, floor_kernel, b));
+    CK(cudaLaunchKernelEx(&cfg, a.mc > 0 ? mcast_kernel : floor_kernel, b));
   });
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool pdl_too = false;
+  bool pdl_too = false, mcast = false;
   std::vector<int> ms = {128, 256};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--pdl")) pdl_too = true;
+    else if (!strcmp(argv[i], "--mcast")) mcast = true;
     else if (!strcmp(argv[i], "--m") && i + 1 < argc) {
       ms.clear();
       for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) ms.push_back(atoi(t));
@@ -190,6 +275,7 @@ int main(int argc, char **argv) {
   CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   CK(cudaFuncSetAttribute(floor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
+  CK(cudaFuncSetAttribute(mcast_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cublasHandle_t h = bench_cublas_on(s);
@@ -197,10 +283,14 @@ int main(int argc, char **argv) {
   printf("foldtile-floor: each block streams R weight rows and TT tokens over its part of K "
          "(clusters along K), then the cluster's pull; %d SMs, %d bytes of shared memory per "
          "block\n", sms, smem_max);
-  printf("%5s %5s %4s | %6s %6s %6s | clusters of 1, 2, 4, 8 along K: the best (R TT KS NS, p: "
-         "under PDL) and its us | best / target\n", "N", "K", "M", "F", "cuBLAS", "target");
+  if (mcast)
+    printf("--mcast: over all of K, x shared by multicast in clusters of 1, 2, 4 row blocks\n");
+  printf("%5s %5s %4s | %6s %6s %6s | clusters of 1, 2, 4%s: the best (R TT KS NS, p: under PDL) "
+         "and its us | best / target\n", "N", "K", "M", "F", "cuBLAS", "target",
+         mcast ? " along the rows" : ", 8 along K");
   for (const Shape &sh : shapes)
     for (int m : ms) {
+      if (mcast && sh.n < 1024) continue;
       Pools p;
       p.wbytes = (size_t)sh.n * sh.k * 2, p.xbytes = (size_t)m * sh.k * 2,
       p.obytes = (size_t)m * sh.n * 4;
@@ -216,11 +306,17 @@ int main(int argc, char **argv) {
                           p.out + c * (p.obytes / 4));
       });
       const double F = bf16fp32__floor_us(m, sh.n, sh.k);
-      const double target = tcub / (sh.n <= 512 ? 1.5 : 1.2);
-      /* best[c]: clusters of 1 << c blocks along K, the better of plain and PDL */
-      constexpr int NC = 4;
-      double best[NC];
-      char what[NC][64];
+      /* the issue's target: 1.3 F at M <= 16, 1.5 F at M <= 64, and the speed-up over cuBLAS,
+       * whichever is smaller (tools/targets-table.py) */
+      const double vs_cublas = tcub / (sh.n <= 512 ? 1.5 : 1.2);
+      const double target = m <= 16   ? std::min(1.3 * F, vs_cublas)
+                            : m <= 64 ? std::min(1.5 * F, vs_cublas)
+                                      : vs_cublas;
+      /* best[c]: clusters of 1 << c blocks along K (or, --mcast, along the rows), the better of
+       * plain and PDL */
+      const int NC = mcast ? 3 : 4;
+      double best[4];
+      char what[4][64];
       for (int c = 0; c < NC; c++) best[c] = 1e30, snprintf(what[c], sizeof what[c], "-");
       for (int c = 0; c < NC; c++)
         for (int pdl = 0; pdl <= (pdl_too ? 1 : 0); pdl++)
@@ -228,16 +324,17 @@ int main(int argc, char **argv) {
             for (int tt : {16, 32, 64, 128})
               for (int ks : {256, 512, 1024})
                 for (int ns = 2; ns <= MAXNS; ns++) {
-                  const int ranks = 1 << c;
+                  const int ranks = mcast ? 1 : 1 << c, mc = mcast ? 1 << c : 0;
                   const size_t smem = RING + (size_t)ns * (rows + tt) * ks * 2;
                   const long long blocks = (long long)(sh.n / rows) * ((m + tt - 1) / tt) * ranks;
                   if (sh.n % rows || tt > m || smem > (size_t)smem_max || blocks > sms ||
                       blocks < sms / 4 || (rows + tt) > THREADS ||
-                      (size_t)rows * tt * 4 > smem - RING || ks > sh.k / ranks)
+                      (size_t)rows * tt * 4 > smem - RING || ks > sh.k / ranks ||
+                      (mcast && tt != m))
                     continue;
                   Args a = {};
                   a.n = sh.n, a.k = sh.k, a.m = m, a.rows = rows, a.tt = tt, a.ks = ks, a.ns = ns;
-                  a.pdl = pdl, a.ranks = ranks;
+                  a.pdl = pdl, a.ranks = ranks, a.mc = mc;
                   const double t = time_floor(s, p, a, smem);
                   if (t < best[c]) {
                     best[c] = t;
