@@ -41,19 +41,22 @@ static void pause_us(long us) {
   nanosleep(&t, NULL);
 }
 
-/* slow: always 600 us a call. */
+/* slow: always 4 ms a call. The gaps between the backends' costs are sleeps of milliseconds, so
+ * that the tuner's order holds on a loaded two-core machine, where the computing part of a call
+ * can stretch by far more than its own time (a 150 us gap once ranked the fastest variant
+ * second there). */
 static bf16fp32_status slow_prewarm(void *state, const bf16fp32__shape *s, const char *variant, void *stream) {
   (void)state, (void)s, (void)variant, (void)stream;
   return BF16FP32_OK;
 }
 static bf16fp32_status slow_run(void *state, const bf16fp32__call *c) {
   (void)state;
-  pause_us(600);
+  pause_us(4000);
   compute(c);
   return BF16FP32_OK;
 }
 
-/* varied: its default takes 300 us a call, variant "1.2" no extra time, "3.4" 150 us; any other
+/* varied: its default takes 2 ms a call, variant "1.2" no extra time, "3.4" 1 ms; any other
  * text runs the default, as a backend does with a variant it cannot use. */
 static bf16fp32_status varied_prewarm(void *state, const bf16fp32__shape *s, const char *variant, void *stream) {
   (void)state, (void)s, (void)stream;
@@ -66,7 +69,7 @@ static bf16fp32_status varied_run(void *state, const bf16fp32__call *c) {
   snprintf(last_run, sizeof last_run, "%s", c->variant ? c->variant : "(none)");
   const bool fast = c->variant && strcmp(c->variant, "1.2") == 0;
   const bool middle = c->variant && strcmp(c->variant, "3.4") == 0;
-  pause_us(fast ? 0 : middle ? 150 : 300);
+  pause_us(fast ? 0 : middle ? 1000 : 2000);
   compute(c);
   return BF16FP32_OK;
 }
