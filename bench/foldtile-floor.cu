@@ -1,7 +1,7 @@
-// foldtile-floor: the least time a smallm kernel for M = 65-256 can take when its blocks hold
-// tiles of R weight rows x TT tokens over all of K (no cluster) or over a part of K in clusters of
-// 2, 4 or 8 blocks along K, measured as the library's bench measures (a graph of 200 calls, cold
-// L2, median of 7 replays; bench-cuda.cuh), beside cuBLAS in the same run.
+// foldtile-floor: how fast a smallm kernel for M = 65-256 can move its bytes when its blocks
+// hold tiles of R weight rows x TT tokens over all of K (no cluster) or over a part of K in
+// clusters of 2, 4 or 8 blocks along K, measured as the library's bench measures (a graph of 200
+// calls, cold L2, median of 7 replays; bench-cuda.cuh), beside cuBLAS in the same run.
 //
 // Why (docs/smallm-notes.md, sessions 28-29 and 66): at M = 128-256 the split's chains on
 // separate SMs exchange chains x M x N x 4 bytes (2.2-3.9 us at M = 128), more than the targets
@@ -9,28 +9,33 @@
 // each block then takes in its R rows and TT tokens over a larger part of K: the bytes into the
 // SMs are W x M / TT + X x N / R, for tiles that cover the grid in one wave. This kernel does
 // only the movement: a block of 256 threads per tile streams its rows and tokens of its K part
-// through a ring of NS stages of KS columns (1-D bulk copies, one per row and stage, issued by
-// the lanes of all eight warps, one mbarrier per stage, a __syncthreads before a stage is
-// refilled), then, in a cluster, leaves its R x TT floats in shared memory and each rank adds its
-// share of every rank's in rank order (the library's pull: the restricted cluster barrier, DSMEM
-// loads, the exit barrier) and stores them; alone it stores its tile. No arithmetic and only one
-// partial sum per rank (the library's order needs one per K slice), so where this floor is above
-// a target no kernel of this form meets it. The best of R in 16-128, TT in 16-128, KS in
-// 256-1024 and NS in 2-4 counts, plainly and under PDL (--pdl: the first stages' weight copies
+// through a ring of NS stages of KS columns (one mbarrier per stage, a __syncthreads before a
+// stage is refilled), then, in a cluster, leaves its R x TT floats in shared memory and each rank
+// adds its share of every rank's in rank order (the library's pull: the restricted cluster
+// barrier, DSMEM loads, the exit barrier) and stores them; alone it stores its tile. No
+// arithmetic and only one partial sum per rank (the library's order needs one per K slice), so
+// where this floor is above a target no kernel fed this way meets it. The best of R and TT in
+// 16-128, KS and NS counts, plainly and, with --pdl, under PDL (the first stages' weight copies
 // before griddepcontrol.wait, x's after it).
-// On the H200 (session 66) the floor is above the target at 14 of the 18 cells of the nine DSV4
-// shapes at M = 128 and 256 for every cluster size; under it at 256x4096 M = 128 (3.60 us against
-// 4.55, clusters of 4), 1024x4096 M = 128 (0.95 of the target), 512x4096 M = 128 and 256x4096
-// M = 256 (0.98-0.99). A ring per warp (each warp a quarter of K and half of the rows, the form
-// that took in 137-164 GB/s per SM from one shared 1 MB in bench/ingress-rate.cu; an earlier form
-// of this probe, not kept) was 1.1-2.1x
-// slower than the block's ring here (smaller stages). Without a cluster the blocks took in about
-// 75-105 GB/s each after a start of about 1 us, 9.6-13.5 TB/s over the GPU.
+// Feeds: one 1-D bulk copy per row and stage, issued by the lanes of all eight warps (default);
+// --tma: two tensor-map boxes per stage (rows, tokens) from thread 0, up to 12 stages in flight.
+//
+// On the H200 (session 66), per-row copies: the floor is above the target at 14 of the 18 cells
+// of the nine DSV4 shapes at M = 128 and 256 for every cluster size; under it at 256x4096
+// M = 128 (3.60 us against 4.55, clusters of 4), 1024x4096 M = 128 (0.95 of the target),
+// 512x4096 M = 128 and 256x4096 M = 256 (0.98-0.99). Without a cluster the blocks took in about
+// 75-105 GB/s each after a start of about 1 us, 9.6-13.5 TB/s over the GPU. --tma was no faster
+// (0.94-1.50 of the targets). A ring per warp (a quarter of K and half of the rows each, per-row
+// copies; an earlier form of this probe, not kept) was 1.1-2.1x slower. --same, every block
+// reading the first tile's rows (all bytes shared, as x is in the stream kernel), was only 0-15 %
+// faster (256x4096 M = 128 without a cluster 4.68 -> 4.06 us): the feed's rate, not the rows'
+// being distinct, limits these forms. None reached the 160 GB/s per SM that rings per warp of
+// tensor-map boxes took in from one L2-resident 1 MB in bench/ingress-rate.cu; a kernel fed at
+// that rate could sit up to about 1.6x under this floor.
 // --mcast (N >= 1024, M = 16-64 by --m): tiles of R rows and all M tokens over all of K, x shared
 // by a cluster of 2 or 4 row blocks (each rank multicasts its share of the x rows into every
-// rank's ring; a cluster barrier after each stage keeps a slot until all ranks have read it).
-// On the H200 (session 66) 1.24-1.46x slower than each block copying all of x itself, at all 12
-// cells: the multicast and its barriers cost more than the L2 bytes they save.
+// rank's ring; a cluster barrier after each stage keeps a slot until all ranks have read it):
+// 1.24-1.46x slower than each block copying all of x itself, at all 12 cells.
 // Build: nvcc -O3 -std=c++17 -Isrc -gencode=arch=compute_90a,code=sm_90a bench/foldtile-floor.cu -lcublas
 #include <cuda_runtime.h>
 
@@ -45,23 +50,34 @@
 #include "backends/smallm/smallm-cluster-sum.cuh" /* the pull's cluster barriers, add4 */
 #include "backends/smallm/smallm-fragments.cuh"   /* the bulk copy and the mbarrier helpers */
 #include "bench-cublas.cuh"
+#include "bench-tma.cuh"
 #include "bench-cuda.cuh"
 #include "measure-floor.h"
 
 namespace {
 
 constexpr int THREADS = 256, WARPS = THREADS / 32, RING = 128; /* the ring after the barriers */
-constexpr int MAXNS = 4;
+constexpr int MAXNS = 4, MAXNS_TMA = 12; /* stages in flight: per-row copies, tensor boxes */
 
 struct Args {
+  CUtensorMap tw, tx; /* --tma: the weights' and x's maps, boxes of KS columns x R or TT rows */
   const uint16_t *w, *x;
   float *out;
   int n, k, m;
   int rows, tt, ks, ns; /* tile rows and tokens, stage columns, stages in flight */
   int ranks;            /* blocks of a cluster along K (blockIdx.z), each a part of K */
   int mc;               /* --mcast: blocks of a cluster along the rows sharing x by multicast */
+  int same;             /* --same: every block reads tile (0, 0)'s rows (all of them shared) */
+  int tma;              /* --tma: a stage is two tensor-map boxes (its rows, its tokens) */
   int pdl;
 };
+
+/* Row i of the block's tile: weight row i (i < R), else token i - R (the last token past M). */
+__device__ __forceinline__ const uint16_t *row_src(const Args &a, int i) {
+  const int bx = a.same ? 0 : static_cast<int>(blockIdx.x), by = a.same ? 0 : static_cast<int>(blockIdx.y);
+  return i < a.rows ? a.w + static_cast<long long>(bx * a.rows + i) * a.k
+                    : a.x + static_cast<long long>(min(by * a.tt + i - a.rows, a.m - 1)) * a.k;
+}
 
 /* Copy i of a stage (rows first, then tokens) is issued by lane i / 8 of warp i % 8: each
  * issuing lane arrives on the stage's barrier with its own bytes. */
@@ -74,12 +90,7 @@ __device__ __forceinline__ void issue(const Args &a, uint32_t base, int q, int f
   const uint32_t stage = base + RING + static_cast<uint32_t>(slot * copies * a.ks * 2);
   for (int i = warp + WARPS * lane; i < copies; i += THREADS) {
     if (i < first || i >= last) continue;
-    const uint16_t *src = i < a.rows
-                              ? a.w + static_cast<long long>(blockIdx.x * a.rows + i) * a.k
-                              : a.x + static_cast<long long>(min(static_cast<int>(blockIdx.y) * a.tt +
-                                                                     i - a.rows,
-                                                                 a.m - 1)) *
-                                          a.k;
+    const uint16_t *src = row_src(a, i);
     bf16fp32__bar_expect(bar, bytes);
     bf16fp32__bulk_copy(stage + i * a.ks * 2, src + k0 + q * a.ks, bytes, bar);
   }
@@ -102,10 +113,7 @@ __device__ __forceinline__ void issue_mcast(const Args &a, uint32_t base, int q,
   for (int i = warp + WARPS * lane; i < copies; i += THREADS) {
     const bool is_w = i < a.rows;
     if (is_w ? !w_rows : (!x_rows || (i - a.rows) % a.mc != rank)) continue;
-    const uint16_t *src =
-        is_w ? a.w + static_cast<long long>(blockIdx.x * a.rows + i) * a.k
-             : a.x + static_cast<long long>(min(static_cast<int>(blockIdx.y) * a.tt + i - a.rows,
-                                                a.m - 1)) * a.k;
+    const uint16_t *src = row_src(a, i);
     if (is_w || a.mc == 1)
       bf16fp32__bulk_copy(stage + i * a.ks * 2, src + q * a.ks, bytes, bar);
     else
@@ -122,6 +130,31 @@ __device__ __forceinline__ void cluster_sync_all() {
                ::: "memory");
 }
 
+/* --tma: stage q as two boxes issued by thread 0, the tile's R weight rows and its TT tokens
+ * (tokens past M and columns past K arrive as zeros and count), one arrival expecting both. */
+__device__ __forceinline__ void issue_boxes(const Args &a, uint32_t base, int q, bool w_rows,
+                                            bool x_rows, int k0) {
+  if (threadIdx.x != 0) return;
+  const int slot = q % a.ns, c0 = k0 + q * a.ks;
+  const uint32_t bar = base + 8 * slot;
+  const uint32_t stage = base + RING + static_cast<uint32_t>(slot * (a.rows + a.tt) * a.ks * 2);
+  const int bx = a.same ? 0 : static_cast<int>(blockIdx.x), by = a.same ? 0 : static_cast<int>(blockIdx.y);
+  if (w_rows) {
+    bf16fp32__bar_expect(bar, (a.rows + a.tt) * a.ks * 2);
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];" ::"r"(stage),
+        "l"(reinterpret_cast<uint64_t>(&a.tw)), "r"(c0), "r"(bx * a.rows), "r"(bar)
+        : "memory");
+  }
+  if (x_rows)
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];" ::"r"(stage + a.rows * a.ks * 2),
+        "l"(reinterpret_cast<uint64_t>(&a.tx)), "r"(c0), "r"(by * a.tt), "r"(bar)
+        : "memory");
+}
+
 /* The ring's run: the first NS stages issued (under PDL the weights before
  * griddepcontrol.wait, x after it), then each stage waited for, one 4-byte word of it read per
  * thread (so that the data is used), the slot released (the block's barrier; with multicast the
@@ -133,6 +166,8 @@ __device__ float run_ring(const Args &a, const unsigned char *smem, uint32_t bas
   auto feed = [&](int q, bool w_rows, bool x_rows) {
     if constexpr (MCAST)
       issue_mcast(a, base, q, w_rows, x_rows, rank);
+    else if (a.tma)
+      issue_boxes(a, base, q, w_rows, x_rows, k0);
     else
       issue(a, base, q, w_rows ? 0 : a.rows, x_rows ? copies : a.rows, k0, k1);
   };
@@ -170,7 +205,7 @@ __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant
   const int k0 = min(a.k, static_cast<int>(blockIdx.z) * kpart), k1 = min(a.k, k0 + kpart);
   const int copies = a.rows + a.tt, nq = (k1 - k0 + a.ks - 1) / a.ks;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < a.ns; s++) bf16fp32__bar_init(base + 8 * s, copies);
+    for (int s = 0; s < a.ns; s++) bf16fp32__bar_init(base + 8 * s, a.tma ? 1 : copies);
     bf16fp32__bar_init_fence();
   }
   __syncthreads();
@@ -227,11 +262,29 @@ struct Pools {
   int copies;
 };
 
+/* A 2-D map of rows x k bf16 (leading dimension k), boxes of box_cols x box_rows, no swizzle;
+ * the program stops if the driver refuses it. */
+void encode_rows(CUtensorMap *map, const uint16_t *base, int rows, int k, int box_cols, int box_rows) {
+  static const bench_encode_fn encode = bench_map_encoder();
+  const cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)k * 2};
+  const cuuint32_t box[2] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows}, elem[2] = {1, 1};
+  if (encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<uint16_t *>(base), dims, strides,
+             box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+    printf("cuTensorMapEncodeTiled refused a %d x %d box\n", box_cols, box_rows);
+    exit(2);
+  }
+}
+
 double time_floor(cudaStream_t s, const Pools &p, Args a, size_t smem) {
   return bench_time_graph(s, 200, [&](int i) {
     const int c = i % p.copies;
     Args b = a;
     b.w = p.w + c * (p.wbytes / 2), b.x = p.x + c * (p.xbytes / 2), b.out = p.out + c * (p.obytes / 4);
+    if (a.tma) {
+      encode_rows(&b.tw, b.w, a.n, a.k, a.ks, a.rows);
+      encode_rows(&b.tx, b.x, a.m, a.k, a.ks, a.tt);
+    }
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[2];
     cfg.gridDim = dim3(a.n / a.rows, (a.m + a.tt - 1) / a.tt, a.ranks), cfg.blockDim = dim3(THREADS);
@@ -256,11 +309,13 @@ double time_floor(cudaStream_t s, const Pools &p, Args a, size_t smem) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool pdl_too = false, mcast = false;
+  bool pdl_too = false, mcast = false, same = false, tma = false;
   std::vector<int> ms = {128, 256};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--pdl")) pdl_too = true;
     else if (!strcmp(argv[i], "--mcast")) mcast = true;
+    else if (!strcmp(argv[i], "--same")) same = true;
+    else if (!strcmp(argv[i], "--tma")) tma = true;
     else if (!strcmp(argv[i], "--m") && i + 1 < argc) {
       ms.clear();
       for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) ms.push_back(atoi(t));
@@ -285,6 +340,9 @@ int main(int argc, char **argv) {
          "block\n", sms, smem_max);
   if (mcast)
     printf("--mcast: over all of K, x shared by multicast in clusters of 1, 2, 4 row blocks\n");
+  if (same)
+    printf("--same: every block reads the first tile's rows (the same bytes on every SM)\n");
+  if (tma) printf("--tma: each stage two tensor-map boxes (rows, tokens), up to %d stages\n", MAXNS_TMA);
   printf("%5s %5s %4s | %6s %6s %6s | clusters of 1, 2, 4%s: the best (R TT KS NS, p: under PDL) "
          "and its us | best / target\n", "N", "K", "M", "F", "cuBLAS", "target",
          mcast ? " along the rows" : ", 8 along K");
@@ -322,8 +380,9 @@ int main(int argc, char **argv) {
         for (int pdl = 0; pdl <= (pdl_too ? 1 : 0); pdl++)
           for (int rows : {16, 32, 64, 128})
             for (int tt : {16, 32, 64, 128})
-              for (int ks : {256, 512, 1024})
-                for (int ns = 2; ns <= MAXNS; ns++) {
+              for (int ks : {64, 128, 256, 512, 1024})
+                for (int ns : {2, 3, 4, 6, 8, 12}) {
+                  if (tma ? ks > 256 || ks < 128 : ks < 256 || ns > MAXNS) continue;
                   const int ranks = mcast ? 1 : 1 << c, mc = mcast ? 1 << c : 0;
                   const size_t smem = RING + (size_t)ns * (rows + tt) * ks * 2;
                   const long long blocks = (long long)(sh.n / rows) * ((m + tt - 1) / tt) * ranks;
@@ -334,7 +393,7 @@ int main(int argc, char **argv) {
                     continue;
                   Args a = {};
                   a.n = sh.n, a.k = sh.k, a.m = m, a.rows = rows, a.tt = tt, a.ks = ks, a.ns = ns;
-                  a.pdl = pdl, a.ranks = ranks, a.mc = mc;
+                  a.pdl = pdl, a.ranks = ranks, a.mc = mc, a.same = same, a.tma = tma && !mcast;
                   const double t = time_floor(s, p, a, smem);
                   if (t < best[c]) {
                     best[c] = t;
