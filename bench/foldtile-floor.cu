@@ -18,7 +18,8 @@
 // 16-128, KS and NS counts, plainly and, with --pdl, under PDL (the first stages' weight copies
 // before griddepcontrol.wait, x's after it).
 // Feeds: one 1-D bulk copy per row and stage, issued by the lanes of all eight warps (default);
-// --tma: two tensor-map boxes per stage (rows, tokens) from thread 0, up to 12 stages in flight.
+// --tma: two tensor-map boxes per stage (rows, tokens) from thread 0, up to 12 stages in flight;
+// --warp-tma: the same boxes through a ring per warp, each warp an eighth of the K part.
 //
 // On the H200 (session 66), per-row copies: the floor is above the target at 14 of the 18 cells
 // of the nine DSV4 shapes at M = 128 and 256 for every cluster size; under it at 256x4096
@@ -29,9 +30,11 @@
 // copies; an earlier form of this probe, not kept) was 1.1-2.1x slower. --same, every block
 // reading the first tile's rows (all bytes shared, as x is in the stream kernel), was only 0-15 %
 // faster (256x4096 M = 128 without a cluster 4.68 -> 4.06 us): the feed's rate, not the rows'
-// being distinct, limits these forms. None reached the 160 GB/s per SM that rings per warp of
-// tensor-map boxes took in from one L2-resident 1 MB in bench/ingress-rate.cu; a kernel fed at
-// that rate could sit up to about 1.6x under this floor.
+// being distinct, limits these forms. --warp-tma, a ring per warp of tensor-map boxes over an
+// eighth of the K part (the stream kernel's feed, which took in 160 GB/s per SM from one shared
+// L2-resident 1 MB in bench/ingress-rate.cu): 1.03-1.77 of the targets, no better, its stages
+// small in an eighth of the shared memory (with --same 0.84-1.13 at M = 128: that feed does
+// gain from shared rows, which a tile's distinct weight rows and tokens are not).
 // --mcast (N >= 1024, M = 16-64 by --m): tiles of R rows and all M tokens over all of K, x shared
 // by a cluster of 2 or 4 row blocks (each rank multicasts its share of the x rows into every
 // rank's ring; a cluster barrier after each stage keeps a slot until all ranks have read it):
@@ -57,6 +60,7 @@
 namespace {
 
 constexpr int THREADS = 256, WARPS = THREADS / 32, RING = 128; /* the ring after the barriers */
+constexpr int WRING = 1024; /* --warp-tma: the rings after the warps' barriers */
 constexpr int MAXNS = 4, MAXNS_TMA = 12; /* stages in flight: per-row copies, tensor boxes */
 
 struct Args {
@@ -69,6 +73,7 @@ struct Args {
   int mc;               /* --mcast: blocks of a cluster along the rows sharing x by multicast */
   int same;             /* --same: every block reads tile (0, 0)'s rows (all of them shared) */
   int tma;              /* --tma: a stage is two tensor-map boxes (its rows, its tokens) */
+  int warp_rings;       /* --warp-tma: a ring per warp over an eighth of the K part, boxes */
   int pdl;
 };
 
@@ -198,6 +203,54 @@ __device__ __forceinline__ void store_tile(const Args &a, float v) {
   }
 }
 
+/* --warp-tma: warp w streams the whole tile (R rows, TT tokens) over its eighth of [k0, k1)
+ * through its own ring of NS stages of KS columns, two tensor-map boxes per stage issued by its
+ * lane 0, the warp waiting on its own barriers and releasing a slot behind __syncwarp (the
+ * stream kernel's feed). The last stage of a warp may read past its eighth (boxes are whole). */
+__device__ float run_warp_rings(const Args &a, const unsigned char *smem, uint32_t base, int k0,
+                                int k1) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int kw = (((k1 - k0 + WARPS - 1) / WARPS + 7) / 8) * 8;
+  const int wk0 = min(k1, k0 + warp * kw), wk1 = min(k1, wk0 + kw);
+  const int nq = (wk1 - wk0 + a.ks - 1) / a.ks, stage_bytes = (a.rows + a.tt) * a.ks * 2;
+  const uint32_t bars = base + 8 * MAXNS_TMA * warp;
+  const uint32_t ring = base + WRING + static_cast<uint32_t>(warp * a.ns * stage_bytes);
+  const int bx = a.same ? 0 : static_cast<int>(blockIdx.x), by = a.same ? 0 : static_cast<int>(blockIdx.y);
+  auto feed = [&](int q, bool w_rows, bool x_rows) {
+    if (lane != 0) return;
+    const int slot = q % a.ns, c0 = wk0 + q * a.ks;
+    const uint32_t bar = bars + 8 * slot, stage = ring + static_cast<uint32_t>(slot * stage_bytes);
+    if (w_rows) {
+      bf16fp32__bar_expect(bar, stage_bytes);
+      asm volatile(
+          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+          " [%0], [%1, {%2, %3}], [%4];" ::"r"(stage),
+          "l"(reinterpret_cast<uint64_t>(&a.tw)), "r"(c0), "r"(bx * a.rows), "r"(bar)
+          : "memory");
+    }
+    if (x_rows)
+      asm volatile(
+          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+          " [%0], [%1, {%2, %3}], [%4];" ::"r"(stage + a.rows * a.ks * 2),
+          "l"(reinterpret_cast<uint64_t>(&a.tx)), "r"(c0), "r"(by * a.tt), "r"(bar)
+          : "memory");
+  };
+  const int pro = min(a.ns, nq);
+  for (int q = 0; q < pro; q++) feed(q, true, !a.pdl);
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (a.pdl)
+    for (int q = 0; q < pro; q++) feed(q, false, true);
+  float acc = 0.0f;
+  for (int q = 0; q < nq; q++) {
+    const int slot = q % a.ns;
+    bf16fp32__bar_wait(bars + 8 * slot, (q / a.ns) & 1);
+    acc += reinterpret_cast<const float *>(smem + (ring - base) + slot * stage_bytes)[lane];
+    __syncwarp();
+    if (q + a.ns < nq) feed(q + a.ns, true, true);
+  }
+  return acc;
+}
+
 __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant__ Args a) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
@@ -205,11 +258,14 @@ __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant
   const int k0 = min(a.k, static_cast<int>(blockIdx.z) * kpart), k1 = min(a.k, k0 + kpart);
   const int copies = a.rows + a.tt, nq = (k1 - k0 + a.ks - 1) / a.ks;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < a.ns; s++) bf16fp32__bar_init(base + 8 * s, a.tma ? 1 : copies);
+    const int bars = a.warp_rings ? WARPS * MAXNS_TMA : a.ns;
+    for (int s = 0; s < bars; s++) bf16fp32__bar_init(base + 8 * s, a.tma || a.warp_rings ? 1 : copies);
     bf16fp32__bar_init_fence();
   }
   __syncthreads();
-  const float acc = run_ring<false>(a, smem, base, nq, k0, k1, 0);
+  const float acc = a.warp_rings ? run_warp_rings(a, smem, base, k0, k1)
+                                 : run_ring<false>(a, smem, base, nq, k0, k1, 0);
+  __syncthreads(); /* every warp done with the rings before they hold the sums */
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   if (a.ranks == 1) {
     store_tile(a, acc);
@@ -218,7 +274,7 @@ __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant
   /* the cluster's exchange in the library's pull: the block's R x TT partial sums into its shared
    * memory, the restricted cluster barrier, each rank adds its share of the float4 units from
    * every rank in rank order and stores them, the exit barrier */
-  float *part = reinterpret_cast<float *>(smem + RING);
+  float *part = reinterpret_cast<float *>(smem + (a.warp_rings ? WRING : RING));
   for (int u = threadIdx.x; u < a.rows * a.tt; u += THREADS) part[u] = acc + u;
   __syncthreads();
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
@@ -281,7 +337,7 @@ double time_floor(cudaStream_t s, const Pools &p, Args a, size_t smem) {
     const int c = i % p.copies;
     Args b = a;
     b.w = p.w + c * (p.wbytes / 2), b.x = p.x + c * (p.xbytes / 2), b.out = p.out + c * (p.obytes / 4);
-    if (a.tma) {
+    if (a.tma || a.warp_rings) {
       encode_rows(&b.tw, b.w, a.n, a.k, a.ks, a.rows);
       encode_rows(&b.tx, b.x, a.m, a.k, a.ks, a.tt);
     }
@@ -309,13 +365,14 @@ double time_floor(cudaStream_t s, const Pools &p, Args a, size_t smem) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool pdl_too = false, mcast = false, same = false, tma = false;
+  bool pdl_too = false, mcast = false, same = false, tma = false, warp_tma = false;
   std::vector<int> ms = {128, 256};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--pdl")) pdl_too = true;
     else if (!strcmp(argv[i], "--mcast")) mcast = true;
     else if (!strcmp(argv[i], "--same")) same = true;
     else if (!strcmp(argv[i], "--tma")) tma = true;
+    else if (!strcmp(argv[i], "--warp-tma")) warp_tma = true;
     else if (!strcmp(argv[i], "--m") && i + 1 < argc) {
       ms.clear();
       for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) ms.push_back(atoi(t));
@@ -343,6 +400,7 @@ int main(int argc, char **argv) {
   if (same)
     printf("--same: every block reads the first tile's rows (the same bytes on every SM)\n");
   if (tma) printf("--tma: each stage two tensor-map boxes (rows, tokens), up to %d stages\n", MAXNS_TMA);
+  if (warp_tma) printf("--warp-tma: a ring of tensor-map boxes per warp, each an eighth of K\n");
   printf("%5s %5s %4s | %6s %6s %6s | clusters of 1, 2, 4%s: the best (R TT KS NS, p: under PDL) "
          "and its us | best / target\n", "N", "K", "M", "F", "cuBLAS", "target",
          mcast ? " along the rows" : ", 8 along K");
@@ -382,9 +440,13 @@ int main(int argc, char **argv) {
             for (int tt : {16, 32, 64, 128})
               for (int ks : {64, 128, 256, 512, 1024})
                 for (int ns : {2, 3, 4, 6, 8, 12}) {
-                  if (tma ? ks > 256 || ks < 128 : ks < 256 || ns > MAXNS) continue;
+                  if (warp_tma ? ks > 128 || ns > 8
+                      : tma    ? ks > 256 || ks < 128
+                               : ks < 256 || ns > MAXNS)
+                    continue;
                   const int ranks = mcast ? 1 : 1 << c, mc = mcast ? 1 << c : 0;
-                  const size_t smem = RING + (size_t)ns * (rows + tt) * ks * 2;
+                  const size_t smem = warp_tma ? WRING + (size_t)WARPS * ns * (rows + tt) * ks * 2
+                                               : RING + (size_t)ns * (rows + tt) * ks * 2;
                   const long long blocks = (long long)(sh.n / rows) * ((m + tt - 1) / tt) * ranks;
                   if (sh.n % rows || tt > m || smem > (size_t)smem_max || blocks > sms ||
                       blocks < sms / 4 || (rows + tt) > THREADS ||
@@ -394,6 +456,7 @@ int main(int argc, char **argv) {
                   Args a = {};
                   a.n = sh.n, a.k = sh.k, a.m = m, a.rows = rows, a.tt = tt, a.ks = ks, a.ns = ns;
                   a.pdl = pdl, a.ranks = ranks, a.mc = mc, a.same = same, a.tma = tma && !mcast;
+                  a.warp_rings = warp_tma && !mcast;
                   const double t = time_floor(s, p, a, smem);
                   if (t < best[c]) {
                     best[c] = t;
@@ -407,7 +470,10 @@ int main(int argc, char **argv) {
       for (int c = 0; c < NC; c++)
         if (best[c] < 1e29) printf(" | %-18s %6.2f", what[c], best[c]);
         else printf(" | %-18s %6s", "-", "-");
-      printf(" | %.2f\n", b / target);
+      if (b < 1e29)
+        printf(" | %.2f\n", b / target);
+      else
+        printf(" | - (no tile fits)\n");
       fflush(stdout);
       CK(cudaFree(p.w));
       CK(cudaFree(p.x));
