@@ -35,6 +35,10 @@
 // L2-resident 1 MB in bench/ingress-rate.cu): 1.03-1.77 of the targets, no better, its stages
 // small in an eighth of the shared memory (with --same 0.84-1.13 at M = 128: that feed does
 // gain from shared rows, which a tile's distinct weight rows and tokens are not).
+// This file's per-row feed runs 3-15 % slower than its first form (git bfdc5b3), which gave the
+// per-row figures above (same logic; the tensor maps in the kernel's argument took about half of
+// that in an A/B on the H200, the rest was not found); --same and the box feeds were measured
+// with this form.
 // --mcast (N >= 1024, M = 16-64 by --m): tiles of R rows and all M tokens over all of K, x shared
 // by a cluster of 2 or 4 row blocks (each rank multicasts its share of the x rows into every
 // rank's ring; a cluster barrier after each stage keeps a slot until all ranks have read it):
@@ -135,14 +139,11 @@ __device__ __forceinline__ void cluster_sync_all() {
                ::: "memory");
 }
 
-/* --tma: stage q as two boxes issued by thread 0, the tile's R weight rows and its TT tokens
- * (tokens past M and columns past K arrive as zeros and count), one arrival expecting both. */
-__device__ __forceinline__ void issue_boxes(const Args &a, uint32_t base, int q, bool w_rows,
-                                            bool x_rows, int k0) {
-  if (threadIdx.x != 0) return;
-  const int slot = q % a.ns, c0 = k0 + q * a.ks;
-  const uint32_t bar = base + 8 * slot;
-  const uint32_t stage = base + RING + static_cast<uint32_t>(slot * (a.rows + a.tt) * a.ks * 2);
+/* --tma, --warp-tma: one stage as two tensor-map boxes at column c0 into `stage`, the tile's R
+ * weight rows, then its TT tokens (tokens past M and columns past K arrive as zeros and count);
+ * with the rows, the one arrival expecting both. By one thread. */
+__device__ __forceinline__ void tile_boxes(const Args &a, uint32_t stage, uint32_t bar, int c0,
+                                           bool w_rows, bool x_rows) {
   const int bx = a.same ? 0 : static_cast<int>(blockIdx.x), by = a.same ? 0 : static_cast<int>(blockIdx.y);
   if (w_rows) {
     bf16fp32__bar_expect(bar, (a.rows + a.tt) * a.ks * 2);
@@ -160,22 +161,14 @@ __device__ __forceinline__ void issue_boxes(const Args &a, uint32_t base, int q,
         : "memory");
 }
 
-/* The ring's run: the first NS stages issued (under PDL the weights before
- * griddepcontrol.wait, x after it), then each stage waited for, one 4-byte word of it read per
- * thread (so that the data is used), the slot released (the block's barrier; with multicast the
- * cluster's) and refilled. Returns the words' sum. */
-template <bool MCAST>
-__device__ float run_ring(const Args &a, const unsigned char *smem, uint32_t base, int nq, int k0,
-                          int k1, int rank) {
-  const int copies = a.rows + a.tt;
-  auto feed = [&](int q, bool w_rows, bool x_rows) {
-    if constexpr (MCAST)
-      issue_mcast(a, base, q, w_rows, x_rows, rank);
-    else if (a.tma)
-      issue_boxes(a, base, q, w_rows, x_rows, k0);
-    else
-      issue(a, base, q, w_rows ? 0 : a.rows, x_rows ? copies : a.rows, k0, k1);
-  };
+/* The stages' run: the first NS stages fed (under PDL the weights before griddepcontrol.wait,
+ * x after it), then each stage waited for on bars + 8 * slot, one 4-byte word of it read
+ * (word `word` of slot's stage_bytes from ring, so that the data is used), the slot released and
+ * fed again. feed(q, w_rows, x_rows) issues stage q; release() frees a slot. Returns the words'
+ * sum. */
+template <class Feed, class Release>
+__device__ float run_stages(const Args &a, const unsigned char *ring, uint32_t bars,
+                            int stage_bytes, int nq, int word, Feed feed, Release release) {
   const int pro = min(a.ns, nq);
   for (int q = 0; q < pro; q++) feed(q, true, !a.pdl);
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -184,15 +177,37 @@ __device__ float run_ring(const Args &a, const unsigned char *smem, uint32_t bas
   float acc = 0.0f;
   for (int q = 0; q < nq; q++) {
     const int slot = q % a.ns;
-    bf16fp32__bar_wait(base + 8 * slot, (q / a.ns) & 1);
-    acc += reinterpret_cast<const float *>(smem + RING + slot * copies * a.ks * 2)[threadIdx.x];
+    bf16fp32__bar_wait(bars + 8 * slot, (q / a.ns) & 1);
+    acc += reinterpret_cast<const float *>(ring + slot * stage_bytes)[word];
+    release();
+    if (q + a.ns < nq) feed(q + a.ns, true, true);
+  }
+  return acc;
+}
+
+/* The block's ring (one per block, NS stages after the barriers): fed by per-row copies, by
+ * boxes (--tma) or, MCAST, by multicast; a slot released by the block's barrier, with
+ * multicast the cluster's. */
+template <bool MCAST>
+__device__ float run_ring(const Args &a, const unsigned char *smem, uint32_t base, int nq, int k0,
+                          int k1, int rank) {
+  const int copies = a.rows + a.tt, stage_bytes = copies * a.ks * 2;
+  auto feed = [&](int q, bool w_rows, bool x_rows) {
+    if constexpr (MCAST)
+      issue_mcast(a, base, q, w_rows, x_rows, rank);
+    else if (!a.tma)
+      issue(a, base, q, w_rows ? 0 : a.rows, x_rows ? copies : a.rows, k0, k1);
+    else if (threadIdx.x == 0)
+      tile_boxes(a, base + RING + static_cast<uint32_t>((q % a.ns) * stage_bytes),
+                 base + 8 * (q % a.ns), k0 + q * a.ks, w_rows, x_rows);
+  };
+  auto release = [] {
     if constexpr (MCAST)
       cluster_sync_all();
     else
       __syncthreads();
-    if (q + a.ns < nq) feed(q + a.ns, true, true);
-  }
-  return acc;
+  };
+  return run_stages(a, smem + RING, base, stage_bytes, nq, threadIdx.x, feed, release);
 }
 
 /* The tile's R x TT outputs, each written once (the value is not a product). */
@@ -214,41 +229,13 @@ __device__ float run_warp_rings(const Args &a, const unsigned char *smem, uint32
   const int wk0 = min(k1, k0 + warp * kw), wk1 = min(k1, wk0 + kw);
   const int nq = (wk1 - wk0 + a.ks - 1) / a.ks, stage_bytes = (a.rows + a.tt) * a.ks * 2;
   const uint32_t bars = base + 8 * MAXNS_TMA * warp;
-  const uint32_t ring = base + WRING + static_cast<uint32_t>(warp * a.ns * stage_bytes);
-  const int bx = a.same ? 0 : static_cast<int>(blockIdx.x), by = a.same ? 0 : static_cast<int>(blockIdx.y);
+  const int ring = WRING + warp * a.ns * stage_bytes; /* bytes from smem */
   auto feed = [&](int q, bool w_rows, bool x_rows) {
-    if (lane != 0) return;
-    const int slot = q % a.ns, c0 = wk0 + q * a.ks;
-    const uint32_t bar = bars + 8 * slot, stage = ring + static_cast<uint32_t>(slot * stage_bytes);
-    if (w_rows) {
-      bf16fp32__bar_expect(bar, stage_bytes);
-      asm volatile(
-          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-          " [%0], [%1, {%2, %3}], [%4];" ::"r"(stage),
-          "l"(reinterpret_cast<uint64_t>(&a.tw)), "r"(c0), "r"(bx * a.rows), "r"(bar)
-          : "memory");
-    }
-    if (x_rows)
-      asm volatile(
-          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-          " [%0], [%1, {%2, %3}], [%4];" ::"r"(stage + a.rows * a.ks * 2),
-          "l"(reinterpret_cast<uint64_t>(&a.tx)), "r"(c0), "r"(by * a.tt), "r"(bar)
-          : "memory");
+    if (lane == 0)
+      tile_boxes(a, base + static_cast<uint32_t>(ring + (q % a.ns) * stage_bytes),
+                 bars + 8 * (q % a.ns), wk0 + q * a.ks, w_rows, x_rows);
   };
-  const int pro = min(a.ns, nq);
-  for (int q = 0; q < pro; q++) feed(q, true, !a.pdl);
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  if (a.pdl)
-    for (int q = 0; q < pro; q++) feed(q, false, true);
-  float acc = 0.0f;
-  for (int q = 0; q < nq; q++) {
-    const int slot = q % a.ns;
-    bf16fp32__bar_wait(bars + 8 * slot, (q / a.ns) & 1);
-    acc += reinterpret_cast<const float *>(smem + (ring - base) + slot * stage_bytes)[lane];
-    __syncwarp();
-    if (q + a.ns < nq) feed(q + a.ns, true, true);
-  }
-  return acc;
+  return run_stages(a, smem + ring, bars, stage_bytes, nq, lane, feed, [] { __syncwarp(); });
 }
 
 __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant__ Args a) {
