@@ -47,8 +47,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -56,6 +56,7 @@
 
 #include "backends/smallm/smallm-cluster-sum.cuh" /* the pull's cluster barriers, add4 */
 #include "backends/smallm/smallm-fragments.cuh"   /* the bulk copy and the mbarrier helpers */
+#include "backends/smallm/smallm-tiles.cuh"       /* bf16fp32__tma_box */
 #include "bench-cublas.cuh"
 #include "bench-tma.cuh"
 #include "bench-cuda.cuh"
@@ -81,11 +82,17 @@ struct Args {
   int pdl;
 };
 
+/* The block's tile: (row block, token tile), tile (0, 0) for every block with --same. */
+__device__ __forceinline__ int2 tile_of_block(const Args &a) {
+  return a.same ? make_int2(0, 0)
+                : make_int2(static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y));
+}
+
 /* Row i of the block's tile: weight row i (i < R), else token i - R (the last token past M). */
 __device__ __forceinline__ const uint16_t *row_src(const Args &a, int i) {
-  const int bx = a.same ? 0 : static_cast<int>(blockIdx.x), by = a.same ? 0 : static_cast<int>(blockIdx.y);
-  return i < a.rows ? a.w + static_cast<long long>(bx * a.rows + i) * a.k
-                    : a.x + static_cast<long long>(min(by * a.tt + i - a.rows, a.m - 1)) * a.k;
+  const int2 t = tile_of_block(a);
+  return i < a.rows ? a.w + static_cast<long long>(t.x * a.rows + i) * a.k
+                    : a.x + static_cast<long long>(min(t.y * a.tt + i - a.rows, a.m - 1)) * a.k;
 }
 
 /* Copy i of a stage (rows first, then tokens) is issued by lane i / 8 of warp i % 8: each
@@ -144,21 +151,12 @@ __device__ __forceinline__ void cluster_sync_all() {
  * with the rows, the one arrival expecting both. By one thread. */
 __device__ __forceinline__ void tile_boxes(const Args &a, uint32_t stage, uint32_t bar, int c0,
                                            bool w_rows, bool x_rows) {
-  const int bx = a.same ? 0 : static_cast<int>(blockIdx.x), by = a.same ? 0 : static_cast<int>(blockIdx.y);
+  const int2 t = tile_of_block(a);
   if (w_rows) {
     bf16fp32__bar_expect(bar, (a.rows + a.tt) * a.ks * 2);
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%2, %3}], [%4];" ::"r"(stage),
-        "l"(reinterpret_cast<uint64_t>(&a.tw)), "r"(c0), "r"(bx * a.rows), "r"(bar)
-        : "memory");
+    bf16fp32__tma_box(stage, &a.tw, c0, t.x * a.rows, bar);
   }
-  if (x_rows)
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%2, %3}], [%4];" ::"r"(stage + a.rows * a.ks * 2),
-        "l"(reinterpret_cast<uint64_t>(&a.tx)), "r"(c0), "r"(by * a.tt), "r"(bar)
-        : "memory");
+  if (x_rows) bf16fp32__tma_box(stage + a.rows * a.ks * 2, &a.tx, c0, t.y * a.tt, bar);
 }
 
 /* The stages' run: the first NS stages fed (under PDL the weights before griddepcontrol.wait,
