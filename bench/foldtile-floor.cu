@@ -43,6 +43,17 @@
 // by a cluster of 2 or 4 row blocks (each rank multicasts its share of the x rows into every
 // rank's ring; a cluster barrier after each stage keeps a slot until all ranks have read it):
 // 1.24-1.46x slower than each block copying all of x itself, at all 12 cells.
+// --mcast-arrive (session 67): the same sharing with x's share as one multicast tensor box per
+// stage from a producer thread off the consumers' path, each slot refilled once every rank's
+// consumers have released it (an empty mbarrier per slot: arrivals from the own rank's consumers
+// locally, from the others' remotely and relaxed): 1.08-1.16x slower with 2 ranks and 1.08-1.14x
+// with 4 than with 1 (each block its own x), at all 12 cells, M = 64 included, where x is most
+// of the bytes: fewer L2 reads of x do not shorten the call. With the remote arrivals at release
+// semantics (mbarrier.arrive.release.cluster, sessions 12 and 15's form) 2.2-3.0x slower (N =
+// 2048).
+// At M = 16-64 (--m 16,32,64) no feed here is a floor: the library's own kernels are faster than
+// the best of the per-row and --warp-tma feeds at all nine M = 16 cells and two M = 32 ones (its
+// weights before the wait, x requested into L2 before it).
 // Build: nvcc -O3 -std=c++17 -Isrc -gencode=arch=compute_90a,code=sm_90a bench/foldtile-floor.cu -lcublas
 #include <cuda_runtime.h>
 
@@ -67,15 +78,18 @@ namespace {
 constexpr int THREADS = 256, WARPS = THREADS / 32, RING = 128; /* the ring after the barriers */
 constexpr int WRING = 1024; /* --warp-tma: the rings after the warps' barriers */
 constexpr int MAXNS = 4, MAXNS_TMA = 12; /* stages in flight: per-row copies, tensor boxes */
+constexpr int ARRIVE_NS = 8, EMPTY = 64; /* --mcast-arrive: stages; its empty barriers' offset */
 
 struct Args {
-  CUtensorMap tw, tx; /* --tma: the weights' and x's maps, boxes of KS columns x R or TT rows */
+  CUtensorMap tw, tx; /* the weights' and x's maps, boxes of KS columns x R or TT rows (TT / mc
+                       * with --mcast-arrive) */
   const uint16_t *w, *x;
   float *out;
   int n, k, m;
   int rows, tt, ks, ns; /* tile rows and tokens, stage columns, stages in flight */
   int ranks;            /* blocks of a cluster along K (blockIdx.z), each a part of K */
   int mc;               /* --mcast: blocks of a cluster along the rows sharing x by multicast */
+  int arrive;           /* --mcast-arrive: a producer thread, slots released by remote arrivals */
   int same;             /* --same: every block reads tile (0, 0)'s rows (all of them shared) */
   int tma;              /* --tma: a stage is two tensor-map boxes (its rows, its tokens) */
   int warp_rings;       /* --warp-tma: a ring per warp over an eighth of the K part, boxes */
@@ -296,6 +310,92 @@ __global__ void __launch_bounds__(THREADS, 1) mcast_kernel(const __grid_constant
   store_tile(a, acc);
 }
 
+/* --mcast-arrive: the x rows shared as by --mcast, but fed by one producer thread (thread 0; the
+ * rest of warp 0 idle) that never waits on the consumers' path: per stage a box of the tile's
+ * weight rows into its own slot and, multicast, a box of its rank's TT / mc x rows into every
+ * rank's slot, after waiting for that slot's empty barrier, on which each rank's consumers (warps
+ * 1-7) arrive once done with it: on its own rank's locally, on the others' remotely. The remote
+ * arrivals are relaxed: the consumers' reads of the slot have returned (their values are added
+ * before the consumers' barrier), and arrivals with release semantics at cluster scope made
+ * the ring 2.2-3.0x slower on the H200 (session 67). */
+__device__ __forceinline__ void release_to_cluster(uint32_t empty, int mc) {
+  unsigned own;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(own));
+  for (int r = 0; r < mc; r++) {
+    if (r == static_cast<int>(own)) {
+      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty) : "memory");
+      continue;
+    }
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(empty), "r"(r));
+    asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
+                 : "memory");
+  }
+}
+
+__global__ void __launch_bounds__(THREADS, 1) mcast_arrive_kernel(const __grid_constant__ Args a) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const int nq = (a.k + a.ks - 1) / a.ks, rank = static_cast<int>(blockIdx.x) % a.mc;
+  const int xr = a.tt / a.mc, stage_bytes = (a.rows + a.tt) * a.ks * 2;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < a.ns; s++) {
+      bf16fp32__bar_init(base + 8 * s, 1);
+      bf16fp32__bar_init(base + EMPTY + 8 * s, a.mc);
+    }
+    bf16fp32__bar_init_fence();
+  }
+  cluster_sync_all(); /* every rank's barriers ready before any multicast or arrival lands */
+  float acc = 0.0f;
+  if (threadIdx.x == 0) {
+    const unsigned short everyone = static_cast<unsigned short>((1u << a.mc) - 1u);
+    auto feed = [&](int q, bool w_rows, bool x_rows) {
+      const int slot = q % a.ns;
+      const uint32_t bar = base + 8 * slot, stage = base + RING + slot * stage_bytes;
+      if (w_rows) {
+        bf16fp32__bar_expect(bar, stage_bytes);
+        bf16fp32__tma_box(stage, &a.tw, q * a.ks, static_cast<int>(blockIdx.x) * a.rows, bar);
+      }
+      if (!x_rows) return;
+      const uint32_t xdst = stage + (a.rows + rank * xr) * a.ks * 2;
+      if (a.mc == 1)
+        bf16fp32__tma_box(xdst, &a.tx, q * a.ks, 0, bar);
+      else
+        asm volatile(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+            ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(xdst),
+            "l"(reinterpret_cast<uint64_t>(&a.tx)), "r"(q * a.ks), "r"(rank * xr), "r"(bar),
+            "h"(everyone)
+            : "memory");
+    };
+    const int pro = min(a.ns, nq);
+    for (int q = 0; q < pro; q++) feed(q, true, !a.pdl);
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    if (a.pdl)
+      for (int q = 0; q < pro; q++) feed(q, false, true);
+    for (int q = a.ns; q < nq; q++) {
+      bf16fp32__bar_wait<true>(base + EMPTY + 8 * (q % a.ns), (q / a.ns - 1) & 1);
+      feed(q, true, true);
+    }
+  } else if (threadIdx.x >= 32) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    for (int q = 0; q < nq; q++) {
+      const int slot = q % a.ns;
+      bf16fp32__bar_wait(base + 8 * slot, (q / a.ns) & 1);
+      acc += reinterpret_cast<const float *>(smem + RING + slot * stage_bytes)[threadIdx.x];
+      asm volatile("bar.sync 1, %0;" ::"r"(THREADS - 32) : "memory"); /* the consumers done */
+      if (threadIdx.x == 32 && q + a.ns < nq) release_to_cluster(base + EMPTY + 8 * slot, a.mc);
+    }
+  }
+  __syncwarp(); /* warp 0's idle lanes wait for its producer */
+  __syncthreads(); /* every warp out of its loop before the aligned cluster barrier */
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  /* every arrival and multicast into this block was waited for above; the barrier keeps the
+   * ranks' exits together, as a kernel's cluster sum would */
+  cluster_sync_all();
+  store_tile(a, acc);
+}
+
 struct Pools {
   uint16_t *w, *x;
   float *out;
@@ -322,9 +422,9 @@ double time_floor(cudaStream_t s, const Pools &p, Args a, size_t smem) {
     const int c = i % p.copies;
     Args b = a;
     b.w = p.w + c * (p.wbytes / 2), b.x = p.x + c * (p.xbytes / 2), b.out = p.out + c * (p.obytes / 4);
-    if (a.tma || a.warp_rings) {
+    if (a.tma || a.warp_rings || a.arrive) {
       encode_rows(&b.tw, b.w, a.n, a.k, a.ks, a.rows);
-      encode_rows(&b.tx, b.x, a.m, a.k, a.ks, a.tt);
+      encode_rows(&b.tx, b.x, a.m, a.k, a.ks, a.arrive ? a.tt / a.mc : a.tt);
     }
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[2];
@@ -343,21 +443,26 @@ double time_floor(cudaStream_t s, const Pools &p, Args a, size_t smem) {
       na++;
     }
     cfg.attrs = at, cfg.numAttrs = na;
-    CK(cudaLaunchKernelEx(&cfg, a.mc > 0 ? mcast_kernel : floor_kernel, b));
+    CK(cudaLaunchKernelEx(&cfg,
+                          a.arrive ? mcast_arrive_kernel : a.mc > 0 ? mcast_kernel : floor_kernel,
+                          b));
   });
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool pdl_too = false, mcast = false, same = false, tma = false, warp_tma = false;
+  bool pdl_too = false, mcast = false, arrive = false, same = false, tma = false, warp_tma = false;
   std::vector<int> ms = {128, 256};
+  int only_n = 0; /* --n: the shapes of this N only */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--pdl")) pdl_too = true;
     else if (!strcmp(argv[i], "--mcast")) mcast = true;
+    else if (!strcmp(argv[i], "--mcast-arrive")) mcast = arrive = true;
     else if (!strcmp(argv[i], "--same")) same = true;
     else if (!strcmp(argv[i], "--tma")) tma = true;
     else if (!strcmp(argv[i], "--warp-tma")) warp_tma = true;
+    else if (!strcmp(argv[i], "--n") && i + 1 < argc) only_n = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--m") && i + 1 < argc) {
       ms.clear();
       for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) ms.push_back(atoi(t));
@@ -373,6 +478,8 @@ int main(int argc, char **argv) {
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   CK(cudaFuncSetAttribute(floor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
   CK(cudaFuncSetAttribute(mcast_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
+  CK(cudaFuncSetAttribute(mcast_arrive_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          smem_max));
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cublasHandle_t h = bench_cublas_on(s);
@@ -381,7 +488,8 @@ int main(int argc, char **argv) {
          "(clusters along K), then the cluster's pull; %d SMs, %d bytes of shared memory per "
          "block\n", sms, smem_max);
   if (mcast)
-    printf("--mcast: over all of K, x shared by multicast in clusters of 1, 2, 4 row blocks\n");
+    printf("--mcast: over all of K, x shared by multicast in clusters of 1, 2, 4 row blocks%s\n",
+           arrive ? "; one producer thread, slots released by remote mbarrier arrivals" : "");
   if (same)
     printf("--same: every block reads the first tile's rows (the same bytes on every SM)\n");
   if (tma) printf("--tma: each stage two tensor-map boxes (rows, tokens), up to %d stages\n", MAXNS_TMA);
@@ -391,7 +499,7 @@ int main(int argc, char **argv) {
          mcast ? " along the rows" : ", 8 along K");
   for (const Shape &sh : shapes)
     for (int m : ms) {
-      if (mcast && sh.n < 1024) continue;
+      if ((mcast && sh.n < 1024) || (only_n && sh.n != only_n)) continue;
       Pools p;
       p.wbytes = (size_t)sh.n * sh.k * 2, p.xbytes = (size_t)m * sh.k * 2,
       p.obytes = (size_t)m * sh.n * 4;
@@ -423,10 +531,12 @@ int main(int argc, char **argv) {
         for (int pdl = 0; pdl <= (pdl_too ? 1 : 0); pdl++)
           for (int rows : {16, 32, 64, 128})
             for (int tt : {16, 32, 64, 128})
-              for (int ks : {64, 128, 256, 512, 1024})
+              for (int ks : {32, 64, 96, 128, 160, 224, 256, 512, 1024})
                 for (int ns : {2, 3, 4, 6, 8, 12}) {
-                  if (warp_tma ? ks > 128 || ns > 8
-                      : tma    ? ks > 256 || ks < 128
+                  /* --warp-tma up to the stream kernel's 7-sub-chunk boxes (224 columns) */
+                  if (warp_tma ? ks > 224 || ns > 8
+                      : arrive ? (ks != 64 && ks != 128 && ks != 256) || ns > ARRIVE_NS
+                      : tma    ? ks != 128 && ks != 256
                                : ks < 256 || ns > MAXNS)
                     continue;
                   const int ranks = mcast ? 1 : 1 << c, mc = mcast ? 1 << c : 0;
@@ -440,7 +550,8 @@ int main(int argc, char **argv) {
                     continue;
                   Args a = {};
                   a.n = sh.n, a.k = sh.k, a.m = m, a.rows = rows, a.tt = tt, a.ks = ks, a.ns = ns;
-                  a.pdl = pdl, a.ranks = ranks, a.mc = mc, a.same = same, a.tma = tma && !mcast;
+                  a.pdl = pdl, a.ranks = ranks, a.mc = mc, a.arrive = arrive, a.same = same;
+                  a.tma = tma && !mcast;
                   a.warp_rings = warp_tma && !mcast;
                   const double t = time_floor(s, p, a, smem);
                   if (t < best[c]) {
