@@ -51,9 +51,9 @@
 // of the bytes: fewer L2 reads of x do not shorten the call. With the remote arrivals at release
 // semantics (mbarrier.arrive.release.cluster, sessions 12 and 15's form) 2.2-3.0x slower (N =
 // 2048).
-// At M = 16-64 (--m 16,32,64) no feed here is a floor: the library's own kernels are faster than
-// the best of the per-row and --warp-tma feeds at all nine M = 16 cells and two M = 32 ones (its
-// weights before the wait, x requested into L2 before it).
+// At M = 16 and 32 (--m 16,32,64) no feed here is a floor: the library's own kernels are faster
+// than the best of the per-row and --warp-tma feeds at eight of the nine M = 16 cells and two
+// M = 32 ones (under PDL more of their bytes requested before the wait).
 // Build: nvcc -O3 -std=c++17 -Isrc -gencode=arch=compute_90a,code=sm_90a bench/foldtile-floor.cu -lcublas
 #include <cuda_runtime.h>
 
