@@ -515,12 +515,7 @@ int main(int argc, char **argv) {
                           p.out + c * (p.obytes / 4));
       });
       const double F = bf16fp32__floor_us(m, sh.n, sh.k);
-      /* the issue's target: 1.3 F at M <= 16, 1.5 F at M <= 64, and the speed-up over cuBLAS,
-       * whichever is smaller (tools/targets-table.py) */
-      const double vs_cublas = tcub / (sh.n <= 512 ? 1.5 : 1.2);
-      const double target = m <= 16   ? std::min(1.3 * F, vs_cublas)
-                            : m <= 64 ? std::min(1.5 * F, vs_cublas)
-                                      : vs_cublas;
+      const double target = bf16fp32__target_us(m, sh.n, sh.k, tcub);
       /* best[c]: clusters of 1 << c blocks along K (or, --mcast, along the rows), the better of
        * plain and PDL */
       const int NC = mcast ? 3 : 4;

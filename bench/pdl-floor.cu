@@ -248,7 +248,7 @@ int main(int argc, char **argv) {
                           opool + (size_t)c * m * sh.n);
       });
       CK(cudaGetLastError());
-      const double target = m <= 16 ? 1.3 * F : m <= 64 ? 1.5 * F : cub / (sh.n <= 512 ? 1.5 : 1.2);
+      const double target = bf16fp32__target_us(m, sh.n, sh.k, cub);
       printf("%5d %5d %4d | %6.2f %6.2f | %7.2f %7.2f %9.2f %9.2f | %7.2f | %s   (grids %d %d %d %d)\n", sh.n, sh.k,
              m, F, target, best[0], best[1], best[2], best[3], cub,
              best[1] > target && best[0] > target ? "yes" : "no", bg[0], bg[1], bg[2], bg[3]);
