@@ -32,9 +32,10 @@
 // faster (256x4096 M = 128 without a cluster 4.68 -> 4.06 us): the feed's rate, not the rows'
 // being distinct, limits these forms. --warp-tma, a ring per warp of tensor-map boxes over an
 // eighth of the K part (the stream kernel's feed, which took in 160 GB/s per SM from one shared
-// L2-resident 1 MB in bench/ingress-rate.cu): 1.03-1.77 of the targets, no better, its stages
-// small in an eighth of the shared memory (with --same 0.84-1.13 at M = 128: that feed does
-// gain from shared rows, which a tile's distinct weight rows and tokens are not).
+// L2-resident 1 MB in bench/ingress-rate.cu; session 66 with boxes of 64 and 128 columns, now
+// swept up to 224): 1.03-1.77 of the targets, no better, its stages small in an eighth of the
+// shared memory (with --same 0.84-1.13 at M = 128: that feed does gain from shared rows, which a
+// tile's distinct weight rows and tokens are not).
 // This file's per-row feed runs 3-15 % slower than its first form (git bfdc5b3), which gave the
 // per-row figures above (same logic; the tensor maps in the kernel's argument took about half of
 // that in an A/B on the H200, the rest was not found); --same and the box feeds were measured
@@ -46,14 +47,15 @@
 // --mcast-arrive (session 67): the same sharing with x's share as one multicast tensor box per
 // stage from a producer thread off the consumers' path, each slot refilled once every rank's
 // consumers have released it (an empty mbarrier per slot: arrivals from the own rank's consumers
-// locally, from the others' remotely and relaxed): 1.08-1.16x slower with 2 ranks and 1.08-1.14x
-// with 4 than with 1 (each block its own x), at all 12 cells, M = 64 included, where x is most
-// of the bytes: fewer L2 reads of x do not shorten the call. With the remote arrivals at release
-// semantics (mbarrier.arrive.release.cluster, sessions 12 and 15's form) 2.2-3.0x slower (N =
-// 2048).
+// locally, from the others' remotely and relaxed, the cheapest release; see release_to_cluster):
+// 1.08-1.16x slower with 2 ranks and 1.08-1.14x with 4 than with 1 (each block its own x), at
+// all 12 cells, M = 64 included, where x is most of the bytes: fewer L2 reads of x do not
+// shorten the call. With the remote arrivals at release semantics and cluster scope
+// (mbarrier.arrive.release.cluster, sessions 12 and 15's form) 2.2-3.0x slower (N = 2048).
+// --n N: only the shapes of that N.
 // At M = 16 and 32 (--m 16,32,64) no feed here is a floor: the library's own kernels are faster
 // than the best of the per-row and --warp-tma feeds at eight of the nine M = 16 cells and two
-// M = 32 ones (under PDL more of their bytes requested before the wait).
+// M = 32 ones (inferred: under PDL they request more of their bytes before the wait).
 // Build: nvcc -O3 -std=c++17 -Isrc -gencode=arch=compute_90a,code=sm_90a bench/foldtile-floor.cu -lcublas
 #include <cuda_runtime.h>
 
@@ -79,6 +81,7 @@ constexpr int THREADS = 256, WARPS = THREADS / 32, RING = 128; /* the ring after
 constexpr int WRING = 1024; /* --warp-tma: the rings after the warps' barriers */
 constexpr int MAXNS = 4, MAXNS_TMA = 12; /* stages in flight: per-row copies, tensor boxes */
 constexpr int ARRIVE_NS = 8, EMPTY = 64; /* --mcast-arrive: stages; its empty barriers' offset */
+static_assert(8 * ARRIVE_NS <= EMPTY && EMPTY + 8 * ARRIVE_NS <= RING, "barriers before the ring");
 
 struct Args {
   CUtensorMap tw, tx; /* the weights' and x's maps, boxes of KS columns x R or TT rows (TT / mc
@@ -311,18 +314,19 @@ __global__ void __launch_bounds__(THREADS, 1) mcast_kernel(const __grid_constant
 }
 
 /* --mcast-arrive: the x rows shared as by --mcast, but fed by one producer thread (thread 0; the
- * rest of warp 0 idle) that never waits on the consumers' path: per stage a box of the tile's
- * weight rows into its own slot and, multicast, a box of its rank's TT / mc x rows into every
- * rank's slot, after waiting for that slot's empty barrier, on which each rank's consumers (warps
- * 1-7) arrive once done with it: on its own rank's locally, on the others' remotely. The remote
- * arrivals are relaxed: the consumers' reads of the slot have returned (their values are added
- * before the consumers' barrier), and arrivals with release semantics at cluster scope made
- * the ring 2.2-3.0x slower on the H200 (session 67). */
-__device__ __forceinline__ void release_to_cluster(uint32_t empty, int mc) {
-  unsigned own;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(own));
+ * rest of warp 0 idle), so that the consumers (warps 1-7) never issue copies: per stage a box of
+ * the tile's weight rows into its own slot and, multicast, a box of its rank's TT / mc x rows
+ * into every rank's slot, after waiting for that slot's empty barrier, on which each rank's
+ * consumers arrive once done with it: on their own rank's locally, on the others' remotely.
+ * The remote arrivals are relaxed, the least such a release can cost: arrivals with release
+ * semantics at cluster scope made the ring 2.2-3.0x slower on the H200 (session 67). Relaxed is
+ * safe here only because the consumers read words of the weight rows, which no other rank
+ * writes; a kernel that reads the multicast x rows needs its reads ordered before the remote
+ * arrival (release semantics, as the default .release.cta of CUTLASS's pipelines; not
+ * measured here). */
+__device__ __forceinline__ void release_to_cluster(uint32_t empty, int mc, int rank) {
   for (int r = 0; r < mc; r++) {
-    if (r == static_cast<int>(own)) {
+    if (r == rank) {
       asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(empty) : "memory");
       continue;
     }
@@ -354,7 +358,7 @@ __global__ void __launch_bounds__(THREADS, 1) mcast_arrive_kernel(const __grid_c
       const uint32_t bar = base + 8 * slot, stage = base + RING + slot * stage_bytes;
       if (w_rows) {
         bf16fp32__bar_expect(bar, stage_bytes);
-        bf16fp32__tma_box(stage, &a.tw, q * a.ks, static_cast<int>(blockIdx.x) * a.rows, bar);
+        bf16fp32__tma_box(stage, &a.tw, q * a.ks, tile_of_block(a).x * a.rows, bar);
       }
       if (!x_rows) return;
       const uint32_t xdst = stage + (a.rows + rank * xr) * a.ks * 2;
@@ -384,7 +388,8 @@ __global__ void __launch_bounds__(THREADS, 1) mcast_arrive_kernel(const __grid_c
       bf16fp32__bar_wait(base + 8 * slot, (q / a.ns) & 1);
       acc += reinterpret_cast<const float *>(smem + RING + slot * stage_bytes)[threadIdx.x];
       asm volatile("bar.sync 1, %0;" ::"r"(THREADS - 32) : "memory"); /* the consumers done */
-      if (threadIdx.x == 32 && q + a.ns < nq) release_to_cluster(base + EMPTY + 8 * slot, a.mc);
+      if (threadIdx.x == 32 && q + a.ns < nq)
+        release_to_cluster(base + EMPTY + 8 * slot, a.mc, rank);
     }
   }
   __syncwarp(); /* warp 0's idle lanes wait for its producer */
@@ -488,7 +493,8 @@ int main(int argc, char **argv) {
          "(clusters along K), then the cluster's pull; %d SMs, %d bytes of shared memory per "
          "block\n", sms, smem_max);
   if (mcast)
-    printf("--mcast: over all of K, x shared by multicast in clusters of 1, 2, 4 row blocks%s\n",
+    printf("%s: over all of K, x shared by multicast in clusters of 1, 2, 4 row blocks%s\n",
+           arrive ? "--mcast-arrive" : "--mcast",
            arrive ? "; one producer thread, slots released by remote mbarrier arrivals" : "");
   if (same)
     printf("--same: every block reads the first tile's rows (the same bytes on every SM)\n");
@@ -529,14 +535,15 @@ int main(int argc, char **argv) {
               for (int ks : {32, 64, 96, 128, 160, 224, 256, 512, 1024})
                 for (int ns : {2, 3, 4, 6, 8, 12}) {
                   /* --warp-tma up to the stream kernel's 7-sub-chunk boxes (224 columns) */
-                  if (warp_tma ? ks > 224 || ns > 8
-                      : arrive ? (ks != 64 && ks != 128 && ks != 256) || ns > ARRIVE_NS
-                      : tma    ? ks != 128 && ks != 256
-                               : ks < 256 || ns > MAXNS)
+                  if (arrive     ? (ks != 64 && ks != 128 && ks != 256) || ns > ARRIVE_NS
+                      : warp_tma ? ks > 224 || ns > 8
+                      : tma      ? ks != 128 && ks != 256
+                                 : ks < 256 || ns > MAXNS)
                     continue;
                   const int ranks = mcast ? 1 : 1 << c, mc = mcast ? 1 << c : 0;
-                  const size_t smem = warp_tma ? WRING + (size_t)WARPS * ns * (rows + tt) * ks * 2
-                                               : RING + (size_t)ns * (rows + tt) * ks * 2;
+                  const size_t smem = warp_tma && !mcast
+                                          ? WRING + (size_t)WARPS * ns * (rows + tt) * ks * 2
+                                          : RING + (size_t)ns * (rows + tt) * ks * 2;
                   const long long blocks = (long long)(sh.n / rows) * ((m + tt - 1) / tt) * ranks;
                   if (sh.n % rows || tt > m || smem > (size_t)smem_max || blocks > sms ||
                       blocks < sms / 4 || (rows + tt) > THREADS ||
