@@ -52,7 +52,11 @@
 // all 12 cells, M = 64 included, where x is most of the bytes: fewer L2 reads of x do not
 // shorten the call. With the remote arrivals at release semantics and cluster scope
 // (mbarrier.arrive.release.cluster, sessions 12 and 15's form) 2.2-3.0x slower (N = 2048).
-// --n N: only the shapes of that N.
+// --n N: only the shapes of that N. --pdl-only: only launches under PDL.
+// --l2 (the per-row and --tma feeds, under PDL; session 67, not yet run on the H200): each row's
+// columns past the ring's first stages requested into L2 before griddepcontrol.wait, as the
+// library's stream kernel requests x and, where its table says so, its later weights: whether
+// more bytes on their way before the wait moves the M = 128-256 floor.
 // At M = 16 and 32 (--m 16,32,64) no feed here is a floor: the library's own kernels are faster
 // than the best of the per-row and --warp-tma feeds at eight of the nine M = 16 cells and two
 // M = 32 ones (inferred: under PDL they request more of their bytes before the wait).
@@ -93,6 +97,7 @@ struct Args {
   int ranks;            /* blocks of a cluster along K (blockIdx.z), each a part of K */
   int mc;               /* --mcast: blocks of a cluster along the rows sharing x by multicast */
   int arrive;           /* --mcast-arrive: a producer thread, slots released by remote arrivals */
+  int l2;               /* --l2: under PDL the rows past the first stages into L2 before the wait */
   int same;             /* --same: every block reads tile (0, 0)'s rows (all of them shared) */
   int tma;              /* --tma: a stage is two tensor-map boxes (its rows, its tokens) */
   int warp_rings;       /* --warp-tma: a ring per warp over an eighth of the K part, boxes */
@@ -265,6 +270,13 @@ __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant
     bf16fp32__bar_init_fence();
   }
   __syncthreads();
+  /* --l2, under PDL: each row's columns past the ring's first stages requested into L2 before the
+   * wait (as the stream kernel's w_to_l2 and x requests do), so that they come from DRAM while
+   * the previous call finishes */
+  const int past = k0 + a.ns * a.ks;
+  if (a.l2 && a.pdl && !a.warp_rings && past < k1)
+    for (int i = threadIdx.x; i < copies; i += THREADS)
+      bf16fp32__bulk_to_l2(row_src(a, i) + past, 2u * static_cast<uint32_t>(k1 - past));
   const float acc = a.warp_rings ? run_warp_rings(a, smem, base, k0, k1)
                                  : run_ring<false>(a, smem, base, nq, k0, k1, 0);
   __syncthreads(); /* every warp done with the rings before they hold the sums */
@@ -458,16 +470,19 @@ double time_floor(cudaStream_t s, const Pools &p, Args a, size_t smem) {
 
 int main(int argc, char **argv) {
   bool pdl_too = false, mcast = false, arrive = false, same = false, tma = false, warp_tma = false;
+  bool l2 = false, pdl_only = false;
   std::vector<int> ms = {128, 256};
   int only_n = 0; /* --n: the shapes of this N only */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--pdl")) pdl_too = true;
+    else if (!strcmp(argv[i], "--pdl-only")) pdl_too = pdl_only = true;
     else if (!strcmp(argv[i], "--mcast")) mcast = true;
     else if (!strcmp(argv[i], "--mcast-arrive")) mcast = arrive = true;
     else if (!strcmp(argv[i], "--same")) same = true;
     else if (!strcmp(argv[i], "--tma")) tma = true;
     else if (!strcmp(argv[i], "--warp-tma")) warp_tma = true;
     else if (!strcmp(argv[i], "--n") && i + 1 < argc) only_n = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--l2")) l2 = true;
     else if (!strcmp(argv[i], "--m") && i + 1 < argc) {
       ms.clear();
       for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) ms.push_back(atoi(t));
@@ -500,6 +515,8 @@ int main(int argc, char **argv) {
     printf("--same: every block reads the first tile's rows (the same bytes on every SM)\n");
   if (tma) printf("--tma: each stage two tensor-map boxes (rows, tokens), up to %d stages\n", MAXNS_TMA);
   if (warp_tma) printf("--warp-tma: a ring of tensor-map boxes per warp, each an eighth of K\n");
+  if (l2)
+    printf("--l2: under PDL the rows past the first stages requested into L2 before the wait\n");
   printf("%5s %5s %4s | %6s %6s %6s | clusters of 1, 2, 4%s: the best (R TT KS NS, p: under PDL) "
          "and its us | best / target\n", "N", "K", "M", "F", "cuBLAS", "target",
          mcast ? " along the rows" : ", 8 along K");
@@ -529,7 +546,7 @@ int main(int argc, char **argv) {
       char what[4][64];
       for (int c = 0; c < NC; c++) best[c] = 1e30, snprintf(what[c], sizeof what[c], "-");
       for (int c = 0; c < NC; c++)
-        for (int pdl = 0; pdl <= (pdl_too ? 1 : 0); pdl++)
+        for (int pdl = pdl_only ? 1 : 0; pdl <= (pdl_too ? 1 : 0); pdl++)
           for (int rows : {16, 32, 64, 128})
             for (int tt : {16, 32, 64, 128})
               for (int ks : {32, 64, 96, 128, 160, 224, 256, 512, 1024})
@@ -553,6 +570,7 @@ int main(int argc, char **argv) {
                   Args a = {};
                   a.n = sh.n, a.k = sh.k, a.m = m, a.rows = rows, a.tt = tt, a.ks = ks, a.ns = ns;
                   a.pdl = pdl, a.ranks = ranks, a.mc = mc, a.arrive = arrive, a.same = same;
+                  a.l2 = l2;
                   a.tma = tma && !mcast;
                   a.warp_rings = warp_tma && !mcast;
                   const double t = time_floor(s, p, a, smem);
