@@ -43,7 +43,6 @@
 //        src/backends/smallm/smallm-config.c -lcublas
 //        (with -gencode=arch=compute_90a,code=sm_90a: the wgmma kernel needs it)
 //        -o smallm-probe
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -62,6 +61,7 @@
 #include "backends/smallm/smallm-launch.h"
 #include "measure-floor.h"
 #include "backends/smallm/smallm-trace.cuh"
+#include "bench-cublas.cuh"
 #include "bench-cuda.cuh"
 
 
@@ -338,10 +338,7 @@ static double time_smallm(const Rot &r, int pdl, const bf16fp32__smallm_config *
 
 static double time_cublas(const Rot &r) {
   return time_calls(200, [&](int i) {
-    const float one = 1, zero = 0;
-    cublasGemmEx(g_h, CUBLAS_OP_T, CUBLAS_OP_N, (int)r.n, (int)r.m, (int)r.k, &one, r.w(i), CUDA_R_16BF, (int)r.k,
-                 r.x(i), CUDA_R_16BF, (int)r.k, &zero, r.out(i), CUDA_R_32F, (int)r.n, CUBLAS_COMPUTE_32F,
-                 CUBLAS_GEMM_DEFAULT);
+    bench_cublas_gemm(g_h, (int)r.n, (int)r.m, (int)r.k, r.w(i), r.x(i), r.out(i));
   });
 }
 
@@ -367,12 +364,8 @@ static void timing_setup() {
   g_pool.out_elems = (size_t)64 << 20;
   CK(cudaMalloc(&g_pool.out, g_pool.out_elems * 4));
   CK(cudaDeviceSynchronize());
-  if (cublasCreate(&g_h) != CUBLAS_STATUS_SUCCESS) { printf("cublasCreate failed\n"); exit(2); }
-  void *ws;
-  CK(cudaMalloc(&ws, 32 << 20));
-  cublasSetWorkspace(g_h, ws, 32 << 20);
   CK(cudaStreamCreateWithFlags(&g_s, cudaStreamNonBlocking));
-  cublasSetStream(g_h, g_s);
+  g_h = bench_cublas_on(g_s);
   double e = time_calls(200, [&](int) { empty_kernel<<<1, 32, 0, g_s>>>(); });
   printf("\nempty kernel node in graph replay: %.2f us\n", e);
 }
