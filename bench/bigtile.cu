@@ -28,10 +28,9 @@
 //
 // Build (from the repository root):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude bench/bigtile.cu \
-//     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,wgmma-sm90a}.cu \
+//     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,fold,wgmma-sm90a}.cu \
 //     src/backends/smallm/smallm-config.c -lcublas -o bigtile
 // Run: bigtile [--diag] [--loop] [--pull] [--prod] [--rows] [--pairs] [--place] [--sum] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
-#include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -47,7 +46,9 @@
 #include "backends/smallm/smallm-launch.h"
 #include "backends/smallm/smallm-tiles.cuh"
 #include "backends/smallm/smallm-wgmma.cuh"
+#include "bench-cublas.cuh"
 #include "bench-cuda.cuh"
+#include "measure-floor.h"
 
 namespace {
 
@@ -803,7 +804,7 @@ void run_variant(Shape &sh, const Variant &v, double t_cublas, cudaStream_t s, s
   } else {
     t_red = bench_time_graph(s, 200, [&](int) { reduce(); });
   }
-  const double target = t_cublas / (n <= 512 ? 1.5 : 1.2);
+  const double target = bf16fp32__target_us(m, n, k, t_cublas);
   printf("      mode %d%s ns %d depth %d: %d x %d rows x %3d tokens, %4d blocks, %6.1f KB, clusters %d | bits %s (%ld "
          "differ, row 0 vs fp64 %.3g) | main %.2f us, x' %.2f, reduce %.2f, x'+main %.2f, PDL %.2f | target %.2f | "
          "best / cuBLAS %.2f | %s\n",
@@ -866,12 +867,8 @@ void run_shape(int n, int k, int m, const std::vector<Variant> &vars, cublasHand
   const double t_smallm = bench_time_graph(s, 200, [&](int i) {
     bf16fp32__smallm_launch(&c, m, n, k, sh.dx, k, sh.dw[i % sh.nb], k, sh.out, n, s, 0);
   });
-  const float one = 1.0f, zero = 0.0f;
-  cublasSetStream(hb, s);
-  const double t_cublas = bench_time_graph(s, 200, [&](int i) {
-    cublasGemmEx(hb, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, sh.dw[i % sh.nb], CUDA_R_16BF, k, sh.dx, CUDA_R_16BF, k,
-                 &zero, sh.out, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  });
+  const double t_cublas =
+      bench_time_graph(s, 200, [&](int i) { bench_cublas_gemm(hb, n, m, k, sh.dw[i % sh.nb], sh.dx, sh.out); });
   printf("%5d %5d %4d | split %d/%d, %d chains | smallm %.2f us, cuBLAS %.2f us\n", n, k, m, sh.sp.rows,
          sh.sp.ksplit, sh.chains, t_smallm, t_cublas);
   for (const Variant &v : vars) run_variant(sh, v, t_cublas, s, smem_limit);
@@ -892,10 +889,9 @@ int main(int argc, char **argv) {
     printf("smallm module load failed\n");
     return 1;
   }
-  cublasHandle_t hb;
-  if (cublasCreate(&hb) != CUBLAS_STATUS_SUCCESS) return 1;
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cublasHandle_t hb = bench_cublas_on(s);
   std::vector<Variant> vars;  // the sets named, in order (default: the cluster set)
   std::vector<int> args;
   for (int i = 1; i < argc; i++) {

@@ -39,7 +39,7 @@
 //        bench/smallm-probe.cu src/backends/smallm/smallm-kernel.cu
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
 //        src/backends/smallm/smallm-stream.cu src/backends/smallm/smallm-share.cu
-//        src/backends/smallm/smallm-wgmma-sm90a.cu
+//        src/backends/smallm/smallm-fold.cu src/backends/smallm/smallm-wgmma-sm90a.cu
 //        src/backends/smallm/smallm-config.c -lcublas
 //        (with -gencode=arch=compute_90a,code=sm_90a: the wgmma kernel needs it)
 //        -o smallm-probe
