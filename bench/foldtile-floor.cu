@@ -53,10 +53,15 @@
 // shorten the call. With the remote arrivals at release semantics and cluster scope
 // (mbarrier.arrive.release.cluster, sessions 12 and 15's form) 2.2-3.0x slower (N = 2048).
 // --n N: only the shapes of that N. --pdl-only: only launches under PDL.
-// --l2 (the per-row and --tma feeds, under PDL; session 67, not yet run on the H200): each row's
-// columns past the ring's first stages requested into L2 before griddepcontrol.wait, as the
-// library's stream kernel requests x and, where its table says so, its later weights: whether
-// more bytes on their way before the wait moves the M = 128-256 floor.
+// --l2 (the per-row and --tma feeds, under PDL): each row's columns past the ring's first stages
+// requested into L2 before griddepcontrol.wait, as the library's stream kernel requests x and,
+// where its table says so, its later weights: whether more bytes on their way before the wait
+// move the M = 128-256 floor. --l2-cols C: only C columns past the first stages; --l2-w: only the
+// weight rows; --l2-late: the requests after the first stages' copies rather than at entry.
+// Session 68, per-row feed, the best per cell against the same run without the requests: --l2
+// 1.00-1.63x, --l2-late 1.01-1.62x, --l2-cols 512 1.00-1.11x, --l2-w 1.00-1.27x; unchanged only
+// where the ring's first stages already cover the K part. The loss grows with the bytes
+// requested, wherever they are issued, though the ring reads every one of those bytes anyway.
 // At M = 16 and 32 (--m 16,32,64) no feed here is a floor: the library's own kernels are faster
 // than the best of the per-row and --warp-tma feeds at eight of the nine M = 16 cells and two
 // M = 32 ones (inferred: under PDL they request more of their bytes before the wait).
@@ -98,6 +103,9 @@ struct Args {
   int mc;               /* --mcast: blocks of a cluster along the rows sharing x by multicast */
   int arrive;           /* --mcast-arrive: a producer thread, slots released by remote arrivals */
   int l2;               /* --l2: under PDL the rows past the first stages into L2 before the wait */
+  int l2_cols;          /* --l2-cols C: only C columns past the first stages (0: all of the part) */
+  int l2_w;             /* --l2-w: only the weight rows (no token rows) */
+  int l2_late;          /* --l2-late: the requests after the first stages' copies, not at entry */
   int same;             /* --same: every block reads tile (0, 0)'s rows (all of them shared) */
   int tma;              /* --tma: a stage is two tensor-map boxes (its rows, its tokens) */
   int warp_rings;       /* --warp-tma: a ring per warp over an eighth of the K part, boxes */
@@ -181,16 +189,29 @@ __device__ __forceinline__ void tile_boxes(const Args &a, uint32_t stage, uint32
   if (x_rows) bf16fp32__tma_box(stage + a.rows * a.ks * 2, &a.tx, c0, t.y * a.tt, bar);
 }
 
+/* --l2, under PDL (per-row and --tma feeds): each row's columns past the ring's first stages (the
+ * next C of them with --l2-cols, weight rows only with --l2-w) requested into L2 before the wait,
+ * as the stream kernel's w_to_l2 and x requests do, so that they come from DRAM while the
+ * previous call finishes; at block entry, or with --l2-late after the first stages' copies. */
+__device__ __forceinline__ void request_rest_to_l2(const Args &a, int k0, int k1) {
+  const int past = k0 + a.ns * a.ks, upto = a.l2_cols ? min(k1, past + a.l2_cols) : k1;
+  if (!a.pdl || a.warp_rings || past >= upto) return;
+  for (int i = threadIdx.x; i < (a.l2_w ? a.rows : a.rows + a.tt); i += THREADS)
+    bf16fp32__bulk_to_l2(row_src(a, i) + past, 2u * static_cast<uint32_t>(upto - past));
+}
+
 /* The stages' run: the first NS stages fed (under PDL the weights before griddepcontrol.wait,
  * x after it), then each stage waited for on bars + 8 * slot, one 4-byte word of it read
  * (word `word` of slot's stage_bytes from ring, so that the data is used), the slot released and
- * fed again. feed(q, w_rows, x_rows) issues stage q; release() frees a slot. Returns the words'
- * sum. */
-template <class Feed, class Release>
+ * fed again. feed(q, w_rows, x_rows) issues stage q; release() frees a slot; before_wait() runs
+ * between the first stages' issue and the wait. Returns the words' sum. */
+template <class Feed, class Release, class BeforeWait>
 __device__ float run_stages(const Args &a, const unsigned char *ring, uint32_t bars,
-                            int stage_bytes, int nq, int word, Feed feed, Release release) {
+                            int stage_bytes, int nq, int word, Feed feed, Release release,
+                            BeforeWait before_wait) {
   const int pro = min(a.ns, nq);
   for (int q = 0; q < pro; q++) feed(q, true, !a.pdl);
+  before_wait();
   asm volatile("griddepcontrol.wait;" ::: "memory");
   if (a.pdl)
     for (int q = 0; q < pro; q++) feed(q, false, true);
@@ -227,7 +248,10 @@ __device__ float run_ring(const Args &a, const unsigned char *smem, uint32_t bas
     else
       __syncthreads();
   };
-  return run_stages(a, smem + RING, base, stage_bytes, nq, threadIdx.x, feed, release);
+  auto l2_late = [&] {
+    if (a.l2_late) request_rest_to_l2(a, k0, k1);
+  };
+  return run_stages(a, smem + RING, base, stage_bytes, nq, threadIdx.x, feed, release, l2_late);
 }
 
 /* The tile's R x TT outputs, each written once (the value is not a product). */
@@ -255,7 +279,7 @@ __device__ float run_warp_rings(const Args &a, const unsigned char *smem, uint32
       tile_boxes(a, base + static_cast<uint32_t>(ring + (q % a.ns) * stage_bytes),
                  bars + 8 * (q % a.ns), wk0 + q * a.ks, w_rows, x_rows);
   };
-  return run_stages(a, smem + ring, bars, stage_bytes, nq, lane, feed, [] { __syncwarp(); });
+  return run_stages(a, smem + ring, bars, stage_bytes, nq, lane, feed, [] { __syncwarp(); }, [] {});
 }
 
 __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant__ Args a) {
@@ -270,13 +294,7 @@ __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant
     bf16fp32__bar_init_fence();
   }
   __syncthreads();
-  /* --l2, under PDL: each row's columns past the ring's first stages requested into L2 before the
-   * wait (as the stream kernel's w_to_l2 and x requests do), so that they come from DRAM while
-   * the previous call finishes */
-  const int past = k0 + a.ns * a.ks;
-  if (a.l2 && a.pdl && !a.warp_rings && past < k1)
-    for (int i = threadIdx.x; i < copies; i += THREADS)
-      bf16fp32__bulk_to_l2(row_src(a, i) + past, 2u * static_cast<uint32_t>(k1 - past));
+  if (a.l2 && !a.l2_late) request_rest_to_l2(a, k0, k1);
   const float acc = a.warp_rings ? run_warp_rings(a, smem, base, k0, k1)
                                  : run_ring<false>(a, smem, base, nq, k0, k1, 0);
   __syncthreads(); /* every warp done with the rings before they hold the sums */
@@ -470,7 +488,8 @@ double time_floor(cudaStream_t s, const Pools &p, Args a, size_t smem) {
 
 int main(int argc, char **argv) {
   bool pdl_too = false, mcast = false, arrive = false, same = false, tma = false, warp_tma = false;
-  bool l2 = false, pdl_only = false;
+  bool l2 = false, pdl_only = false, l2_w = false, l2_late = false;
+  int l2_cols = 0;
   std::vector<int> ms = {128, 256};
   int only_n = 0; /* --n: the shapes of this N only */
   for (int i = 1; i < argc; i++) {
@@ -483,6 +502,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--warp-tma")) warp_tma = true;
     else if (!strcmp(argv[i], "--n") && i + 1 < argc) only_n = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--l2")) l2 = true;
+    else if (!strcmp(argv[i], "--l2-cols") && i + 1 < argc) l2_cols = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--l2-w")) l2_w = true;
+    else if (!strcmp(argv[i], "--l2-late")) l2 = l2_late = true;
     else if (!strcmp(argv[i], "--m") && i + 1 < argc) {
       ms.clear();
       for (char *t = strtok(argv[++i], ","); t; t = strtok(nullptr, ",")) ms.push_back(atoi(t));
@@ -516,7 +538,9 @@ int main(int argc, char **argv) {
   if (tma) printf("--tma: each stage two tensor-map boxes (rows, tokens), up to %d stages\n", MAXNS_TMA);
   if (warp_tma) printf("--warp-tma: a ring of tensor-map boxes per warp, each an eighth of K\n");
   if (l2)
-    printf("--l2: under PDL the rows past the first stages requested into L2 before the wait\n");
+    printf("--l2: under PDL the %s past the first stages (%d columns; 0: all) requested into L2 "
+           "before the wait, %s\n", l2_w ? "weight rows" : "rows", l2_cols,
+           l2_late ? "after the first stages' copies" : "at block entry");
   printf("%5s %5s %4s | %6s %6s %6s | clusters of 1, 2, 4%s: the best (R TT KS NS, p: under PDL) "
          "and its us | best / target\n", "N", "K", "M", "F", "cuBLAS", "target",
          mcast ? " along the rows" : ", 8 along K");
@@ -570,7 +594,7 @@ int main(int argc, char **argv) {
                   Args a = {};
                   a.n = sh.n, a.k = sh.k, a.m = m, a.rows = rows, a.tt = tt, a.ks = ks, a.ns = ns;
                   a.pdl = pdl, a.ranks = ranks, a.mc = mc, a.arrive = arrive, a.same = same;
-                  a.l2 = l2;
+                  a.l2 = l2, a.l2_cols = l2_cols, a.l2_w = l2_w, a.l2_late = l2_late;
                   a.tma = tma && !mcast;
                   a.warp_rings = warp_tma && !mcast;
                   const double t = time_floor(s, p, a, smem);
