@@ -248,8 +248,9 @@ __device__ float run_ring(const Args &a, const unsigned char *smem, uint32_t bas
     else
       __syncthreads();
   };
-  auto l2_late = [&] {
-    if (a.l2_late) request_rest_to_l2(a, k0, k1);
+  auto l2_late = [&] { /* --l2 is for the unshared feeds only */
+    if constexpr (!MCAST)
+      if (a.l2_late) request_rest_to_l2(a, k0, k1);
   };
   return run_stages(a, smem + RING, base, stage_bytes, nq, threadIdx.x, feed, release, l2_late);
 }
