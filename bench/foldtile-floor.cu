@@ -200,21 +200,28 @@ __device__ __forceinline__ void request_rest_to_l2(const Args &a, int k0, int k1
     bf16fp32__bulk_to_l2(row_src(a, i) + past, 2u * static_cast<uint32_t>(upto - past));
 }
 
-/* The stages' run: the first NS stages fed (under PDL the weights before griddepcontrol.wait,
- * x after it), then each stage waited for on bars + 8 * slot, one 4-byte word of it read
- * (word `word` of slot's stage_bytes from ring, so that the data is used), the slot released and
- * fed again. feed(q, w_rows, x_rows) issues stage q; release() frees a slot; before_wait() runs
- * between the first stages' issue and the wait. Returns the words' sum. */
-template <class Feed, class Release, class BeforeWait>
-__device__ float run_stages(const Args &a, const unsigned char *ring, uint32_t bars,
-                            int stage_bytes, int nq, int word, Feed feed, Release release,
-                            BeforeWait before_wait) {
+/* The ring's first NS stages of nq: under PDL the weights before griddepcontrol.wait and x after
+ * it, plainly both before it. feed(q, w_rows, x_rows) issues stage q; before_wait() runs between
+ * the first stages' issue and the wait. */
+template <class Feed, class BeforeWait>
+__device__ void feed_first_stages(const Args &a, int nq, Feed feed, BeforeWait before_wait) {
   const int pro = min(a.ns, nq);
   for (int q = 0; q < pro; q++) feed(q, true, !a.pdl);
   before_wait();
   asm volatile("griddepcontrol.wait;" ::: "memory");
   if (a.pdl)
     for (int q = 0; q < pro; q++) feed(q, false, true);
+}
+
+/* The stages' run: the first NS stages fed (feed_first_stages), then each stage waited for on
+ * bars + 8 * slot, one 4-byte word of it read (word `word` of slot's stage_bytes from ring, so
+ * that the data is used), the slot released and fed again. release() frees a slot. Returns the
+ * words' sum. */
+template <class Feed, class Release, class BeforeWait>
+__device__ float run_stages(const Args &a, const unsigned char *ring, uint32_t bars,
+                            int stage_bytes, int nq, int word, Feed feed, Release release,
+                            BeforeWait before_wait) {
+  feed_first_stages(a, nq, feed, before_wait);
   float acc = 0.0f;
   for (int q = 0; q < nq; q++) {
     const int slot = q % a.ns;
@@ -403,11 +410,7 @@ __global__ void __launch_bounds__(THREADS, 1) mcast_arrive_kernel(const __grid_c
             "h"(everyone)
             : "memory");
     };
-    const int pro = min(a.ns, nq);
-    for (int q = 0; q < pro; q++) feed(q, true, !a.pdl);
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    if (a.pdl)
-      for (int q = 0; q < pro; q++) feed(q, false, true);
+    feed_first_stages(a, nq, feed, [] {});
     for (int q = a.ns; q < nq; q++) {
       bf16fp32__bar_wait<true>(base + EMPTY + 8 * (q % a.ns), (q / a.ns - 1) & 1);
       feed(q, true, true);
