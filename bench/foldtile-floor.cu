@@ -65,7 +65,23 @@
 // At M = 16 and 32 (--m 16,32,64) no feed here is a floor: the library's own kernels are faster
 // than the best of the per-row and --warp-tma feeds at eight of the nine M = 16 cells and two
 // M = 32 ones (inferred: under PDL they request more of their bytes before the wait).
-// Build: nvcc -O3 -std=c++17 -Isrc -gencode=arch=compute_90a,code=sm_90a bench/foldtile-floor.cu -lcublas
+// --mma (session 69): the per-row feed with the library's arithmetic (mma_kernel): each block SPB
+// K slices of the library's split (clusters of ksplit / SPB along K), the chains summed in the
+// library's order and added through the pull, every tile's first call checked bit for bit
+// against smallm's output (no tile differed); each tile also timed as the floor (no arithmetic).
+// --tile R,TT,KS,NS,SPB: that tile only; --each: every tile's two times.
+// On the H200 under PDL (calls 2 and 6) the best tile per cell ran 2.3-12.5x the target
+// (256x4096 M = 128 10.23 us, against the target's 4.53, the floor's 3.9-4.1 and smallm's 5.69);
+// at two tiles of call 3's form the arithmetic took 2.6-4.1x the floor's time (64 x 64 and 32 x 64
+// on clusters of 8: 5.07 -> 13.01 and 5.04 -> 20.47 us). ncu (call 6, the 32 x 64 tile, plain,
+// isolated): 1,762 instructions per warp at 8.4 cycles each, two warps per scheduler and at
+// C < 8 one of them busy per stage; a sub-chunk's 16 MMAs take about 88 instructions, half of
+// them moves that pair rows g and g + 8 in the MMA's A registers (session 5's reading of the wide
+// kernel); 21 % of the stall samples at the cluster's exit barrier. A first form (each warp 2-4 pieces over every chain, call 1)
+// ran 1.75-6.09x the targets, 1.9-3.4x its floor.
+// Build: nvcc -O3 -std=c++17 -Isrc -Iinclude -gencode=arch=compute_90a,code=sm_90a bench/foldtile-floor.cu
+//   src/backends/smallm/smallm-{kernel,decode,wide,stream,share,fold,wgmma-sm90a}.cu
+//   src/backends/smallm/smallm-config.c -lcublas (the library's kernels for --mma's check)
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -77,8 +93,10 @@
 #include <cooperative_groups.h>
 
 #include "backends/smallm/smallm-cluster-sum.cuh" /* the pull's cluster barriers, add4 */
+#include "backends/smallm/smallm-config.h"      /* --mma: the split, its slices and chains */
 #include "backends/smallm/smallm-fragments.cuh"   /* the bulk copy and the mbarrier helpers */
-#include "backends/smallm/smallm-tiles.cuh"       /* bf16fp32__tma_box */
+#include "backends/smallm/smallm-launch.h"      /* --mma: the library's bits to check against */
+#include "backends/smallm/smallm-tiles.cuh"       /* bf16fp32__tma_box, close_chain, lds16 */
 #include "bench-cublas.cuh"
 #include "bench-tma.cuh"
 #include "bench-cuda.cuh"
@@ -99,6 +117,7 @@ struct Args {
   float *out;
   int n, k, m;
   int rows, tt, ks, ns; /* tile rows and tokens, stage columns, stages in flight */
+  int pitch;            /* bytes per row in a stage of the per-row feed (2 KS, + 64 with --mma) */
   int ranks;            /* blocks of a cluster along K (blockIdx.z), each a part of K */
   int mc;               /* --mcast: blocks of a cluster along the rows sharing x by multicast */
   int arrive;           /* --mcast-arrive: a producer thread, slots released by remote arrivals */
@@ -110,6 +129,17 @@ struct Args {
   int tma;              /* --tma: a stage is two tensor-map boxes (its rows, its tokens) */
   int warp_rings;       /* --warp-tma: a ring per warp over an eighth of the K part, boxes */
   int pdl;
+};
+
+/* --mma's own arguments, apart from Args so that the floor's kernels keep their code: with these
+ * fields in Args and the pull reading its set count from them, the floor ran 1-8 % slower on the
+ * H200 (session 69, calls 7 and 8; as it is, within 1 % of the form before --mma). */
+struct MmaArgs {
+  int kwarps;     /* the library split's chains per K slice */
+  int spb;        /* the split's K slices per block (ranks x spb = ksplit) */
+  int block_cols; /* a block's columns (spb equal slices) */
+  int chain_len;  /* sub-chunks per chain (the split's, all equal) */
+  int rgw, tgw;   /* a warp's pieces: 16-row groups x 8-token groups */
 };
 
 /* The block's tile: (row block, token tile), tile (0, 0) for every block with --same. */
@@ -133,12 +163,12 @@ __device__ __forceinline__ void issue(const Args &a, uint32_t base, int q, int f
   const int copies = a.rows + a.tt, slot = q % a.ns;
   const int cols = min(a.ks, k1 - k0 - q * a.ks), bytes = 2 * cols;
   const uint32_t bar = base + 8 * slot;
-  const uint32_t stage = base + RING + static_cast<uint32_t>(slot * copies * a.ks * 2);
+  const uint32_t stage = base + RING + static_cast<uint32_t>(slot * copies * a.pitch);
   for (int i = warp + WARPS * lane; i < copies; i += THREADS) {
     if (i < first || i >= last) continue;
     const uint16_t *src = row_src(a, i);
     bf16fp32__bar_expect(bar, bytes);
-    bf16fp32__bulk_copy(stage + i * a.ks * 2, src + k0 + q * a.ks, bytes, bar);
+    bf16fp32__bulk_copy(stage + i * a.pitch, src + k0 + q * a.ks, bytes, bar);
   }
 }
 
@@ -214,32 +244,39 @@ __device__ void feed_first_stages(const Args &a, int nq, Feed feed, BeforeWait b
 }
 
 /* The stages' run: the first NS stages fed (feed_first_stages), then each stage waited for on
- * bars + 8 * slot, one 4-byte word of it read (word `word` of slot's stage_bytes from ring, so
- * that the data is used), the slot released and fed again. release() frees a slot. Returns the
- * words' sum. */
-template <class Feed, class Release, class BeforeWait>
-__device__ float run_stages(const Args &a, const unsigned char *ring, uint32_t bars,
-                            int stage_bytes, int nq, int word, Feed feed, Release release,
-                            BeforeWait before_wait) {
+ * bars + 8 * slot and handed to consume(q, stage) (the probe's floor reads one 4-byte word of it,
+ * so that the data is used; --mma runs its MMAs on it), the slot released and fed again.
+ * release() frees a slot. */
+template <class Feed, class Consume, class Release, class BeforeWait>
+__device__ void run_stages(const Args &a, const unsigned char *ring, uint32_t bars,
+                           int stage_bytes, int nq, Feed feed, Consume consume, Release release,
+                           BeforeWait before_wait) {
   feed_first_stages(a, nq, feed, before_wait);
-  float acc = 0.0f;
   for (int q = 0; q < nq; q++) {
     const int slot = q % a.ns;
     bf16fp32__bar_wait(bars + 8 * slot, (q / a.ns) & 1);
-    acc += reinterpret_cast<const float *>(ring + slot * stage_bytes)[word];
+    consume(q, ring + slot * stage_bytes);
     release();
     if (q + a.ns < nq) feed(q + a.ns, true, true);
   }
-  return acc;
 }
+
+/* The floor's use of a stage: word `word` of it added to acc. */
+struct ReadWord {
+  float &acc;
+  int word;
+  __device__ void operator()(int, const unsigned char *stage) const {
+    acc += reinterpret_cast<const float *>(stage)[word];
+  }
+};
 
 /* The block's ring (one per block, NS stages after the barriers): fed by per-row copies, by
  * boxes (--tma) or, MCAST, by multicast; a slot released by the block's barrier, with
- * multicast the cluster's. */
-template <bool MCAST>
-__device__ float run_ring(const Args &a, const unsigned char *smem, uint32_t base, int nq, int k0,
-                          int k1, int rank) {
-  const int copies = a.rows + a.tt, stage_bytes = copies * a.ks * 2;
+ * multicast the cluster's; each stage handed to consume(q, stage). */
+template <bool MCAST, class Consume>
+__device__ void run_ring(const Args &a, const unsigned char *smem, uint32_t base, int nq, int k0,
+                         int k1, int rank, Consume consume) {
+  const int copies = a.rows + a.tt, stage_bytes = copies * a.pitch;
   auto feed = [&](int q, bool w_rows, bool x_rows) {
     if constexpr (MCAST)
       issue_mcast(a, base, q, w_rows, x_rows, rank);
@@ -259,7 +296,7 @@ __device__ float run_ring(const Args &a, const unsigned char *smem, uint32_t bas
     if constexpr (!MCAST)
       if (a.l2_late) request_rest_to_l2(a, k0, k1);
   };
-  return run_stages(a, smem + RING, base, stage_bytes, nq, threadIdx.x, feed, release, l2_late);
+  run_stages(a, smem + RING, base, stage_bytes, nq, feed, consume, release, l2_late);
 }
 
 /* The tile's R x TT outputs, each written once (the value is not a product). */
@@ -287,7 +324,41 @@ __device__ float run_warp_rings(const Args &a, const unsigned char *smem, uint32
       tile_boxes(a, base + static_cast<uint32_t>(ring + (q % a.ns) * stage_bytes),
                  bars + 8 * (q % a.ns), wk0 + q * a.ks, w_rows, x_rows);
   };
-  return run_stages(a, smem + ring, bars, stage_bytes, nq, lane, feed, [] { __syncwarp(); }, [] {});
+  float acc = 0.0f;
+  run_stages(a, smem + ring, bars, stage_bytes, nq, feed, ReadWord{acc, lane},
+             [] { __syncwarp(); }, [] {});
+  return acc;
+}
+
+/* The cluster's exchange in the library's pull: the block's SPB sets of R x TT partial sums in
+ * its shared memory (part[slice][token][row]) behind the restricted cluster barrier, each rank
+ * adds its share of the float4 units (4 rows of a token) from every rank's sets in rank and set
+ * order and stores them, then the exit barrier; alone (one rank) the block adds its own sets.
+ * After a __syncthreads that follows the writes to part. */
+__device__ __forceinline__ void pull_and_store(const Args &a, const float *part, int spb) {
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const int rank = a.ranks > 1 ? static_cast<int>(cluster.block_rank()) : 0;
+  const int units = a.rows * a.tt / 4, sets = a.ranks * spb;
+  if (a.ranks > 1) bf16fp32__smallm_cluster_share();
+  for (int u = rank * units / a.ranks + threadIdx.x; u < (rank + 1) * units / a.ranks; u += THREADS) {
+    float4 v[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+      if (i < sets) {
+        const float *from = a.ranks > 1 ? cluster.map_shared_rank(const_cast<float *>(part), i / spb)
+                                        : part;
+        v[i] = reinterpret_cast<const float4 *>(from)[(i % spb) * units + u];
+      }
+    float4 sum = v[0];
+#pragma unroll
+    for (int i = 1; i < 8; i++)
+      if (i < sets) bf16fp32__smallm_add4(sum, v[i]);
+    const int tok = static_cast<int>(blockIdx.y) * a.tt + (4 * u) / a.rows;
+    if (tok < a.m)
+      *reinterpret_cast<float4 *>(a.out + static_cast<long long>(tok) * a.n + blockIdx.x * a.rows +
+                                  (4 * u) % a.rows) = sum;
+  }
+  if (a.ranks > 1) bf16fp32__smallm_cluster_exit();
 }
 
 __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant__ Args a) {
@@ -303,38 +374,139 @@ __global__ void __launch_bounds__(THREADS, 1) floor_kernel(const __grid_constant
   }
   __syncthreads();
   if (a.l2 && !a.l2_late) request_rest_to_l2(a, k0, k1);
-  const float acc = a.warp_rings ? run_warp_rings(a, smem, base, k0, k1)
-                                 : run_ring<false>(a, smem, base, nq, k0, k1, 0);
+  float acc = 0.0f;
+  if (a.warp_rings)
+    acc = run_warp_rings(a, smem, base, k0, k1);
+  else
+    run_ring<false>(a, smem, base, nq, k0, k1, 0, ReadWord{acc, static_cast<int>(threadIdx.x)});
   __syncthreads(); /* every warp done with the rings before they hold the sums */
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   if (a.ranks == 1) {
     store_tile(a, acc);
     return;
   }
-  /* the cluster's exchange in the library's pull: the block's R x TT partial sums into its shared
-   * memory, the restricted cluster barrier, each rank adds its share of the float4 units from
-   * every rank in rank order and stores them, the exit barrier */
   float *part = reinterpret_cast<float *>(smem + (a.warp_rings ? WRING : RING));
   for (int u = threadIdx.x; u < a.rows * a.tt; u += THREADS) part[u] = acc + u;
   __syncthreads();
-  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-  const int rank = static_cast<int>(cluster.block_rank()), units = a.rows * a.tt / 4;
-  bf16fp32__smallm_cluster_share();
-  for (int u = rank * units / a.ranks + threadIdx.x; u < (rank + 1) * units / a.ranks; u += THREADS) {
-    float4 v[8];
-#pragma unroll
-    for (int r = 0; r < 8; r++)
-      if (r < a.ranks) v[r] = reinterpret_cast<const float4 *>(cluster.map_shared_rank(part, r))[u];
-    float4 sum = v[0];
-#pragma unroll
-    for (int r = 1; r < 8; r++)
-      if (r < a.ranks) bf16fp32__smallm_add4(sum, v[r]);
-    const int tok = static_cast<int>(blockIdx.y) * a.tt + (4 * u) / a.rows;
-    if (tok < a.m)
-      *reinterpret_cast<float4 *>(a.out + static_cast<long long>(tok) * a.n + blockIdx.x * a.rows +
-                                  (4 * u) % a.rows) = sum;
+  pull_and_store(a, part, 1);
+}
+
+/* --mma: the per-row feed with the library's arithmetic on it. A block holds SPB consecutive K
+ * slices of the library's split (ranks x SPB = ksplit; the host takes only splits of equal slices
+ * and chains and passes a block's columns and the chain length), so C = SPB x kwarps chains.
+ * Chains go to warps: at C >= 8 chain c to warp c % 8, all of the tile's pieces (16 rows x 8
+ * tokens); at C < 8 chain c to 8 / C warps, each RGW x TGW of the pieces. A warp runs the
+ * sub-chunks of its chains that a stage holds as it lands, each chain from zero, with the
+ * library's fragments (lane (g, t): 16 bytes at k = 8t of rows g and g + 8 and of token g per
+ * sub-chunk, words 0-1 one MMA, 2-3 the next), and leaves each chain's sums in shared memory;
+ * then every output adds a slice's chains (((c0 + c1) + c2) ...: the block sum) and the pull
+ * adds the slices in rank and slice order: the library's bits (checked). Rows lie PITCH = 2 KS +
+ * 64 bytes apart (64 mod 128), so rows g and g + 1 of a fragment read fall in different banks. */
+template <int RGW, int TGW>
+__global__ void __launch_bounds__(THREADS, 1) mma_kernel(const __grid_constant__ Args a,
+                                                         const __grid_constant__ MmaArgs ma) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int k0 = static_cast<int>(blockIdx.z) * ma.block_cols, k1 = k0 + ma.block_cols;
+  const int copies = a.rows + a.tt, nq = (ma.block_cols + a.ks - 1) / a.ks;
+  const int nchains = ma.spb * ma.kwarps, len = ma.chain_len, per_stage = a.ks / 32;
+  /* the warp's chains (cfirst, cfirst + cstep, ...) and its pieces (rg0.., tg0..) */
+  const int wpc = nchains >= WARPS ? 1 : WARPS / nchains, part_of = nchains >= WARPS ? 0 : warp % wpc;
+  const int cfirst = nchains >= WARPS ? warp : warp / wpc, cstep = nchains >= WARPS ? WARPS : nchains;
+  const int tsplit = a.tt / 8 / TGW, rg0 = part_of / tsplit * RGW, tg0 = part_of % tsplit * TGW;
+  float *chains = reinterpret_cast<float *>(smem + RING + a.ns * copies * a.pitch); /* [c][tok][row] */
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < a.ns; s++) bf16fp32__bar_init(base + 8 * s, copies);
+    bf16fp32__bar_init_fence();
   }
-  bf16fp32__smallm_cluster_exit();
+  __syncthreads();
+  int wo[RGW], xo[TGW]; /* the lane's fragment offsets in a stage: rows g (g + 8 at 8 pitches) */
+#pragma unroll
+  for (int r = 0; r < RGW; r++) wo[r] = ((rg0 + r) * 16 + g) * a.pitch + 16 * t;
+#pragma unroll
+  for (int b = 0; b < TGW; b++) xo[b] = (a.rows + (tg0 + b) * 8 + g) * a.pitch + 16 * t;
+  const int p8 = 8 * a.pitch;
+  float acc[RGW][TGW][4];
+#pragma unroll
+  for (int r = 0; r < RGW; r++)
+#pragma unroll
+    for (int b = 0; b < TGW; b++) acc[r][b][0] = acc[r][b][1] = acc[r][b][2] = acc[r][b][3] = 0.0f;
+  auto consume = [&](int q, const unsigned char *stage) {
+    const int j0 = q * per_stage, j1 = j0 + per_stage;
+    for (int c = cfirst; c < nchains; c += cstep) {
+      const int c0 = c * len, c1 = c0 + len, lo = max(c0, j0), hi = min(c1, j1);
+      if (lo >= hi) continue;
+      for (int j = lo; j < hi; j++) {
+        const unsigned char *at = stage + 64 * (j - j0);
+        uint4 w0[RGW], w8[RGW], x[TGW];
+#pragma unroll
+        for (int r = 0; r < RGW; r++) {
+          w0[r] = bf16fp32__lds16(at + wo[r]);
+          w8[r] = bf16fp32__lds16(at + wo[r] + p8);
+        }
+#pragma unroll
+        for (int b = 0; b < TGW; b++) x[b] = bf16fp32__lds16(at + xo[b]);
+#pragma unroll
+        for (int r = 0; r < RGW; r++)
+#pragma unroll
+          for (int b = 0; b < TGW; b++)
+            mma16816(acc[r][b], w0[r].x, w8[r].x, w0[r].y, w8[r].y, x[b].x, x[b].y);
+#pragma unroll
+        for (int r = 0; r < RGW; r++)
+#pragma unroll
+          for (int b = 0; b < TGW; b++)
+            mma16816(acc[r][b], w0[r].z, w8[r].z, w0[r].w, w8[r].w, x[b].z, x[b].w);
+      }
+      if (hi == c1) { /* the chain closes here: its sums out, the next from zero */
+        float *out = chains + c * a.rows * a.tt;
+#pragma unroll
+        for (int r = 0; r < RGW; r++)
+#pragma unroll
+          for (int b = 0; b < TGW; b++) {
+            const int tok = (tg0 + b) * 8 + 2 * t, row = (rg0 + r) * 16 + g;
+            out[tok * a.rows + row] = acc[r][b][0], out[(tok + 1) * a.rows + row] = acc[r][b][1];
+            out[tok * a.rows + row + 8] = acc[r][b][2];
+            out[(tok + 1) * a.rows + row + 8] = acc[r][b][3];
+            acc[r][b][0] = acc[r][b][1] = acc[r][b][2] = acc[r][b][3] = 0.0f;
+          }
+      }
+    }
+  };
+  run_ring<false>(a, smem, base, nq, k0, k1, 0, consume);
+  __syncthreads(); /* every chain's sums in, every warp done with the ring */
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  /* each slice's block sum over its chains, in chain order, into part[slice][token][row] */
+  float *part = reinterpret_cast<float *>(smem + RING);
+  const int tile = a.rows * a.tt;
+  for (int sl = 0; sl < ma.spb; sl++)
+    for (int e = threadIdx.x; e < tile; e += THREADS) {
+      const float *p = chains + sl * ma.kwarps * tile + e;
+      float v = p[0];
+      for (int h = 1; h < ma.kwarps; h++) v += p[h * tile];
+      part[sl * tile + e] = v;
+    }
+  __syncthreads();
+  pull_and_store(a, part, ma.spb);
+}
+
+using MmaKernel = void (*)(Args, MmaArgs);
+/* The instance for warps of rgw x tgw pieces (nullptr: none built). */
+MmaKernel mma_kernel_for(int rgw, int tgw) {
+  switch (rgw * 100 + tgw) {
+    case 101: return mma_kernel<1, 1>;
+    case 102: return mma_kernel<1, 2>;
+    case 104: return mma_kernel<1, 4>;
+    case 108: return mma_kernel<1, 8>;
+    case 201: return mma_kernel<2, 1>;
+    case 202: return mma_kernel<2, 2>;
+    case 204: return mma_kernel<2, 4>;
+    case 208: return mma_kernel<2, 8>;
+    case 401: return mma_kernel<4, 1>;
+    case 402: return mma_kernel<4, 2>;
+    case 404: return mma_kernel<4, 4>;
+    default: return nullptr;
+  }
 }
 
 __global__ void __launch_bounds__(THREADS, 1) mcast_kernel(const __grid_constant__ Args a) {
@@ -346,7 +518,8 @@ __global__ void __launch_bounds__(THREADS, 1) mcast_kernel(const __grid_constant
     bf16fp32__bar_init_fence();
   }
   cluster_sync_all(); /* every rank's barriers ready before any multicast lands */
-  const float acc = run_ring<true>(a, smem, base, nq, 0, a.k, rank);
+  float acc = 0.0f;
+  run_ring<true>(a, smem, base, nq, 0, a.k, rank, ReadWord{acc, static_cast<int>(threadIdx.x)});
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   store_tile(a, acc);
 }
@@ -456,46 +629,175 @@ void encode_rows(CUtensorMap *map, const uint16_t *base, int rows, int k, int bo
   }
 }
 
-double time_floor(cudaStream_t s, const Pools &p, Args a, size_t smem) {
-  return bench_time_graph(s, 200, [&](int i) {
-    const int c = i % p.copies;
-    Args b = a;
-    b.w = p.w + c * (p.wbytes / 2), b.x = p.x + c * (p.xbytes / 2), b.out = p.out + c * (p.obytes / 4);
-    if (a.tma || a.warp_rings || a.arrive) {
-      encode_rows(&b.tw, b.w, a.n, a.k, a.ks, a.rows);
-      encode_rows(&b.tx, b.x, a.m, a.k, a.ks, a.arrive ? a.tt / a.mc : a.tt);
-    }
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[2];
-    cfg.gridDim = dim3(a.n / a.rows, (a.m + a.tt - 1) / a.tt, a.ranks), cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = smem, cfg.stream = s;
-    int na = 0;
-    if (a.ranks > 1 || a.mc > 1) {
-      at[na].id = cudaLaunchAttributeClusterDimension;
-      at[na].val.clusterDim.x = a.mc > 1 ? a.mc : 1, at[na].val.clusterDim.y = 1;
-      at[na].val.clusterDim.z = a.ranks;
-      na++;
-    }
-    if (a.pdl) {
-      at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      at[na].val.programmaticStreamSerializationAllowed = 1;
-      na++;
-    }
-    cfg.attrs = at, cfg.numAttrs = na;
-    CK(cudaLaunchKernelEx(&cfg,
-                          a.arrive ? mcast_arrive_kernel : a.mc > 0 ? mcast_kernel : floor_kernel,
+/* One call on operand copy c of the pools: mma_kernel with ma, else the floor's kernels. */
+void launch(cudaStream_t s, const Pools &p, const Args &a, size_t smem, int c,
+            const MmaArgs *ma) {
+  Args b = a;
+  b.w = p.w + c * (p.wbytes / 2), b.x = p.x + c * (p.xbytes / 2), b.out = p.out + c * (p.obytes / 4);
+  if (a.tma || a.warp_rings || a.arrive) {
+    encode_rows(&b.tw, b.w, a.n, a.k, a.ks, a.rows);
+    encode_rows(&b.tx, b.x, a.m, a.k, a.ks, a.arrive ? a.tt / a.mc : a.tt);
+  }
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute at[2];
+  cfg.gridDim = dim3(a.n / a.rows, (a.m + a.tt - 1) / a.tt, a.ranks), cfg.blockDim = dim3(THREADS);
+  cfg.dynamicSmemBytes = smem, cfg.stream = s;
+  int na = 0;
+  if (a.ranks > 1 || a.mc > 1) {
+    at[na].id = cudaLaunchAttributeClusterDimension;
+    at[na].val.clusterDim.x = a.mc > 1 ? a.mc : 1, at[na].val.clusterDim.y = 1;
+    at[na].val.clusterDim.z = a.ranks;
+    na++;
+  }
+  if (a.pdl) {
+    at[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[na].val.programmaticStreamSerializationAllowed = 1;
+    na++;
+  }
+  cfg.attrs = at, cfg.numAttrs = na;
+  if (ma)
+    CK(cudaLaunchKernelEx(&cfg, mma_kernel_for(ma->rgw, ma->tgw), b, *ma));
+  else
+    CK(cudaLaunchKernelEx(&cfg, a.arrive ? mcast_arrive_kernel : a.mc > 0 ? mcast_kernel : floor_kernel,
                           b));
-  });
+}
+
+double time_floor(cudaStream_t s, const Pools &p, const Args &a, size_t smem,
+                  const MmaArgs *ma = nullptr) {
+  return bench_time_graph(s, 200, [&](int i) { launch(s, p, a, smem, i % p.copies, ma); });
+}
+
+/* --mma: operands of random bf16 in [-1, 1), a hash of the element's index and the seed. */
+__global__ void fill_random(uint16_t *v, size_t count, uint32_t seed) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed ^ static_cast<uint32_t>(i >> 32);
+    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13;
+    const float f = static_cast<float>(h >> 8) * (2.0f / 16777216.0f) - 1.0f;
+    v[i] = static_cast<uint16_t>(__float_as_uint(f) >> 16); /* truncated: any bf16 will do */
+  }
+}
+
+/* --mma: outputs of call copy 0 that differ, bit for bit, from the library's ref (M x N). */
+long long differing(cudaStream_t s, const Pools &p, const Args &a, const MmaArgs &ma, size_t smem,
+                    const float *ref) {
+  CK(cudaMemsetAsync(p.out, 0xff, p.obytes, s)); /* NaN poison: an unwritten output differs */
+  launch(s, p, a, smem, 0, &ma);
+  CK(cudaStreamSynchronize(s));
+  std::vector<uint32_t> got(p.obytes / 4), want(p.obytes / 4);
+  CK(cudaMemcpy(got.data(), p.out, p.obytes, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(want.data(), ref, p.obytes, cudaMemcpyDeviceToHost));
+  long long bad = 0;
+  for (size_t i = 0; i < got.size(); i++) bad += got[i] != want[i];
+  return bad;
 }
 
 }  // namespace
 
+/* --mma: one cell's sweep of tiles on the library's split (clusters of ksplit along K, the
+ * slices), each tile timed as the floor (no arithmetic) and with the arithmetic (mma_kernel),
+ * every --mma tile's first call checked bit for bit against the library's smallm; prints the best
+ * of each and its ratio to the target. */
+struct TileChoice {
+  int rows, tt, ks, ns, spb; /* --tile: only this one (rows 0: the sweep) */
+  bool each;                 /* --each: every tile's two times */
+};
+void mma_cell(cudaStream_t s, const Pools &p, int n, int k, int m, int sms, int smem_max,
+              bool pdl_too, bool pdl_only, double target, const TileChoice &only) {
+  bf16fp32__smallm_split sp;
+  bf16fp32__smallm_config c;
+  float *ref = nullptr;
+  if (bf16fp32__smallm_choose_split(n, k, sms, &sp) != 0 ||
+      bf16fp32__smallm_choose_for(m, n, k, sms, 0, static_cast<size_t>(smem_max), &c) != 0) {
+    printf(" | smallm declines\n");
+    return;
+  }
+  for (int r = 0; r < sp.ksplit; r++) {
+    int64_t k0, k1;
+    bf16fp32__smallm_slice(k, sp.ksplit, r, &k0, &k1);
+    if ((k1 - k0) % 32) {
+      printf(" | a slice ends inside a sub-chunk (not probed)\n");
+      return;
+    }
+  }
+  CK(cudaMalloc(&ref, p.obytes));
+  if (bf16fp32__smallm_launch(&c, m, n, k, p.x, k, p.w, k, ref, n, s, 0) != 0) {
+    printf(" | smallm's launch failed\n");
+    CK(cudaFree(ref));
+    return;
+  }
+  /* the split's slices and chains must be equal (every DSV4 shape's are) */
+  const int subs = k / 32 / sp.ksplit;
+  if (k % (32 * sp.ksplit) || subs % sp.kwarps) {
+    printf(" | unequal slices or chains (not probed)\n");
+    CK(cudaFree(ref));
+    return;
+  }
+  double best[2] = {1e30, 1e30}; /* the floor, with the arithmetic */
+  char what[2][64] = {"-", "-"};
+  int tiles = 0, wrong = 0;
+  for (int pdl = pdl_only ? 1 : 0; pdl <= (pdl_too ? 1 : 0); pdl++)
+    for (int spb = 1; spb <= sp.ksplit; spb *= 2)
+      for (int rows : {16, 32, 64, 128})
+        for (int tt : {16, 32, 64, 128})
+          for (int ks : {128, 256, 512, 1024})
+            for (int ns : {2, 3, 4}) {
+              const int ranks = sp.ksplit / spb, nchains = spb * sp.kwarps;
+              const int wpc = nchains >= WARPS ? 1 : WARPS / nchains;
+              const int tsplit = std::min(wpc, tt / 8), rsplit = wpc / tsplit;
+              const int tgw = tt / 8 / tsplit, rgw = rows / 16 / std::max(rsplit, 1);
+              const long long blocks = (long long)(n / rows) * ((m + tt - 1) / tt) * ranks;
+              if (only.rows && (rows != only.rows || tt != only.tt || ks != only.ks ||
+                                ns != only.ns || spb != only.spb))
+                continue;
+              if (n % rows || tt > m || rsplit * tsplit != wpc || rows / 16 % rsplit ||
+                  !mma_kernel_for(rgw, tgw) || blocks > sms || blocks < sms / 4 ||
+                  ks > spb * subs * 32)
+                continue;
+              for (int arith = 0; arith < 2; arith++) {
+                Args a = {};
+                a.n = n, a.k = k, a.m = m, a.rows = rows, a.tt = tt, a.ks = ks, a.ns = ns;
+                a.pitch = 2 * ks + (arith ? 64 : 0), a.pdl = pdl, a.ranks = ranks;
+                MmaArgs ma = {};
+                ma.kwarps = sp.kwarps, ma.spb = spb, ma.block_cols = spb * subs * 32;
+                ma.chain_len = subs / sp.kwarps, ma.rgw = rgw, ma.tgw = tgw;
+                const size_t ring = RING + (size_t)ns * (rows + tt) * a.pitch;
+                const size_t smem = ring + (arith ? (size_t)nchains * rows * tt * 4 : 0);
+                if (smem > (size_t)smem_max || (size_t)(arith ? spb : 1) * rows * tt * 4 > ring - RING)
+                  continue;
+                if (arith) {
+                  tiles++;
+                  wrong += differing(s, p, a, ma, smem, ref) != 0;
+                }
+                const double t = time_floor(s, p, a, smem, arith ? &ma : nullptr);
+                if (only.each)
+                  printf("\n    %s %d %d %d %d /%d%s: %.2f us", arith ? "mma  " : "floor", rows, tt,
+                         ks, ns, ranks, pdl ? " p" : "", t);
+                if (t < best[arith]) {
+                  best[arith] = t;
+                  snprintf(what[arith], sizeof what[arith], "%d %d %d %d /%d%s", rows, tt, ks, ns,
+                           ranks, pdl ? " p" : "");
+                }
+              }
+            }
+  if (best[1] > 1e29) {
+    printf(" | no tile fits\n");
+    CK(cudaFree(ref));
+    return;
+  }
+  printf("%s | split %d/%d | floor %-16s %6.2f | mma %-16s %6.2f | %.2f | tiles with other bits "
+         "%d of %d\n", only.each ? "\n   " : "", sp.rows, sp.ksplit, what[0], best[0], what[1], best[1], best[1] / target,
+         wrong, tiles);
+  CK(cudaFree(ref));
+}
+
 int main(int argc, char **argv) {
   bool pdl_too = false, mcast = false, arrive = false, same = false, tma = false, warp_tma = false;
-  bool l2 = false, pdl_only = false, l2_w = false, l2_late = false;
+  bool l2 = false, pdl_only = false, l2_w = false, l2_late = false, mma = false;
   int l2_cols = 0;
   std::vector<int> ms = {128, 256};
   int only_n = 0; /* --n: the shapes of this N only */
+  TileChoice only = {};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--pdl")) pdl_too = true;
     else if (!strcmp(argv[i], "--pdl-only")) pdl_too = pdl_only = true;
@@ -504,6 +806,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--same")) same = true;
     else if (!strcmp(argv[i], "--tma")) tma = true;
     else if (!strcmp(argv[i], "--warp-tma")) warp_tma = true;
+    else if (!strcmp(argv[i], "--mma")) mma = true;
+    else if (!strcmp(argv[i], "--each")) only.each = true;
+    else if (!strcmp(argv[i], "--tile") && i + 1 < argc &&
+             sscanf(argv[++i], "%d,%d,%d,%d,%d", &only.rows, &only.tt, &only.ks, &only.ns,
+                    &only.spb) != 5) {
+      printf("--tile R,TT,KS,NS,SPB\n");
+      return 2;
+    }
     else if (!strcmp(argv[i], "--n") && i + 1 < argc) only_n = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--l2")) l2 = true;
     else if (!strcmp(argv[i], "--l2-cols") && i + 1 < argc) l2_cols = atoi(argv[++i]);
@@ -526,6 +836,15 @@ int main(int argc, char **argv) {
   CK(cudaFuncSetAttribute(mcast_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
   CK(cudaFuncSetAttribute(mcast_arrive_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           smem_max));
+  for (int rgw : {1, 2, 4})
+    for (int tgw : {1, 2, 4, 8})
+      if (mma_kernel_for(rgw, tgw))
+        CK(cudaFuncSetAttribute(mma_kernel_for(rgw, tgw),
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
+  if (mma && bf16fp32__smallm_load(static_cast<size_t>(smem_max)) != 0) {
+    printf("smallm's kernels did not load\n");
+    return 1;
+  }
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cublasHandle_t h = bench_cublas_on(s);
@@ -558,8 +877,14 @@ int main(int argc, char **argv) {
       CK(cudaMalloc(&p.w, p.copies * p.wbytes));
       CK(cudaMalloc(&p.x, p.copies * p.xbytes));
       CK(cudaMalloc(&p.out, p.copies * p.obytes));
-      CK(cudaMemset(p.w, 0, p.copies * p.wbytes));
-      CK(cudaMemset(p.x, 0, p.copies * p.xbytes));
+      if (mma) { /* operands the check can tell apart */
+        fill_random<<<1024, 256, 0, s>>>(p.w, p.copies * p.wbytes / 2, 1u);
+        fill_random<<<1024, 256, 0, s>>>(p.x, p.copies * p.xbytes / 2, 2u);
+        CK(cudaStreamSynchronize(s));
+      } else {
+        CK(cudaMemset(p.w, 0, p.copies * p.wbytes));
+        CK(cudaMemset(p.x, 0, p.copies * p.xbytes));
+      }
       const double tcub = bench_time_graph(s, 200, [&](int i) {
         const int c = i % p.copies;
         bench_cublas_gemm(h, sh.n, m, sh.k, p.w + c * (p.wbytes / 2), p.x + c * (p.xbytes / 2),
@@ -567,6 +892,15 @@ int main(int argc, char **argv) {
       });
       const double F = bf16fp32__floor_us(m, sh.n, sh.k);
       const double target = bf16fp32__target_us(m, sh.n, sh.k, tcub);
+      if (mma) {
+        printf("%5d %5d %4d | %6.2f %6.2f %6.2f", sh.n, sh.k, m, F, tcub, target);
+        mma_cell(s, p, sh.n, sh.k, m, sms, smem_max, pdl_too, pdl_only, target, only);
+        fflush(stdout);
+        CK(cudaFree(p.w));
+        CK(cudaFree(p.x));
+        CK(cudaFree(p.out));
+        continue;
+      }
       /* best[c]: clusters of 1 << c blocks along K (or, --mcast, along the rows), the better of
        * plain and PDL */
       const int NC = mcast ? 3 : 4;
@@ -597,7 +931,7 @@ int main(int argc, char **argv) {
                     continue;
                   Args a = {};
                   a.n = sh.n, a.k = sh.k, a.m = m, a.rows = rows, a.tt = tt, a.ks = ks, a.ns = ns;
-                  a.pdl = pdl, a.ranks = ranks, a.mc = mc, a.arrive = arrive, a.same = same;
+                  a.pitch = 2 * ks, a.pdl = pdl, a.ranks = ranks, a.mc = mc, a.arrive = arrive, a.same = same;
                   a.l2 = l2, a.l2_cols = l2_cols, a.l2_w = l2_w, a.l2_late = l2_late;
                   a.tma = tma && !mcast;
                   a.warp_rings = warp_tma && !mcast;
