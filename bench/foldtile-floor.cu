@@ -77,8 +77,8 @@
 // isolated): 1,762 instructions per warp at 8.4 cycles each, two warps per scheduler and at
 // C < 8 one of them busy per stage; a sub-chunk's 16 MMAs take about 88 instructions, half of
 // them moves that pair rows g and g + 8 in the MMA's A registers (session 5's reading of the wide
-// kernel); 21 % of the stall samples at the cluster's exit barrier. A first form (each warp 2-4 pieces over every chain, call 1)
-// ran 1.75-6.09x the targets, 1.9-3.4x its floor.
+// kernel); 21 % of the stall samples at the cluster's exit barrier. A first form (each warp 2-4
+// pieces over every chain, call 1) ran 1.75-6.09x the targets, 1.9-3.4x its floor.
 // Build: nvcc -O3 -std=c++17 -Isrc -Iinclude -gencode=arch=compute_90a,code=sm_90a bench/foldtile-floor.cu
 //   src/backends/smallm/smallm-{kernel,decode,wide,stream,share,fold,wgmma-sm90a}.cu
 //   src/backends/smallm/smallm-config.c -lcublas (the library's kernels for --mma's check)
@@ -345,8 +345,8 @@ __device__ __forceinline__ void pull_and_store(const Args &a, const float *part,
 #pragma unroll
     for (int i = 0; i < 8; i++)
       if (i < sets) {
-        const float *from = a.ranks > 1 ? cluster.map_shared_rank(const_cast<float *>(part), i / spb)
-                                        : part;
+        const float *from =
+            a.ranks > 1 ? cluster.map_shared_rank(const_cast<float *>(part), i / spb) : part;
         v[i] = reinterpret_cast<const float4 *>(from)[(i % spb) * units + u];
       }
     float4 sum = v[0];
@@ -412,10 +412,13 @@ __global__ void __launch_bounds__(THREADS, 1) mma_kernel(const __grid_constant__
   const int copies = a.rows + a.tt, nq = (ma.block_cols + a.ks - 1) / a.ks;
   const int nchains = ma.spb * ma.kwarps, len = ma.chain_len, per_stage = a.ks / 32;
   /* the warp's chains (cfirst, cfirst + cstep, ...) and its pieces (rg0.., tg0..) */
-  const int wpc = nchains >= WARPS ? 1 : WARPS / nchains, part_of = nchains >= WARPS ? 0 : warp % wpc;
-  const int cfirst = nchains >= WARPS ? warp : warp / wpc, cstep = nchains >= WARPS ? WARPS : nchains;
+  const int wpc = nchains >= WARPS ? 1 : WARPS / nchains; /* warps per chain */
+  const int part_of = nchains >= WARPS ? 0 : warp % wpc;
+  const int cfirst = nchains >= WARPS ? warp : warp / wpc;
+  const int cstep = nchains >= WARPS ? WARPS : nchains;
   const int tsplit = a.tt / 8 / TGW, rg0 = part_of / tsplit * RGW, tg0 = part_of % tsplit * TGW;
-  float *chains = reinterpret_cast<float *>(smem + RING + a.ns * copies * a.pitch); /* [c][tok][row] */
+  /* the chains' sums after the ring: [chain][token][row] */
+  float *chains = reinterpret_cast<float *>(smem + RING + a.ns * copies * a.pitch);
   if (threadIdx.x == 0) {
     for (int s = 0; s < a.ns; s++) bf16fp32__bar_init(base + 8 * s, copies);
     bf16fp32__bar_init_fence();
@@ -658,8 +661,8 @@ void launch(cudaStream_t s, const Pools &p, const Args &a, size_t smem, int c,
   if (ma)
     CK(cudaLaunchKernelEx(&cfg, mma_kernel_for(ma->rgw, ma->tgw), b, *ma));
   else
-    CK(cudaLaunchKernelEx(&cfg, a.arrive ? mcast_arrive_kernel : a.mc > 0 ? mcast_kernel : floor_kernel,
-                          b));
+    CK(cudaLaunchKernelEx(
+        &cfg, a.arrive ? mcast_arrive_kernel : a.mc > 0 ? mcast_kernel : floor_kernel, b));
 }
 
 double time_floor(cudaStream_t s, const Pools &p, const Args &a, size_t smem,
@@ -712,24 +715,15 @@ void mma_cell(cudaStream_t s, const Pools &p, int n, int k, int m, int sms, int 
     printf(" | smallm declines\n");
     return;
   }
-  for (int r = 0; r < sp.ksplit; r++) {
-    int64_t k0, k1;
-    bf16fp32__smallm_slice(k, sp.ksplit, r, &k0, &k1);
-    if ((k1 - k0) % 32) {
-      printf(" | a slice ends inside a sub-chunk (not probed)\n");
-      return;
-    }
+  /* the split's slices and chains must be equal, of whole sub-chunks (every DSV4 shape's are) */
+  const int subs = k / 32 / sp.ksplit;
+  if (k % (32 * sp.ksplit) || subs % sp.kwarps) {
+    printf(" | unequal slices or chains (not probed)\n");
+    return;
   }
   CK(cudaMalloc(&ref, p.obytes));
   if (bf16fp32__smallm_launch(&c, m, n, k, p.x, k, p.w, k, ref, n, s, 0) != 0) {
     printf(" | smallm's launch failed\n");
-    CK(cudaFree(ref));
-    return;
-  }
-  /* the split's slices and chains must be equal (every DSV4 shape's are) */
-  const int subs = k / 32 / sp.ksplit;
-  if (k % (32 * sp.ksplit) || subs % sp.kwarps) {
-    printf(" | unequal slices or chains (not probed)\n");
     CK(cudaFree(ref));
     return;
   }
@@ -745,7 +739,7 @@ void mma_cell(cudaStream_t s, const Pools &p, int n, int k, int m, int sms, int 
               const int ranks = sp.ksplit / spb, nchains = spb * sp.kwarps;
               const int wpc = nchains >= WARPS ? 1 : WARPS / nchains;
               const int tsplit = std::min(wpc, tt / 8), rsplit = wpc / tsplit;
-              const int tgw = tt / 8 / tsplit, rgw = rows / 16 / std::max(rsplit, 1);
+              const int tgw = tt / 8 / tsplit, rgw = rows / 16 / rsplit;
               const long long blocks = (long long)(n / rows) * ((m + tt - 1) / tt) * ranks;
               if (only.rows && (rows != only.rows || tt != only.tt || ks != only.ks ||
                                 ns != only.ns || spb != only.spb))
@@ -763,8 +757,8 @@ void mma_cell(cudaStream_t s, const Pools &p, int n, int k, int m, int sms, int 
                 ma.chain_len = subs / sp.kwarps, ma.rgw = rgw, ma.tgw = tgw;
                 const size_t ring = RING + (size_t)ns * (rows + tt) * a.pitch;
                 const size_t smem = ring + (arith ? (size_t)nchains * rows * tt * 4 : 0);
-                if (smem > (size_t)smem_max || (size_t)(arith ? spb : 1) * rows * tt * 4 > ring - RING)
-                  continue;
+                const size_t sums = (size_t)(arith ? spb : 1) * rows * tt * 4; /* over the ring */
+                if (smem > (size_t)smem_max || sums > ring - RING) continue;
                 if (arith) {
                   tiles++;
                   wrong += differing(s, p, a, ma, smem, ref) != 0;
@@ -786,8 +780,9 @@ void mma_cell(cudaStream_t s, const Pools &p, int n, int k, int m, int sms, int 
     return;
   }
   printf("%s | split %d/%d | floor %-16s %6.2f | mma %-16s %6.2f | %.2f | tiles with other bits "
-         "%d of %d\n", only.each ? "\n   " : "", sp.rows, sp.ksplit, what[0], best[0], what[1], best[1], best[1] / target,
-         wrong, tiles);
+         "%d of %d\n",
+         only.each ? "\n   " : "", sp.rows, sp.ksplit, what[0], best[0], what[1], best[1],
+         best[1] / target, wrong, tiles);
   CK(cudaFree(ref));
 }
 
