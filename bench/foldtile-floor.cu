@@ -78,7 +78,10 @@
 // C < 8 one of them busy per stage; a sub-chunk's 16 MMAs take about 88 instructions, half of
 // them moves that pair rows g and g + 8 in the MMA's A registers (session 5's reading of the wide
 // kernel); 21 % of the stall samples at the cluster's exit barrier. A first form (each warp 2-4
-// pieces over every chain, call 1) ran 1.75-6.09x the targets, 1.9-3.4x its floor.
+// pieces over every chain, call 1) ran 1.75-6.09x the targets, 1.9-3.4x its floor. Call 9 (the
+// block sums through the library's bf16fp32__smallm_unit_sum, four rows at a time, where call 6
+// added single floats): 9.56 and 15.02 us at 256x4096 and 256x7168 M = 128 (call 8: 10.26 and
+// 15.73), the library's bits at all 220 tiles.
 // Build: nvcc -O3 -std=c++17 -Isrc -Iinclude -gencode=arch=compute_90a,code=sm_90a bench/foldtile-floor.cu
 //   src/backends/smallm/smallm-{kernel,decode,wide,stream,share,fold,wgmma-sm90a}.cu
 //   src/backends/smallm/smallm-config.c -lcublas (the library's kernels for --mma's check)
@@ -479,16 +482,14 @@ __global__ void __launch_bounds__(THREADS, 1) mma_kernel(const __grid_constant__
   run_ring<false>(a, smem, base, nq, k0, k1, 0, consume);
   __syncthreads(); /* every chain's sums in, every warp done with the ring */
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  /* each slice's block sum over its chains, in chain order, into part[slice][token][row] */
+  /* each slice's block sum over its chains, in chain order (the library's unit sum, 4 rows of a
+   * token at a time), into part[slice][token][row] */
   float *part = reinterpret_cast<float *>(smem + RING);
   const int tile = a.rows * a.tt;
   for (int sl = 0; sl < ma.spb; sl++)
-    for (int e = threadIdx.x; e < tile; e += THREADS) {
-      const float *p = chains + sl * ma.kwarps * tile + e;
-      float v = p[0];
-      for (int h = 1; h < ma.kwarps; h++) v += p[h * tile];
-      part[sl * tile + e] = v;
-    }
+    for (int e = 4 * threadIdx.x; e < tile; e += 4 * THREADS)
+      *reinterpret_cast<float4 *>(part + sl * tile + e) = bf16fp32__smallm_unit_sum<8>(
+          chains + sl * ma.kwarps * tile + e, tile, ma.kwarps);
   __syncthreads();
   pull_and_store(a, part, ma.spb);
 }
