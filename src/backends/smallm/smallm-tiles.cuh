@@ -45,17 +45,24 @@ static __device__ __forceinline__ void bf16fp32__tma_box_to_l2(const CUtensorMap
 static __device__ __forceinline__ uint4 bf16fp32__lds16(const unsigned char *p) {
   return *reinterpret_cast<const uint4 *>(p);
 }
+/* A block sum before its first chain closes: -0.0f, the identity of fp32 addition (-0 + x is x
+ * bit for bit for every number x, +0 included; a NaN stays a NaN, with the adder's payload, as
+ * it has after any later chain or rank is added), so that adding the first chain gives the
+ * chain itself. */
+#define BF16FP32__SMALLM_SUM_START (-0.0f)
 
-/* The tile kernels' chains (bf16fp32__smallm_chain ranges) close in k order: the first becomes
- * the block sum, each later one is added to it (((c0 + c1) + c2) + ..., the order in which the
- * other kernels add their warp groups; empty chains add zeros), and the next chain starts from
- * zero. N accumulators of one thread. */
+/* The tile kernels' chains (bf16fp32__smallm_chain ranges) close in k order: each is added to
+ * the block sum, which starts at BF16FP32__SMALLM_SUM_START (c0, then (c0 + c1) + c2 and so on,
+ * the order in which the other kernels add their warp groups; empty chains add zeros), and the
+ * next chain starts from zero. Adding always, rather than taking the first chain as it is, lets
+ * ptxas add into the sum's registers (the select cost a move per accumulator at every close).
+ * N accumulators of one thread. */
 template <int N>
 static __device__ __forceinline__ void bf16fp32__smallm_close_chain(float *cur, float *sum,
                                                                     int &closed) {
 #pragma unroll
   for (int e = 0; e < N; e++) {
-    sum[e] = closed == 0 ? cur[e] : sum[e] + cur[e];
+    sum[e] += cur[e];
     cur[e] = 0.0f;
   }
   closed++;

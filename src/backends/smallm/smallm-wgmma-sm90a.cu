@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wgmma_kernel(const __grid_const
    * chains closed before it. cur is read only after the MMAs writing it have completed. */
   float cur[NA], sum[NA];
 #pragma unroll
-  for (int e = 0; e < NA; e++) cur[e] = sum[e] = 0.0f;
+  for (int e = 0; e < NA; e++) cur[e] = 0.0f, sum[e] = BF16FP32__SMALLM_SUM_START;
   int closed = 0;
   auto close_chain = [&]() { bf16fp32__smallm_close_chain<NA>(cur, sum, closed); };
 

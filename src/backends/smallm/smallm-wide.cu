@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(256, 1) smallm_wide_kernel(const __grid_consta
 #pragma unroll
     for (int j = 0; j < TT; j++)
 #pragma unroll
-      for (int e = 0; e < 4; e++) cur[i][j][e] = sum[i][j][e] = 0.0f;
+      for (int e = 0; e < 4; e++) cur[i][j][e] = 0.0f, sum[i][j][e] = BF16FP32__SMALLM_SUM_START;
   /* The warp's tile of v into part[token][row] (blk.sums() layout). */
   const int rs = blk.sums_pitch();
   auto put = [&](const float (&v)[2][TT][4], float *part) {
