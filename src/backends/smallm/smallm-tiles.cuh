@@ -56,7 +56,7 @@ static __device__ __forceinline__ uint4 bf16fp32__lds16(const unsigned char *p) 
  * the order in which the other kernels add their warp groups; empty chains add zeros), and the
  * next chain starts from zero. Adding always, rather than taking the first chain as it is, lets
  * ptxas add into the sum's registers (the select cost a move per accumulator at every close).
- * N accumulators of one thread. */
+ * N accumulators of one thread; `closed` counts the closes. */
 template <int N>
 static __device__ __forceinline__ void bf16fp32__smallm_close_chain(float *cur, float *sum,
                                                                     int &closed) {
