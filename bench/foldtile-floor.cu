@@ -81,7 +81,9 @@
 // pieces over every chain, call 1) ran 1.75-6.09x the targets, 1.9-3.4x its floor. Call 9 (the
 // block sums through the library's bf16fp32__smallm_unit_sum, four rows at a time, where call 6
 // added single floats): 9.56 and 15.02 us at 256x4096 and 256x7168 M = 128 (call 8: 10.26 and
-// 15.73), the library's bits at all 220 tiles.
+// 15.73), the library's bits at all 220 tiles. Session 71 (each piece's two MMAs through the
+// library's bf16fp32__smallm_mma_sub, one loop, where two loops issued all first MMAs, then all
+// second ones): 9.48 and 14.77 us against 9.60 and 15.11 in the same call, the same bits.
 // Build: nvcc -O3 -std=c++17 -Isrc -Iinclude -gencode=arch=compute_90a,code=sm_90a bench/foldtile-floor.cu
 //   src/backends/smallm/smallm-{kernel,decode,wide,stream,share,fold,wgmma-sm90a}.cu
 //   src/backends/smallm/smallm-config.c -lcublas (the library's kernels for --mma's check)
@@ -456,13 +458,7 @@ __global__ void __launch_bounds__(THREADS, 1) mma_kernel(const __grid_constant__
 #pragma unroll
         for (int r = 0; r < RGW; r++)
 #pragma unroll
-          for (int b = 0; b < TGW; b++)
-            mma16816(acc[r][b], w0[r].x, w8[r].x, w0[r].y, w8[r].y, x[b].x, x[b].y);
-#pragma unroll
-        for (int r = 0; r < RGW; r++)
-#pragma unroll
-          for (int b = 0; b < TGW; b++)
-            mma16816(acc[r][b], w0[r].z, w8[r].z, w0[r].w, w8[r].w, x[b].z, x[b].w);
+          for (int b = 0; b < TGW; b++) bf16fp32__smallm_mma_sub(acc[r][b], w0[r], w8[r], x[b]);
       }
       if (hi == c1) { /* the chain closes here: its sums out, the next from zero */
         float *out = chains + c * a.rows * a.tt;

@@ -31,8 +31,7 @@ __global__ void loop(float *out, long long *cyc) {
     const uint4 r0 = *reinterpret_cast<const uint4 *>(s + arow);
     const uint4 r8 = *reinterpret_cast<const uint4 *>(s + arow8);
     const uint4 b = *reinterpret_cast<const uint4 *>(s + brow);
-    mma16816(acc, r0.x, r8.x, r0.y, r8.y, b.x, b.y);
-    mma16816(acc, r0.z, r8.z, r0.w, r8.w, b.z, b.w);
+    bf16fp32__smallm_mma_sub(acc, r0, r8, b);
   }
   asm volatile("" : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]));
   long long t1 = clock64();
@@ -62,8 +61,7 @@ __global__ void loop_rt(float *out, long long *cyc, int G, int nq, int stages) {
         const uint4 r0 = *reinterpret_cast<const uint4 *>(st + arow + 64 * p);
         const uint4 r8 = *reinterpret_cast<const uint4 *>(st + arow8 + 64 * p);
         const uint4 b = *reinterpret_cast<const uint4 *>(st + brow + 64 * p);
-        mma16816(acc, r0.x, r8.x, r0.y, r8.y, b.x, b.y);
-        mma16816(acc, r0.z, r8.z, r0.w, r8.w, b.z, b.w);
+        bf16fp32__smallm_mma_sub(acc, r0, r8, b);
       }
     __syncwarp();
     if (++slot == stages) slot = 0;
@@ -97,8 +95,7 @@ __global__ void loop_tg(float *out, long long *cyc, int nq, int stages) {
         const uint4 r0 = *reinterpret_cast<const uint4 *>(st + arow + 64 * p);
         const uint4 r8 = *reinterpret_cast<const uint4 *>(st + arow8 + 64 * p);
         const uint4 b = *reinterpret_cast<const uint4 *>(st + brow + 64 * p);
-        mma16816(acc, r0.x, r8.x, r0.y, r8.y, b.x, b.y);
-        mma16816(acc, r0.z, r8.z, r0.w, r8.w, b.z, b.w);
+        bf16fp32__smallm_mma_sub(acc, r0, r8, b);
       }
     } else {
 #pragma unroll
@@ -107,8 +104,7 @@ __global__ void loop_tg(float *out, long long *cyc, int nq, int stages) {
           const uint4 r0 = *reinterpret_cast<const uint4 *>(st + arow + 64 * p);
           const uint4 r8 = *reinterpret_cast<const uint4 *>(st + arow8 + 64 * p);
           const uint4 b = *reinterpret_cast<const uint4 *>(st + brow + 64 * p);
-          mma16816(acc, r0.x, r8.x, r0.y, r8.y, b.x, b.y);
-          mma16816(acc, r0.z, r8.z, r0.w, r8.w, b.z, b.w);
+          bf16fp32__smallm_mma_sub(acc, r0, r8, b);
         }
     }
     __syncwarp();
@@ -145,8 +141,7 @@ __global__ void loop_f(float *out, long long *cyc, int G, int nq, int stages) {
       n8 = *reinterpret_cast<const uint4 *>(sc + arow8);
       nb = *reinterpret_cast<const uint4 *>(sc + brow);
     }
-    mma16816(acc, r0.x, r8.x, r0.y, r8.y, b.x, b.y);
-    mma16816(acc, r0.z, r8.z, r0.w, r8.w, b.z, b.w);
+    bf16fp32__smallm_mma_sub(acc, r0, r8, b);
     r0 = n0, r8 = n8, b = nb;
   }
   asm volatile("" : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]));

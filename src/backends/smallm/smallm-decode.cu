@@ -123,13 +123,8 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (Depth<MT, DEEP>::MI
       const int q = q0 + i;
       const int xi = i % DX;
       if (q < nq) {
-        const uint32_t a0[4] = {rw[i][0].x, rw[i][1].x, rw[i][0].y, rw[i][1].y};
-        const uint32_t a1[4] = {rw[i][0].z, rw[i][1].z, rw[i][0].w, rw[i][1].w};
 #pragma unroll
-        for (int j = 0; j < MT; j++) {
-          mma16816(acc[j], a0[0], a0[1], a0[2], a0[3], rx[xi][j].x, rx[xi][j].y);
-          mma16816(acc[j], a1[0], a1[1], a1[2], a1[3], rx[xi][j].z, rx[xi][j].w);
-        }
+        for (int j = 0; j < MT; j++) bf16fp32__smallm_mma_sub(acc[j], rw[i][0], rw[i][1], rx[xi][j]);
       }
       {
         const int qw = q + DW, kk = kfirst + 32 * qw;

@@ -118,8 +118,6 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
     for (int i = 0; i < SB; i++) {
       if (i < sb && b * sb + i < nq) {
         const unsigned char *xl = xb + 64 * (wk * sb + i); /* sub-chunk within the batch */
-        const uint32_t a0[4] = {r[i][0].x, r[i][1].x, r[i][0].y, r[i][1].y};
-        const uint32_t a1[4] = {r[i][0].z, r[i][1].z, r[i][0].w, r[i][1].w};
         constexpr int G = MT < 8 ? MT : 8; /* B fragments loaded 8 tiles at a time */
 #pragma unroll
         for (int j0 = 0; j0 < MT; j0 += G) {
@@ -127,10 +125,7 @@ __global__ void __launch_bounds__(BF16FP32__SMALLM_THREADS, (MT <= 8 ? 2 : 1))
 #pragma unroll
           for (int j = 0; j < G; j++) bv[j] = *reinterpret_cast<const uint4 *>(xl + (j0 + j) * xtile);
 #pragma unroll
-          for (int j = 0; j < G; j++) {
-            mma16816(acc[j0 + j], a0[0], a0[1], a0[2], a0[3], bv[j].x, bv[j].y);
-            mma16816(acc[j0 + j], a1[0], a1[1], a1[2], a1[3], bv[j].z, bv[j].w);
-          }
+          for (int j = 0; j < G; j++) bf16fp32__smallm_mma_sub(acc[j0 + j], r[i][0], r[i][1], bv[j]);
         }
       }
     }
