@@ -8,7 +8,7 @@
 // Each trial: random A (16 x 16), B (16 k x 8), C (16 x 8); d = C + A.B once per permutation
 // class, compared bit for bit with the natural placement. Operands' exponents are drawn from
 // a narrow and a wide range (the wide one makes any alignment or truncation of the products
-// show), a quarter of the trials with cancelling pairs.
+// show); in half of each range's trials pairs of products cancel exactly.
 // docs/smallm-notes.md, session 71.
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Ibench bench/mma-order.cu -o mma-order
 #include <cuda_runtime.h>
@@ -154,7 +154,8 @@ int main() {
   std::vector<float> out(static_cast<size_t>(128) * TRIALS * nperm);
   CK(cudaMemcpy(out.data(), dout, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
 
-  /* natural placement against the fp64 sum rounded once to fp32 (how the hardware rounds) */
+  /* natural placement against the fp64 sum rounded once to fp32: where they differ the
+   * instruction aligns and truncates, so a placement that mattered would show there */
   long exact = 0, unwritten = 0, total = 0;
   for (int i = 0; i < TRIALS; i++)
     for (int r = 0; r < 16; r++)
