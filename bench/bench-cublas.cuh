@@ -22,12 +22,14 @@ inline cublasHandle_t bench_cublas_on(cudaStream_t s) {
   return h;
 }
 
-// out (M x N, leading dimension n) = x (M x K) . w (N x K)^T, both row-major bf16.
-inline void bench_cublas_gemm(cublasHandle_t h, int n, int m, int k, const void *w, const void *x,
-                              float *out) {
+// out (M x N, leading dimension n) = x (M x K) . w (N x K)^T, both row-major bf16; cuBLAS's
+// status (the probes that time it inside a graph capture do not stop on it).
+inline cublasStatus_t bench_cublas_gemm(cublasHandle_t h, int n, int m, int k, const void *w,
+                                        const void *x, float *out) {
   const float one = 1.0f, zero = 0.0f;
-  cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, CUDA_R_16BF, k, x, CUDA_R_16BF, k,
-               &zero, out, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  return cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, CUDA_R_16BF, k, x,
+                      CUDA_R_16BF, k, &zero, out, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+                      CUBLAS_GEMM_DEFAULT);
 }
 
 #endif

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <string>
 
+#include "bench-cublas.cuh"
 #include "bench-cuda.cuh"
 
 #define CB(x)                                                                 \
@@ -147,9 +148,7 @@ struct Bench {
 };
 
 void run_gemmex(Bench &b, int m, const Shape &s, const Rotation &r, int c) {
-  const float one = 1.0f, zero = 0.0f;
-  CB(cublasGemmEx(b.h, CUBLAS_OP_T, CUBLAS_OP_N, s.n, m, s.k, &one, r.w(c), CUDA_R_16BF, s.k, r.x(c), CUDA_R_16BF,
-                  s.k, &zero, r.o(c), CUDA_R_32F, s.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  CB(bench_cublas_gemm(b.h, s.n, m, s.k, r.w(c), r.x(c), r.o(c)));
 }
 
 void run_lt(Bench &b, const LtDesc &d, const cublasLtMatmulAlgo_t &a, const Rotation &r, int c) {
