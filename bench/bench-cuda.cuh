@@ -1,11 +1,13 @@
 // What the GPU probes in bench/ share: a CUDA error check that stops the program, the
-// MEASURING.md timing of a graph of back-to-back calls, the SM clock's rate and a median.
+// MEASURING.md timing of a graph of back-to-back calls, the SM clock's rate, a median and the
+// hash behind their random operands.
 #ifndef BF16FP32_BENCH_CUDA_CUH
 #define BF16FP32_BENCH_CUDA_CUH
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -51,6 +53,14 @@ static double bench_time_graph(cudaStream_t s, int calls, F rec) {
   cudaGraphDestroy(gr);
   std::sort(t.begin(), t.end());
   return t[t.size() / 2] * 1000.0 / calls;
+}
+
+// 32 well-mixed bits from element index i and a seed: the probes' random operands (each maps
+// them to bf16 in its own range).
+static __device__ __forceinline__ uint32_t bench_hash(size_t i, uint32_t seed) {
+  uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed ^ static_cast<uint32_t>(i >> 32);
+  h ^= h >> 15, h *= 2246822519u, h ^= h >> 13;
+  return h;
 }
 
 // The SM clock in GHz: clock64 against the global timer over about 2 ms of one thread's spin.

@@ -671,8 +671,7 @@ double time_floor(cudaStream_t s, const Pools &p, const Args &a, size_t smem,
 __global__ void fill_random(uint16_t *v, size_t count, uint32_t seed) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed ^ static_cast<uint32_t>(i >> 32);
-    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13;
+    const uint32_t h = bench_hash(i, seed);
     const float f = static_cast<float>(h >> 8) * (2.0f / 16777216.0f) - 1.0f;
     v[i] = static_cast<uint16_t>(__float_as_uint(f) >> 16); /* truncated: any bf16 will do */
   }

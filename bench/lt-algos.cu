@@ -45,10 +45,7 @@ struct Shape {
 // Random bf16 in [-0.5, 0.5] from a hash of the index (never zeros, as MEASURING.md asks).
 __global__ void fill_random(__nv_bfloat16 *p, size_t count, uint32_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x) {
-    uint32_t h = (uint32_t)i * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
+    const uint32_t h = bench_hash(i, seed); /* counts below 2^32: i >> 32 adds nothing */
     p[i] = __float2bfloat16((float)(h & 0xffffff) / 16777216.0f - 0.5f);
   }
 }
