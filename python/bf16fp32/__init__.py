@@ -1,0 +1,167 @@
+"""bf16fp32 from Python: out[M,N] (fp32) = x[M,K] (bf16) . w[N,K]^T (bf16), fp32 accumulation,
+on the backend the library chooses per shape. A thin layer over libbf16fp32.so: arrays come in
+through DLPack (PyTorch, JAX, CuPy, NumPy for uint16 bit patterns), every decision stays in C.
+
+    ctx = bf16fp32.Context()
+    ctx.linear(x, w, out)          # x [M,K] bf16, w [N,K] bf16, out [M,N] fp32, one device
+    bf16fp32.torch.linear(ctx, x, w)   # the same, out allocated by PyTorch
+"""
+import collections
+import ctypes
+
+from . import _dlpack
+from ._capi import DEVICE, HOST, BackendInfo, Error, Options, QuarantineEntry, check, lib
+
+__all__ = ['Context', 'Error', 'HOST', 'DEVICE', 'Backend', 'Quarantined']
+
+Backend = collections.namedtuple('Backend', 'name where available reason calls failures')
+Quarantined = collections.namedtuple('Quarantined', 'backend where m n k ldx ldw ldo status')
+
+_WHERE = {_dlpack.CPU: HOST, _dlpack.CUDA_HOST: HOST,
+          _dlpack.CUDA: DEVICE, _dlpack.CUDA_MANAGED: DEVICE}
+_BF16_BITS = ((_dlpack.BFLOAT, 16, 1), (_dlpack.UINT, 16, 1))  # bf16, or its bit patterns
+_FP32 = (_dlpack.FLOAT, 32, 1)
+
+
+def _int64s(values):
+    values = [int(v) for v in values]
+    return (ctypes.c_int64 * max(len(values), 1))(*values), len(values)
+
+
+def _leading_dim(view, what):
+    """The row pitch of a 2-D view in elements; its rows must be contiguous."""
+    rows, cols = view.shape
+    if cols > 1 and view.strides[1] != 1:
+        raise ValueError(f'{what}: elements of a row must be contiguous (stride '
+                         f'{view.strides[1]}, not 1)')
+    return view.strides[0] if rows > 1 else cols
+
+
+class Context:
+    """One library context (one device). The options are bf16fp32_options' fields (None: the
+    library's default; log lines go to stderr); environment variables (BF16FP32_ALGO, ...)
+    override them, read at creation and at reset(). Calls may come from many threads at once
+    (the library runs without the GIL); reset() and close() must not overlap other calls."""
+
+    def __init__(self, device=None, cpu_threads=None, algo=None, use_pdl=None,
+                 workspace_bytes=None, tune_file=None, log_level=None):
+        opt = Options()
+        lib.bf16fp32_options_init(ctypes.byref(opt))
+        for name, value in (('device', device), ('cpu_threads', cpu_threads),
+                            ('use_pdl', use_pdl), ('workspace_bytes', workspace_bytes),
+                            ('log_level', log_level)):
+            if value is not None:
+                setattr(opt, name, int(value))
+        self._keep = [s.encode() if s is not None else None for s in (algo, tune_file)]
+        opt.algo, opt.tune_file = self._keep
+        handle = ctypes.c_void_p()
+        check(lib.bf16fp32_create(ctypes.byref(handle), ctypes.byref(opt)))
+        self._ctx = handle
+
+    def close(self):
+        """Destroys the context (bf16fp32_destroy); later calls raise ValueError."""
+        if getattr(self, '_ctx', None):
+            lib.bf16fp32_destroy(self._ctx)
+            self._ctx = None
+
+    __del__ = close
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _handle(self):
+        if not getattr(self, '_ctx', None):
+            raise ValueError('the context is closed')
+        return self._ctx
+
+    def linear(self, x, w, out, stream=None):
+        """out = x . w^T with fp32 accumulation; returns out. x [M,K] and w [N,K] bf16 (or
+        uint16 bit patterns), out [M,N] fp32, all on the CPU or all on one CUDA device, rows
+        contiguous (any row pitch). stream: for device arrays, the cudaStream_t as an int
+        (None or 0: the legacy default stream); the arrays are exported for that stream."""
+        ctx = self._handle()
+        kinds = [_dlpack.device_of(a) for a in (x, w, out)]
+        if kinds[0][0] not in _WHERE:
+            raise ValueError(f'x is on DLPack device type {kinds[0][0]}: neither CPU nor CUDA')
+        if kinds.count(kinds[0]) != 3:
+            raise ValueError(f'x, w and out are on different devices: {kinds}')
+        where = _WHERE[kinds[0][0]]
+        dl_stream = (stream or 1) if where == DEVICE else None  # DLPack: 1 = legacy default
+        xv, wv, ov = (_dlpack.View(a, dl_stream) for a in (x, w, out))
+        for view, what, allowed in ((xv, 'x', _BF16_BITS), (wv, 'w', _BF16_BITS),
+                                    (ov, 'out', (_FP32,))):
+            if view.dtype not in allowed:
+                raise TypeError(f'{what}: DLPack type {view.dtype} (code, bits, lanes); expected '
+                                f'{"bfloat16 or uint16" if what != "out" else "float32"}')
+            if len(view.shape) != 2:
+                raise ValueError(f'{what}: {len(view.shape)} dimensions, expected 2')
+        (m, k), n = xv.shape, wv.shape[0]
+        if wv.shape[1] != k:
+            raise ValueError(f'x is [{m},{k}] and w [{n},{wv.shape[1]}]: K differs')
+        if ov.shape != (m, n):
+            raise ValueError(f'out is {list(ov.shape)}, expected [{m},{n}]')
+        check(lib.bf16fp32_linear(ctx, where, m, n, k, xv.address, _leading_dim(xv, 'x'),
+                                  wv.address, _leading_dim(wv, 'w'), ov.address,
+                                  _leading_dim(ov, 'out'), stream or None))
+        return out
+
+    def prewarm(self, n, k, ms, where=DEVICE, stream=None):
+        """Every piece of lazy work for weight shape (n, k) at each M of ms, on stream, before
+        a CUDA graph capture (bf16fp32_prewarm)."""
+        arr, count = _int64s(ms)
+        check(lib.bf16fp32_prewarm(self._handle(), where, n, k, arr, count, stream or None))
+
+    def select(self, m, n, k, where=DEVICE):
+        """(backend name, why): what auto would try first for a contiguous call."""
+        name, why = ctypes.c_char_p(), ctypes.create_string_buffer(512)
+        check(lib.bf16fp32_select(self._handle(), where, m, n, k, ctypes.byref(name), why,
+                                  len(why)))
+        return name.value.decode(), why.value.decode()
+
+    def force_backend(self, name):
+        """Forces a backend by name for calls of its location; None or "auto": automatic."""
+        check(lib.bf16fp32_force_backend(self._handle(),
+                                         name.encode() if name is not None else None))
+
+    def reset(self):
+        """Frees every backend's state, clears plans, quarantine and counters, re-reads the
+        environment (an engine calls it when it rebuilds)."""
+        check(lib.bf16fp32_reset(self._handle()))
+
+    def backends(self):
+        """Every backend in registry order: Backend(name, where, available, reason, calls,
+        failures)."""
+        ctx, info, result = self._handle(), BackendInfo(), []
+        for i in range(lib.bf16fp32_backend_count()):
+            check(lib.bf16fp32_backend_info_get(ctx, i, ctypes.byref(info)))
+            result.append(Backend(info.name.decode(), info.where, bool(info.available),
+                                  info.reason.decode(), info.calls, info.failures))
+        return result
+
+    def quarantine(self):
+        """The (backend, shape) pairs a recoverable failure took out of service."""
+        ctx, count = self._handle(), ctypes.c_int()
+        check(lib.bf16fp32_quarantine_list(ctx, None, 0, ctypes.byref(count)))
+        entries = (QuarantineEntry * max(count.value, 1))()
+        check(lib.bf16fp32_quarantine_list(ctx, entries, count.value, ctypes.byref(count)))
+        return [Quarantined(e.backend.decode(), e.where, e.m, e.n, e.k, e.ldx, e.ldw, e.ldo,
+                            lib.bf16fp32_status_name(e.status).decode())
+                for e in entries[:min(count.value, len(entries))]]
+
+    def describe(self):
+        """The machine, its CPU features and each backend's availability (`bf16fp32 info`)."""
+        buf = ctypes.create_string_buffer(1 << 16)
+        check(lib.bf16fp32_describe(self._handle(), buf, len(buf)))
+        return buf.value.decode(errors='replace')
+
+    def tune(self, pairs, ms, out_path=None, where=DEVICE):
+        """Times every backend at each (n, k) of pairs and M bucket of ms into the tuning file
+        (bf16fp32_tune; out_path None: the context's). Seconds to minutes."""
+        flat, count = _int64s(v for pair in pairs for v in pair)
+        marr, mcount = _int64s(ms)
+        check(lib.bf16fp32_tune(self._handle(), where, flat, count // 2, marr, mcount,
+                                out_path.encode() if out_path is not None else None))
+

@@ -1,0 +1,71 @@
+"""Reads an array's memory through the DLPack protocol (`__dlpack__`, `__dlpack_device__`): its
+address, device, element type, shape and strides, without copying or taking ownership."""
+import ctypes
+
+# DLDeviceType and DLDataTypeCode values of dlpack.h that this package accepts.
+CPU, CUDA, CUDA_HOST, CUDA_MANAGED = 1, 2, 3, 13
+UINT, FLOAT, BFLOAT = 1, 2, 4
+
+
+class _Device(ctypes.Structure):
+    _fields_ = [('device_type', ctypes.c_int), ('device_id', ctypes.c_int32)]
+
+
+class _DataType(ctypes.Structure):
+    _fields_ = [('code', ctypes.c_uint8), ('bits', ctypes.c_uint8), ('lanes', ctypes.c_uint16)]
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [('data', ctypes.c_void_p), ('device', _Device), ('ndim', ctypes.c_int32),
+                ('dtype', _DataType), ('shape', ctypes.POINTER(ctypes.c_int64)),
+                ('strides', ctypes.POINTER(ctypes.c_int64)), ('byte_offset', ctypes.c_uint64)]
+
+
+class _ManagedTensor(ctypes.Structure):
+    _fields_ = [('dl_tensor', _Tensor), ('manager_ctx', ctypes.c_void_p),
+                ('deleter', ctypes.c_void_p)]
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+class View:
+    """One array as the library sees it: address (int, byte offset applied), device type and
+    id, DLPack type (code, bits, lanes), shape and strides in elements (row-major when the
+    producer gave none). Holds the producer's capsule: the memory stays valid while it lives,
+    and the producer frees its record when it goes (the capsule is read, not consumed)."""
+
+    def __init__(self, array, stream):
+        if not hasattr(array, '__dlpack__'):
+            raise TypeError(f'{type(array).__name__} does not export DLPack (__dlpack__)')
+        self._capsule = array.__dlpack__(stream=stream)
+        t = _ManagedTensor.from_address(_capsule_pointer(self._capsule, b'dltensor')).dl_tensor
+        if not 0 <= t.ndim <= 8 or (t.ndim and not t.shape):
+            raise ValueError(f'malformed DLPack export: ndim {t.ndim}, shape '
+                             f'{"NULL" if not t.shape else "given"}')
+        self.address = (t.data or 0) + t.byte_offset
+        self.device = (t.device.device_type, t.device.device_id)
+        self.dtype = (t.dtype.code, t.dtype.bits, t.dtype.lanes)
+        self.shape = tuple(t.shape[i] for i in range(t.ndim))
+        if t.strides:
+            self.strides = tuple(t.strides[i] for i in range(t.ndim))
+        else:
+            self.strides = _row_major(self.shape)
+
+
+def _row_major(shape):
+    strides, stride = [], 1
+    for size in reversed(shape):
+        strides.append(stride)
+        stride *= size
+    return tuple(reversed(strides))
+
+
+def device_of(array):
+    """(device type, id) from `__dlpack_device__`, which a producer answers without exporting."""
+    if not hasattr(array, '__dlpack_device__'):
+        raise TypeError(f'{type(array).__name__} does not export DLPack (__dlpack_device__)')
+    kind, index = array.__dlpack_device__()
+    return int(kind), int(index)

@@ -1,0 +1,12 @@
+"""PyTorch convenience: out allocated by PyTorch, device calls on PyTorch's current stream, so
+that they order with the surrounding work and are captured by torch.cuda.graph."""
+import torch
+
+
+def linear(ctx, x, w, out=None):
+    """x [M,K] and w [N,K] bfloat16 tensors on one device -> out [M,N] float32 (allocated when
+    None), computed by ctx (a bf16fp32.Context) on the current stream of that device."""
+    if out is None:
+        out = torch.empty((x.shape[0], w.shape[0]), dtype=torch.float32, device=x.device)
+    stream = torch.cuda.current_stream(x.device).cuda_stream if x.is_cuda else None
+    return ctx.linear(x, w, out, stream=stream)
