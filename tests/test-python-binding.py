@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""The Python binding on host memory: every host backend against the fp64 oracle through DLPack
+(odd sizes, row pitches, M = 1, K = 0, NaN/Inf, poisoned outputs), bad arrays and bad calls
+(each a clear exception, nothing written), the context's queries, and threads."""
+import math
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common'))
+import bf16fp32  # noqa: E402
+from dlpack_buffer import Buffer, Checks, check_against_oracle, random_rows, rng  # noqa: E402
+
+POISON = 0x7FC0DEAD  # a NaN no backend computes: any element left unwritten keeps it
+c = Checks()
+r = rng()
+
+
+def run_case(ctx, m, n, k, what, pads=(0, 0, 0), xdtype='bf16', x=None, w=None):
+    """One call on fresh operands (x, w given or random), out poisoned, padding included."""
+    x = random_rows(m, k, r) if x is None else x
+    w = random_rows(n, k, r) if w is None else w
+    xb = Buffer(m, k, xdtype, pitch=k + pads[0])
+    wb = Buffer(n, k, 'bf16', pitch=k + pads[1])
+    ob = Buffer(m, n, 'f32', pitch=n + pads[2])
+    xb.set_rows(x)
+    wb.set_rows(w)
+    ob.fill_bits(POISON)
+    returned = ctx.linear(xb, wb, ob)
+    c.expect(returned is ob, f'{what}: linear returns out')
+    c.expect(check_against_oracle(x, w, ob.rows_values(), what) == 0, f'{what}: oracle bound')
+    words = ob.words()
+    written = {i * ob.pitch + j for i in range(m) for j in range(n)}
+    c.expect(all(v != POISON for i, v in enumerate(words) if i in written),
+             f'{what}: every element written')
+    c.expect(all(v == POISON for i, v in enumerate(words) if i not in written),
+             f'{what}: nothing written outside out')
+
+
+with bf16fp32.Context() as ctx:
+    host = [b.name for b in ctx.backends() if b.where == bf16fp32.HOST and b.available]
+    c.expect('cpu-ref' in host, f'cpu-ref available on the host: {host}')
+    for backend in host + ['auto']:
+        ctx.force_backend(backend)
+        for m, n, k, pads in ((1, 19, 37, (0, 0, 0)), (7, 33, 100, (3, 5, 1)),
+                              (13, 16, 64, (8, 8, 8)), (1, 1, 1, (0, 0, 0)),
+                              (5, 3, 0, (0, 2, 1)), (3, 40, 129, (1, 7, 2))):
+            run_case(ctx, m, n, k, f'{backend} {m}x{n}x{k} pads {pads}', pads)
+        x, w = random_rows(4, 24, r), random_rows(6, 24, r)
+        x[0][3], x[1][5], w[2][7], w[3][0] = math.nan, math.inf, -math.inf, math.inf
+        x[2][0] = 0.0  # against w[3][0] = inf: 0 * inf is NaN
+        run_case(ctx, 4, 6, 24, f'{backend} NaN/Inf', x=x, w=w)
+        run_case(ctx, 3, 8, 16, f'{backend} uint16 bit patterns', xdtype='u16')
+        if backend != 'auto':
+            calls = {b.name: b.calls for b in ctx.backends()}
+            c.expect(calls[backend] > 0, f'{backend} ran its calls: {calls}')
+    ctx.force_backend(None)
+
+    # M = 0 and N = 0: nothing done, nothing written.
+    for m, n in ((0, 4), (3, 0)):
+        ob = Buffer(m, n, 'f32')
+        ob.fill_bits(POISON)
+        ctx.linear(Buffer(m, 8, 'bf16'), Buffer(n, 8, 'bf16'), ob)
+        c.expect(ob.untouched(), f'M = {m}, N = {n}: nothing written')
+
+    # Bad arrays: the binding's exceptions, out untouched.
+    def bad(what, exc, status=None, x=None, w=None, out=None, m=3, n=4, k=16):
+        ob = out if out is not None else Buffer(m, n, 'f32')
+        ob.fill_bits(POISON)
+        c.raises(exc, lambda: ctx.linear(x if x is not None else Buffer(m, k, 'bf16'),
+                                         w if w is not None else Buffer(n, k, 'bf16'), ob),
+                 what, status)
+        c.expect(ob.untouched(), f'{what}: out untouched')
+
+    bad('x fp32', TypeError, x=Buffer(3, 16, 'f32'))
+    bad('out bf16', TypeError, out=Buffer(3, 4, 'bf16'))
+    bad('x 1-D', ValueError, x=Buffer(3, 16, 'bf16', shape=(48,), strides=(1,)))
+    bad('K differs', ValueError, w=Buffer(4, 15, 'bf16'))
+    bad('out shape', ValueError, out=Buffer(4, 3, 'f32'))
+    bad('x columns strided', ValueError, x=Buffer(16, 3, 'bf16', shape=(3, 16), strides=(1, 3)))
+    bad('x not an array', TypeError, x=object())
+    bad('x pitch short', bf16fp32.Error, 'BAD_LEADING_DIM',
+        x=Buffer(3, 16, 'bf16', strides=(8, 1)))
+    bad('out pitch negative', bf16fp32.Error, 'BAD_LEADING_DIM',
+        out=Buffer(3, 4, 'f32', strides=(-4, 1)))
+    bad('w misaligned', bf16fp32.Error, 'MISALIGNED', w=Buffer(4, 16, 'bf16', offset=1))
+    bad('x NULL', bf16fp32.Error, 'NULL_POINTER', x=Buffer(3, 16, 'bf16', null=True))
+    bad('negative size', bf16fp32.Error, 'BAD_SIZE',
+        x=Buffer(3, 16, 'bf16', shape=(-3, 16)), out=Buffer(3, 4, 'f32', shape=(-3, 4)))
+
+    class Device(Buffer):  # claims to live on a GPU: the call must not mix memories
+        def __dlpack_device__(self):
+            return (2, 0)
+
+    bad('mixed devices', ValueError, w=Device(4, 16, 'bf16'))
+    c.raises(bf16fp32.Error, lambda: ctx.force_backend('no-such-backend'), 'unknown backend',
+             'UNKNOWN_BACKEND')
+    err = c.raises(bf16fp32.Error, lambda: ctx.select(-1, 4, 4, bf16fp32.HOST), 'select M < 0',
+                   'BAD_SIZE')
+    c.expect(err is not None and err.detail != '', 'an Error carries the last-error detail')
+
+    # Queries.
+    name, why = ctx.select(1, 256, 4096, bf16fp32.HOST)
+    c.expect(name in host and why != '', f'select: {name} ({why})')
+    c.expect('backends' in ctx.describe(), 'describe names the backends')
+    c.expect(ctx.quarantine() == [], 'nothing quarantined')
+    ctx.prewarm(256, 4096, [1, 16], where=bf16fp32.HOST)
+    ctx.reset()
+    c.expect(all(b.calls == 0 for b in ctx.backends()), 'reset clears the counters')
+
+    # Threads: the GIL is released in the calls; every thread's results checked.
+    x, w = random_rows(5, 40, r), random_rows(24, 40, r)
+    results = []
+
+    def worker():
+        for _ in range(10):
+            xb, wb, ob = Buffer(5, 40, 'bf16'), Buffer(24, 40, 'bf16'), Buffer(5, 24, 'f32')
+            xb.set_rows(x)
+            wb.set_rows(w)
+            ob.fill_bits(POISON)
+            ctx.linear(xb, wb, ob)
+            results.append(check_against_oracle(x, w, ob.rows_values(), 'thread'))
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    c.expect(len(results) == 40 and not any(results), f'threads: {len(results)} calls checked')
+
+closed = bf16fp32.Context()
+closed.close()
+c.raises(ValueError, lambda: closed.select(1, 8, 8, bf16fp32.HOST), 'closed context')
+os.environ['BF16FP32_ALGO'] = 'no-such-backend'
+c.raises(bf16fp32.Error, bf16fp32.Context, 'bad BF16FP32_ALGO', 'BAD_ENV')
+del os.environ['BF16FP32_ALGO']
+c.finish('test-python-binding')
