@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The Python binding with PyTorch tensors: bf16fp32.torch.linear and Context.linear against
 PyTorch's fp64 product with the element-wise bound (views with a row pitch, M = 1, NaN/Inf),
-PyTorch's own refusals passed on, and on a GPU: the current stream, a side stream and
-torch.cuda.graph capture after prewarm. Exits 77 where PyTorch is not installed."""
+PyTorch's own refusals passed on, the registered operator (opcheck, torch.compile), and on a
+GPU: the current stream, a side stream and torch.cuda.graph capture after prewarm. Exits 77
+where PyTorch is not installed."""
 import os
 import sys
 
@@ -73,8 +74,23 @@ def stream_of(t):
     return torch.cuda.current_stream(t.device).cuda_stream if t.is_cuda else None
 
 
+def operator(op, device):
+    """The registered operator: PyTorch's own checks (schema, fake, AOT dispatch), then traced
+    whole by torch.compile (fullgraph: a graph break fails) and against the oracle."""
+    x, w = rand(6, 96, device, 104), rand(40, 96, device)
+    try:
+        result = torch.library.opcheck(op, (x, w))
+    except Exception as e:  # opcheck raises on the first failed check
+        result = {'raised': f'{type(e).__name__}: {e}'}
+    c.expect(all(v == 'SUCCESS' for v in result.values()), f'{device}: opcheck {result}')
+    compiled = torch.compile(lambda a, b: op(a, b) * 2.0, fullgraph=True, backend='aot_eager')
+    within_bound(x, w, compiled(x, w) / 2.0, f'{device}: compiled operator')
+
+
 with bf16fp32.Context() as ctx:
     suite(ctx, 'cpu')
+    op = bf16fp32.torch.custom_op(ctx, 'bf16fp32_test::linear')
+    operator(op, 'cpu')
     if torch.cuda.is_available() and any(b.available and b.where == bf16fp32.DEVICE
                                          for b in ctx.backends()):
         suite(ctx, 'cuda')
@@ -99,6 +115,7 @@ with bf16fp32.Context() as ctx:
         graph.replay()
         torch.cuda.synchronize()
         within_bound(x, w, out, 'graph replay')
+        operator(op, 'cuda')
         c.expect(ctx.quarantine() == [], f'nothing quarantined: {ctx.quarantine()}')
     else:
         print('test-python-torch: no GPU, the CUDA part skipped')
