@@ -66,8 +66,12 @@ def suite(ctx, device):
     c.expect(e is not None and 'contiguous' in str(e), f'{device}: says why: {e}')
     c.raises(TypeError, lambda: bf16fp32.torch.linear(ctx, x.float(), w),
              f'{device}: fp32 x')
-    c.raises(BufferError, lambda: bf16fp32.torch.linear(ctx, x.requires_grad_(), w),
+    c.raises(BufferError, lambda: ctx.linear(x.requires_grad_(), w, torch.empty(4, 8, device=device)),
              f'{device}: x that requires grad (PyTorch refuses to export it)')
+    c.raises(RuntimeError, lambda: bf16fp32.torch.linear(ctx, x, w),
+             f'{device}: x that requires grad, grad mode on')
+    with torch.no_grad():
+        within_bound(x, w, bf16fp32.torch.linear(ctx, x, w), f'{device}: under no_grad')
 
 
 def stream_of(t):

@@ -12,10 +12,11 @@ import ctypes
 from . import _dlpack
 from ._capi import DEVICE, HOST, BackendInfo, Error, Options, QuarantineEntry, check, lib
 
-__all__ = ['Context', 'Error', 'HOST', 'DEVICE', 'Backend', 'Quarantined']
+__all__ = ['Context', 'Error', 'HOST', 'DEVICE', 'Backend', 'Quarantined', 'Operand']
 
 Backend = collections.namedtuple('Backend', 'name where available reason calls failures')
 Quarantined = collections.namedtuple('Quarantined', 'backend where m n k ldx ldw ldo status')
+Operand = collections.namedtuple('Operand', 'address shape strides')  # for Context.run
 
 _WHERE = {_dlpack.CPU: HOST, _dlpack.CUDA_HOST: HOST,
           _dlpack.CUDA: DEVICE, _dlpack.CUDA_MANAGED: DEVICE}
@@ -82,7 +83,6 @@ class Context:
         uint16 bit patterns), out [M,N] fp32, all on the CPU or all on one CUDA device, rows
         contiguous (any row pitch). stream: for device arrays, the cudaStream_t as an int
         (None or 0: the legacy default stream); the arrays are exported for that stream."""
-        ctx = self._handle()
         kinds = [_dlpack.device_of(a) for a in (x, w, out)]
         if kinds[0][0] not in _WHERE:
             raise ValueError(f'x is on DLPack device type {kinds[0][0]}: neither CPU nor CUDA')
@@ -96,17 +96,25 @@ class Context:
             if view.dtype not in allowed:
                 raise TypeError(f'{what}: DLPack type {view.dtype} (code, bits, lanes); expected '
                                 f'{"bfloat16 or uint16" if what != "out" else "float32"}')
-            if len(view.shape) != 2:
-                raise ValueError(f'{what}: {len(view.shape)} dimensions, expected 2')
-        (m, k), n = xv.shape, wv.shape[0]
-        if wv.shape[1] != k:
-            raise ValueError(f'x is [{m},{k}] and w [{n},{wv.shape[1]}]: K differs')
-        if ov.shape != (m, n):
-            raise ValueError(f'out is {list(ov.shape)}, expected [{m},{n}]')
-        check(lib.bf16fp32_linear(ctx, where, m, n, k, xv.address, _leading_dim(xv, 'x'),
-                                  wv.address, _leading_dim(wv, 'w'), ov.address,
-                                  _leading_dim(ov, 'out'), stream or None))
+        self.run(where, xv, wv, ov, stream)
         return out
+
+    def run(self, where, x, w, out, stream=None):
+        """The call on operands already known to be of the right types and on `where` (HOST or
+        DEVICE): each has .address (int), .shape and .strides (elements), like Operand. For
+        adapters (bf16fp32.torch reads a tensor's fields directly, faster than DLPack)."""
+        ctx = self._handle()
+        for op, what in ((x, 'x'), (w, 'w'), (out, 'out')):
+            if len(op.shape) != 2:
+                raise ValueError(f'{what}: {len(op.shape)} dimensions, expected 2')
+        (m, k), n = x.shape, w.shape[0]
+        if w.shape[1] != k:
+            raise ValueError(f'x is [{m},{k}] and w [{n},{w.shape[1]}]: K differs')
+        if tuple(out.shape) != (m, n):
+            raise ValueError(f'out is {list(out.shape)}, expected [{m},{n}]')
+        check(lib.bf16fp32_linear(ctx, where, m, n, k, x.address, _leading_dim(x, 'x'),
+                                  w.address, _leading_dim(w, 'w'), out.address,
+                                  _leading_dim(out, 'out'), stream or None))
 
     def prewarm(self, n, k, ms, where=DEVICE, stream=None):
         """Every piece of lazy work for weight shape (n, k) at each M of ms, on stream, before
