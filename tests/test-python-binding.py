@@ -5,6 +5,7 @@
 import math
 import os
 import sys
+import tempfile
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common'))
@@ -127,6 +128,27 @@ with bf16fp32.Context() as ctx:
     for t in threads:
         t.join()
     c.expect(len(results) == 40 and not any(results), f'threads: {len(results)} calls checked')
+
+# A corrupt tuning file: its warnings reach the log function, and calls still run; tune_step's
+# argument checks.
+lines = []
+with tempfile.NamedTemporaryFile('w', suffix='.tsv') as bad_file:
+    bad_file.write('not a tuning file\n')
+    bad_file.flush()
+    saved = os.environ.pop('BF16FP32_TUNE_FILE', None)  # it would override the option
+    ctx = bf16fp32.Context(tune_file=bad_file.name, log_level=1,
+                           log=lambda level, line: lines.append((level, line)))
+    if saved is not None:
+        os.environ['BF16FP32_TUNE_FILE'] = saved
+c.expect(any(level == 1 and bad_file.name in line and 'skipped' in line for level, line in lines),
+         f'the corrupt file\'s warning logged: {lines}')
+with ctx:
+    run_case(ctx, 2, 8, 16, 'with a corrupt tuning file')
+    c.raises(bf16fp32.Error, lambda: ctx.tune_step([], [1]), 'tune_step, no GEMMs', 'BAD_SIZE')
+    c.raises(bf16fp32.Error, lambda: ctx.tune_step([(256, 4096, 2)], [1], filler_kb=-1),
+             'tune_step, negative filler', 'BAD_SIZE')
+    c.raises(ValueError, lambda: ctx.tune_step([(256, 4096, 2)], [1], trigger='late'),
+             'tune_step, unknown trigger')
 
 closed = bf16fp32.Context()
 closed.close()

@@ -10,7 +10,8 @@ import collections
 import ctypes
 
 from . import _dlpack
-from ._capi import DEVICE, HOST, BackendInfo, Error, Options, QuarantineEntry, check, lib
+from ._capi import (DEVICE, HOST, BackendInfo, Error, LogFn, Options, QuarantineEntry, check,
+                    lib)
 
 __all__ = ['Context', 'Error', 'HOST', 'DEVICE', 'Backend', 'Quarantined', 'Operand']
 
@@ -40,12 +41,13 @@ def _leading_dim(view, what):
 
 class Context:
     """One library context (one device). The options are bf16fp32_options' fields (None: the
-    library's default; log lines go to stderr); environment variables (BF16FP32_ALGO, ...)
+    library's default), log a function log(level, line) for the lines that log_level asks
+    for (None: they go to stderr); environment variables (BF16FP32_ALGO, ...)
     override them, read at creation and at reset(). Calls may come from many threads at once
     (the library runs without the GIL); reset() and close() must not overlap other calls."""
 
     def __init__(self, device=None, cpu_threads=None, algo=None, use_pdl=None,
-                 workspace_bytes=None, tune_file=None, log_level=None):
+                 workspace_bytes=None, tune_file=None, log_level=None, log=None):
         opt = Options()
         lib.bf16fp32_options_init(ctypes.byref(opt))
         for name, value in (('device', device), ('cpu_threads', cpu_threads),
@@ -55,6 +57,9 @@ class Context:
                 setattr(opt, name, int(value))
         self._keep = [s.encode() if s is not None else None for s in (algo, tune_file)]
         opt.algo, opt.tune_file = self._keep
+        if log is not None:  # log(level, line), from whichever thread logs
+            self._log = LogFn(lambda user, level, line: log(level, line.decode(errors='replace')))
+            opt.log_fn = self._log
         handle = ctypes.c_void_p()
         check(lib.bf16fp32_create(ctypes.byref(handle), ctypes.byref(opt)))
         self._ctx = handle
@@ -172,4 +177,18 @@ class Context:
         marr, mcount = _int64s(ms)
         check(lib.bf16fp32_tune(self._handle(), where, flat, count // 2, marr, mcount,
                                 out_path.encode() if out_path is not None else None))
+
+    def tune_step(self, gemms, ms, out_path=None, filler_kb=0, trigger='end'):
+        """Tunes a workload's step of device GEMMs together (bf16fp32_tune_step_fillers):
+        gemms lists (n, k, calls per step) in layer order; filler_kb and trigger ('end',
+        'entry', 'none') the kernel put before every call. Minutes."""
+        flat, count = _int64s(v for n, k, _ in gemms for v in (n, k))
+        calls = (ctypes.c_int * max(len(gemms), 1))(*[int(g[2]) for g in gemms])
+        marr, mcount = _int64s(ms)
+        triggers = {'end': 0, 'entry': 1, 'none': 2}
+        if trigger not in triggers:
+            raise ValueError(f'trigger {trigger!r}: one of {", ".join(triggers)}')
+        check(lib.bf16fp32_tune_step_fillers(
+            self._handle(), flat, calls, count // 2, marr, mcount, filler_kb, triggers[trigger],
+            out_path.encode() if out_path is not None else None))
 

@@ -16,11 +16,15 @@ class Error(Exception):
         self.status, self.name, self.message, self.detail = status, name, message, detail
 
 
+# bf16fp32_log_fn: (user, level, line)
+LogFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
+
+
 class Options(ctypes.Structure):
     _fields_ = [('device', ctypes.c_int), ('cpu_threads', ctypes.c_int),
                 ('algo', ctypes.c_char_p), ('use_pdl', ctypes.c_int),
                 ('workspace_bytes', ctypes.c_size_t), ('tune_file', ctypes.c_char_p),
-                ('log_level', ctypes.c_int), ('log_fn', ctypes.c_void_p),
+                ('log_level', ctypes.c_int), ('log_fn', LogFn),
                 ('log_user', ctypes.c_void_p)]
 
 
@@ -78,6 +82,8 @@ def _declare(lib):
                                            ctypes.POINTER(i32)]),
         'bf16fp32_describe': (i32, [vp, cp, ctypes.c_size_t]),
         'bf16fp32_tune': (i32, [vp, i32, p64, i32, p64, i32, cp]),
+        'bf16fp32_tune_step_fillers': (i32, [vp, p64, ctypes.POINTER(i32), i32, p64, i32, i32,
+                                             i32, cp]),
     }
     for name, (restype, argtypes) in protos.items():
         fn = getattr(lib, name)
