@@ -25,7 +25,7 @@ gen = torch.Generator().manual_seed(7)
 def rand(rows, cols, device, pitch=None):
     """A bf16 [rows, cols] tensor, a view of [rows, pitch] storage when pitch is given."""
     full = (torch.rand(rows, pitch or cols, generator=gen) * 4 - 2).to(torch.bfloat16)
-    return full[:, :cols].to(device)
+    return full.to(device)[:, :cols]  # sliced after the copy, which would drop the pitch
 
 
 def within_bound(x, w, out, what):
@@ -48,6 +48,7 @@ def suite(ctx, device):
     for m, n, k, pitch in ((1, 256, 512, None), (7, 48, 264, 272), (33, 40, 129, None),
                            (128, 64, 1024, 1032), (3, 16, 0, None)):
         x, w = rand(m, k, device, pitch), rand(n, k, device, pitch)
+        c.expect(pitch is None or x.stride(0) == w.stride(0) == pitch, f'{device}: pitch kept')
         out = bf16fp32.torch.linear(ctx, x, w)
         c.expect(out.shape == (m, n) and out.dtype == torch.float32, f'{device}: out [{m},{n}]')
         within_bound(x, w, out, f'{device} {m}x{n}x{k} pitch {pitch}')
@@ -101,6 +102,7 @@ with bf16fp32.Context() as ctx:
         # A side stream: the call runs on PyTorch's current stream there.
         side = torch.cuda.Stream()
         x, w = rand(16, 1024, 'cuda'), rand(256, 1024, 'cuda')
+        side.wait_stream(torch.cuda.current_stream())  # x and w were made on the current one
         with torch.cuda.stream(side):
             out = bf16fp32.torch.linear(ctx, x, w)
         side.synchronize()
