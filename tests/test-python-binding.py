@@ -86,6 +86,8 @@ with bf16fp32.Context() as ctx:
         out=Buffer(3, 4, 'f32', strides=(-4, 1)))
     bad('w misaligned', bf16fp32.Error, 'MISALIGNED', w=Buffer(4, 16, 'bf16', offset=1))
     bad('x NULL', bf16fp32.Error, 'NULL_POINTER', x=Buffer(3, 16, 'bf16', null=True))
+    bad('x NULL with a byte offset', bf16fp32.Error, 'NULL_POINTER',
+        x=Buffer(3, 16, 'bf16', null=True, offset=64))
     bad('negative size', bf16fp32.Error, 'BAD_SIZE',
         x=Buffer(3, 16, 'bf16', shape=(-3, 16)), out=Buffer(3, 4, 'f32', shape=(-3, 4)))
 

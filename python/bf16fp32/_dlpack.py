@@ -32,9 +32,8 @@ _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
 class View:
-    """One array as the library sees it: address (int, byte offset applied), device type and
-    id, DLPack type (code, bits, lanes), shape and strides in elements (row-major when the
-    producer gave none). Holds the producer's capsule: the memory stays valid while it lives,
+    """One array as the library sees it: address (int, byte offset applied), DLPack type (code,
+    bits, lanes), shape and strides in elements (row-major when the producer gave none). Holds the producer's capsule: the memory stays valid while it lives,
     and the producer frees its record when it goes (the capsule is read, not consumed)."""
 
     def __init__(self, array, stream):
@@ -45,8 +44,7 @@ class View:
         if not 0 <= t.ndim <= 8 or (t.ndim and not t.shape):
             raise ValueError(f'malformed DLPack export: ndim {t.ndim}, shape '
                              f'{"NULL" if not t.shape else "given"}')
-        self.address = (t.data or 0) + t.byte_offset
-        self.device = (t.device.device_type, t.device.device_id)
+        self.address = t.data + t.byte_offset if t.data else 0  # NULL stays NULL for the C check
         self.dtype = (t.dtype.code, t.dtype.bits, t.dtype.lanes)
         self.shape = tuple(t.shape[i] for i in range(t.ndim))
         if t.strides:
