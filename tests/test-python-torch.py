@@ -67,6 +67,7 @@ def suite(ctx, device):
     c.expect(e is not None and 'contiguous' in str(e), f'{device}: says why: {e}')
     c.raises(TypeError, lambda: bf16fp32.torch.linear(ctx, x.float(), w),
              f'{device}: fp32 x')
+    c.raises(ValueError, lambda: bf16fp32.torch.linear(ctx, x[0, 0], w), f'{device}: 0-dim x')
     c.raises(BufferError, lambda: ctx.linear(x.requires_grad_(), w, torch.empty(4, 8, device=device)),
              f'{device}: x that requires grad (PyTorch refuses to export it)')
     c.raises(RuntimeError, lambda: bf16fp32.torch.linear(ctx, x, w),

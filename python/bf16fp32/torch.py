@@ -30,6 +30,8 @@ def _linear(ctx, x, w, out):
     if device.type not in _WHERE:
         raise ValueError(f'x is on {device}: neither CPU nor CUDA')
     if out is None:
+        if x.dim() != 2 or w.dim() != 2:
+            raise ValueError(f'x and w must have 2 dimensions, not {x.dim()} and {w.dim()}')
         out = torch.empty((x.shape[0], w.shape[0]), dtype=torch.float32, device=device)
     if w.device != device or out.device != device:
         raise ValueError(f'x, w and out are on different devices: {device}, {w.device}, '
