@@ -2,7 +2,8 @@
 // invariance, then MEASURING.md timings (graph replay, cold L2, median) against cuBLAS.
 // --reads: the read floors of the kernels' grids (loads only: register loads in the kernels'
 // fragment pattern and contiguous, bulk copies); --frag-reads: the fragment-pattern part only;
-// --frag-vec: the fragment pattern with 16, 32 or 64 contiguous bytes per lane and row;
+// --frag-vec: the fragment pattern with 16, 32 or 64 contiguous bytes per lane and row, and the
+//        natural sets' two 8-byte loads;
 // --wide: the wide and wgmma kernels' block shapes at M = 64, 128, 256 (with --no-table: only those);
 // --ncu-wide: single wide- and wgmma-kernel calls for a profiler.
 // --trace: global-timer stamps inside the kernels (smallm-probe-trace.cuh; build with
@@ -1134,6 +1135,53 @@ __global__ void read_frag(const uint16_t *w, int64_t ldw, int k, int rows, int k
   if (acc == 0x12345679u) sink[blockIdx.y] = acc;
 }
 
+// The natural sets' pattern (MMA 1 of a sub-chunk adds k = 0-15, MMA 2 k = 16-31; what ldmatrix,
+// wgmma and tensor-map copies move): lane (g, t) reads 8 bytes at k = 32 q + 4 t and 8 at
+// 32 q + 16 + 4 t of rows g and g + 8, the same 8 sub-chunks in flight per lane as V = 1. Each
+// instruction takes one whole 32-byte sector of each of its 8 rows (V = 1: two), so the sectors
+// are the same and the instructions twice as many. Timing only.
+__global__ void read_frag_natural(const uint16_t *w, int64_t ldw, int k, int rows, int ksplit, unsigned *sink) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, t = lane & 3, wk_n = 128 / rows, wk = warp % wk_n, wn = warp / wk_n;
+  int64_t kb, ke;
+  bf16fp32__smallm_slice(k, ksplit, blockIdx.x, &kb, &ke);
+  const int nsubs = (int)((ke - kb + 31) >> 5);
+  int j0, j1;
+  bf16fp32__smallm_chain(nsubs, wk, wk_n, &j0, &j1);
+  const int nq = j1 - j0;
+  const uint16_t *r0 = w + ((int64_t)blockIdx.y * rows + 16 * wn + g) * ldw + kb + 32 * j0 + 4 * t;
+  const int64_t r8 = 8 * ldw, kend = ke - kb - 32 * j0;
+  unsigned acc = 0;
+  for (int q0 = 0; q0 < nq; q0 += 8) {
+    uint2 v[8][2][2];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+      for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+          v[i][h][u] = make_uint2(0, 0);
+          const int64_t kk = (int64_t)(q0 + i) * 32 + 16 * u + 4 * t;
+          if (q0 + i < nq && kk < kend)
+            asm volatile("ld.global.nc.L1::no_allocate.L2::128B.v2.u32 {%0,%1}, [%2];"
+                         : "=r"(v[i][h][u].x), "=r"(v[i][h][u].y)
+                         : "l"(r0 + h * r8 + (int64_t)(q0 + i) * 32 + 16 * u));
+        }
+#pragma unroll
+    for (int i = 0; i < 8; i++) acc ^= v[i][0][0].x ^ v[i][1][0].y ^ v[i][0][1].x ^ v[i][1][1].y;
+  }
+  if (acc == 0x12345679u) sink[blockIdx.y] = acc;
+}
+
+static double time_read_frag_natural(const Rot &r, int rows, int ksplit) {
+  static unsigned *sink = nullptr;
+  if (!sink) CK(cudaMalloc(&sink, 1 << 20));
+  return time_calls(200, [&](int i) {
+    read_frag_natural<<<dim3(ksplit, (unsigned)(r.n / rows)), 256, 0, g_s>>>(r.w(i), (int64_t)r.k, (int)r.k, rows,
+                                                                            ksplit, sink);
+  });
+}
+
 template <int V = 1>
 static double time_read_frag(const Rot &r, int rows, int ksplit, int halves) {
   static unsigned *sink = nullptr;
@@ -1148,7 +1196,7 @@ static double time_read_frag(const Rot &r, int rows, int ksplit, int halves) {
 static void exp_frag_reads(bool widths) {
   if (widths)
     printf("\nfragment-pattern read floors by bytes per lane and row (us per call, loads only, chosen split): "
-           "N K R/S | plain read | 16 B (the kernels) | 32 B | 64 B\n");
+           "N K R/S | plain read | 16 B (the kernels) | 32 B | 64 B | 2 x 8 B (natural sets)\n");
   else
     printf("\nfragment-pattern read floors (us per call, loads only) at the chosen split: N K R/S | contiguous 256 "
            "thr, 512 thr | fragment pattern 256 thr (2 rows per lane), 512 thr (1 row per lane)\n");
@@ -1158,10 +1206,10 @@ static void exp_frag_reads(bool widths) {
     if (bf16fp32__smallm_choose(1, r.n, r.k, g_sms, g_smem, &cfg) != 0) continue;
     const int R = cfg.split.rows, S = cfg.split.ksplit;
     if (widths) {
-      printf("%5lld %5lld %d/%d | %.2f | %.2f %.2f %.2f | again %.2f %.2f %.2f\n", (long long)r.n, (long long)r.k, R,
-             S, time_read_all(r), time_read_frag<1>(r, R, S, 1), time_read_frag<2>(r, R, S, 1),
-             time_read_frag<4>(r, R, S, 1), time_read_frag<1>(r, R, S, 1), time_read_frag<2>(r, R, S, 1),
-             time_read_frag<4>(r, R, S, 1));
+      printf("%5lld %5lld %d/%d | %.2f | %.2f %.2f %.2f %.2f | again %.2f %.2f %.2f %.2f\n", (long long)r.n,
+             (long long)r.k, R, S, time_read_all(r), time_read_frag<1>(r, R, S, 1), time_read_frag<2>(r, R, S, 1),
+             time_read_frag<4>(r, R, S, 1), time_read_frag_natural(r, R, S), time_read_frag<1>(r, R, S, 1),
+             time_read_frag<2>(r, R, S, 1), time_read_frag<4>(r, R, S, 1), time_read_frag_natural(r, R, S));
       fflush(stdout);
       continue;
     }
