@@ -1097,19 +1097,30 @@ static double time_read_t(const Rot &r, int rows, int ksplit, int threads) {
 // kernels' pattern (64 bytes of a row per instruction); V = 2 and 4 give each lane 32 or 64
 // contiguous bytes, which would be another k permutation (another summation order): timing
 // only. halves = 2: 16 warps, each reading one of the two rows.
+// Where a fragment-read warp of 8 per block (warp w of a 512-thread block is warp w % 8) reads:
+// lane (g, t), its 16-row tile wn, block x's K slice [kb, ke) and its group's sub-chunks [j0, j1).
+struct FragPlace {
+  int g, t, wn, j0, j1;
+  int64_t kb, ke;
+};
+__device__ FragPlace frag_place(int k, int rows, int ksplit) {
+  FragPlace p;
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) % 8, wk_n = 128 / rows;
+  p.g = lane >> 2, p.t = lane & 3, p.wn = warp / wk_n;
+  bf16fp32__smallm_slice(k, ksplit, blockIdx.x, &p.kb, &p.ke);
+  bf16fp32__smallm_chain((int)((p.ke - p.kb + 31) >> 5), warp % wk_n, wk_n, &p.j0, &p.j1);
+  return p;
+}
+
 template <int V>
 __global__ void read_frag(const uint16_t *w, int64_t ldw, int k, int rows, int ksplit, int halves, unsigned *sink) {
   BF16FP32__SMALLM_STAMP(0);
-  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) % 8, half = threadIdx.x / 256;
-  const int g = lane >> 2, t = lane & 3, wk_n = 128 / rows, wk = warp % wk_n, wn = warp / wk_n;
-  int64_t kb, ke;
-  bf16fp32__smallm_slice(k, ksplit, blockIdx.x, &kb, &ke);
-  const int nsubs = (int)((ke - kb + 31) >> 5);
-  int j0, j1;
-  bf16fp32__smallm_chain(nsubs, wk, wk_n, &j0, &j1);
-  const int nv = (j1 - j0 + V - 1) / V; /* groups of V sub-chunks */
-  const uint16_t *r0 = w + ((int64_t)blockIdx.y * rows + 16 * wn + g + 8 * half) * ldw + kb + 32 * j0 + 8 * V * t;
-  const int64_t r8 = 8 * ldw, kend = ke - kb - 32 * j0;
+  const FragPlace p = frag_place(k, rows, ksplit);
+  const int t = p.t, half = threadIdx.x / 256;
+  const int nv = (p.j1 - p.j0 + V - 1) / V; /* groups of V sub-chunks */
+  const uint16_t *r0 =
+      w + ((int64_t)blockIdx.y * rows + 16 * p.wn + p.g + 8 * half) * ldw + p.kb + 32 * p.j0 + 8 * V * t;
+  const int64_t r8 = 8 * ldw, kend = p.ke - p.kb - 32 * p.j0;
   unsigned acc = 0;
   for (int q0 = 0; q0 < nv; q0 += 8 / V) {
     uint4 v[8 / V][2][V];
@@ -1126,10 +1137,14 @@ __global__ void read_frag(const uint16_t *w, int64_t ldw, int k, int rows, int k
                          : "=r"(v[i][h][u].x), "=r"(v[i][h][u].y), "=r"(v[i][h][u].z), "=r"(v[i][h][u].w)
                          : "l"(r0 + h * r8 + (int64_t)(q0 + i) * 32 * V + 8 * u));
         }
+    /* Every word of every load: ptxas narrows a load whose words go unused (until session 72
+     * this used two of each load's four, and the loads ran as 4-byte ones of half the bytes). */
 #pragma unroll
     for (int i = 0; i < 8 / V; i++)
 #pragma unroll
-      for (int u = 0; u < V; u++) acc ^= v[i][0][u].x ^ v[i][1][u].y ^ v[i][0][u].z ^ v[i][1][u].w;
+      for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int u = 0; u < V; u++) acc ^= v[i][h][u].x ^ v[i][h][u].y ^ v[i][h][u].z ^ v[i][h][u].w;
   }
   BF16FP32__SMALLM_STAMP(5);
   if (acc == 0x12345679u) sink[blockIdx.y] = acc;
@@ -1141,16 +1156,10 @@ __global__ void read_frag(const uint16_t *w, int64_t ldw, int k, int rows, int k
 // instruction takes one whole 32-byte sector of each of its 8 rows (V = 1: two), so the sectors
 // are the same and the instructions twice as many. Timing only.
 __global__ void read_frag_natural(const uint16_t *w, int64_t ldw, int k, int rows, int ksplit, unsigned *sink) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int g = lane >> 2, t = lane & 3, wk_n = 128 / rows, wk = warp % wk_n, wn = warp / wk_n;
-  int64_t kb, ke;
-  bf16fp32__smallm_slice(k, ksplit, blockIdx.x, &kb, &ke);
-  const int nsubs = (int)((ke - kb + 31) >> 5);
-  int j0, j1;
-  bf16fp32__smallm_chain(nsubs, wk, wk_n, &j0, &j1);
-  const int nq = j1 - j0;
-  const uint16_t *r0 = w + ((int64_t)blockIdx.y * rows + 16 * wn + g) * ldw + kb + 32 * j0 + 4 * t;
-  const int64_t r8 = 8 * ldw, kend = ke - kb - 32 * j0;
+  const FragPlace p = frag_place(k, rows, ksplit);
+  const int t = p.t, nq = p.j1 - p.j0;
+  const uint16_t *r0 = w + ((int64_t)blockIdx.y * rows + 16 * p.wn + p.g) * ldw + p.kb + 32 * p.j0 + 4 * t;
+  const int64_t r8 = 8 * ldw, kend = p.ke - p.kb - 32 * p.j0;
   unsigned acc = 0;
   for (int q0 = 0; q0 < nq; q0 += 8) {
     uint2 v[8][2][2];
@@ -1168,7 +1177,9 @@ __global__ void read_frag_natural(const uint16_t *w, int64_t ldw, int k, int row
                          : "l"(r0 + h * r8 + (int64_t)(q0 + i) * 32 + 16 * u));
         }
 #pragma unroll
-    for (int i = 0; i < 8; i++) acc ^= v[i][0][0].x ^ v[i][1][0].y ^ v[i][0][1].x ^ v[i][1][1].y;
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+      for (int h = 0; h < 2; h++) acc ^= v[i][h][0].x ^ v[i][h][0].y ^ v[i][h][1].x ^ v[i][h][1].y;
   }
   if (acc == 0x12345679u) sink[blockIdx.y] = acc;
 }
