@@ -138,6 +138,10 @@ bf16fp32_status bf16fp32_quarantine_list(bf16fp32_context *ctx, bf16fp32_quarant
 /* Describes the machine: CUDA device, CPU features, backends (like `bf16fp32 info`). */
 bf16fp32_status bf16fp32_describe(bf16fp32_context *ctx, char *buf, size_t len);
 
+/* The loaded library's version ("0.1.0"): BF16FP32_VERSION as it was built, to compare with the
+ * BF16FP32_VERSION a caller was compiled against. */
+const char *bf16fp32_version(void);
+
 /* ---- Tuning (src/tune.c) ------------------------------------------------------------- */
 
 /* Measures every available backend at `where` on each weight shape (N, K) =

@@ -1,4 +1,5 @@
-/* bf16fp32_describe: the machine and each backend's availability, for `bf16fp32 info`. */
+/* bf16fp32_describe: the machine and each backend's availability, for `bf16fp32 info`; and
+ * bf16fp32_version. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,3 +60,5 @@ bf16fp32_status bf16fp32_describe(bf16fp32_context *ctx, char *buf, size_t len) 
   }
   return BF16FP32_OK;
 }
+
+const char *bf16fp32_version(void) { return BF16FP32_VERSION; }

@@ -117,6 +117,9 @@ static void test_other_entry_points(bf16fp32_context *ctx) {
   bf16fp32_destroy(NULL); /* a no-op, like free(NULL) */
 }
 
+/* The library reports the version its header declares. */
+static void test_version(void) { CHECK(strcmp(bf16fp32_version(), BF16FP32_VERSION) == 0); }
+
 static void test_status_table(void) {
   for (int s = 0; s < BF16FP32_STATUS_COUNT; s++) {
     CHECK(strcmp(bf16fp32_status_name((bf16fp32_status)s), "UNKNOWN_STATUS") != 0);
@@ -139,6 +142,7 @@ int main(void) {
   test_empty_sizes(ctx);
   test_other_entry_points(ctx);
   test_status_table();
+  test_version();
   bf16fp32_destroy(ctx);
   return testing_summary("test-bad-inputs");
 }

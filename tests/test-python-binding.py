@@ -103,6 +103,7 @@ with bf16fp32.Context() as ctx:
     c.expect(err is not None and err.detail != '', 'an Error carries the last-error detail')
 
     # Queries.
+    c.expect(bf16fp32.version().count('.') == 2, f'version {bf16fp32.version()}')
     name, why = ctx.select(1, 256, 4096, bf16fp32.HOST)
     c.expect(name in host and why != '', f'select: {name} ({why})')
     c.expect('backends' in ctx.describe(), 'describe names the backends')

@@ -13,7 +13,13 @@ from . import _dlpack
 from ._capi import (DEVICE, HOST, BackendInfo, Error, LogFn, Options, QuarantineEntry, check,
                     lib)
 
-__all__ = ['Context', 'Error', 'HOST', 'DEVICE', 'Backend', 'Quarantined', 'Operand']
+__all__ = ['Context', 'Error', 'HOST', 'DEVICE', 'Backend', 'Quarantined', 'Operand', 'version']
+
+
+def version():
+    """The loaded library's version (bf16fp32_version)."""
+    return lib.bf16fp32_version().decode()
+
 
 Backend = collections.namedtuple('Backend', 'name where available reason calls failures')
 Quarantined = collections.namedtuple('Quarantined', 'backend where m n k ldx ldw ldo status')

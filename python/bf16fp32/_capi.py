@@ -81,6 +81,7 @@ def _declare(lib):
         'bf16fp32_quarantine_list': (i32, [vp, ctypes.POINTER(QuarantineEntry), i32,
                                            ctypes.POINTER(i32)]),
         'bf16fp32_describe': (i32, [vp, cp, ctypes.c_size_t]),
+        'bf16fp32_version': (cp, []),
         'bf16fp32_tune': (i32, [vp, i32, p64, i32, p64, i32, cp]),
         'bf16fp32_tune_step_fillers': (i32, [vp, p64, ctypes.POINTER(i32), i32, p64, i32, i32,
                                              i32, cp]),

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""The shared library exports exactly the functions include/bf16fp32.h declares (its version
-script, cmake/bf16fp32.map, keeps every internal symbol local) and names itself by its
-MAJOR.MINOR soname. Exits 77 where binutils' nm or readelf is missing."""
+"""The shared library as a user's loader and build see it: it exports exactly the functions
+include/bf16fp32.h declares (its version script, cmake/bf16fp32.map, keeps every internal symbol
+local), names itself by its MAJOR.MINOR soname, and reports through bf16fp32_version() the
+header's BF16FP32_VERSION, which python/pyproject.toml repeats. Exits 77 where binutils' nm or
+readelf is missing."""
 import os
+import ctypes
 import re
 import shutil
 import subprocess
@@ -11,13 +14,17 @@ import sys
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 library = os.environ.get('BF16FP32_LIBRARY', '')
 if not (shutil.which('nm') and shutil.which('readelf')):
-    print('test-exports: nm or readelf missing, skipped')
+    print('test-shared-library: nm or readelf missing, skipped')
     sys.exit(77)
 with open(os.path.join(root, 'include', 'bf16fp32.h')) as f:
     header = f.read()
 declared = set(re.findall(r'\b(bf16fp32_[a-z]\w*)\s*\(', header))
-with open(os.path.join(root, 'CMakeLists.txt')) as f:
-    version = re.search(r'project\(bf16fp32 VERSION (\d+)\.(\d+)', f.read()).groups()
+version = re.search(r'#define BF16FP32_VERSION "((\d+)\.(\d+)\.\d+)"', header).groups()
+with open(os.path.join(root, 'python', 'pyproject.toml')) as f:
+    python_version = re.search(r'^version = "(.*)"', f.read(), re.M).group(1)
+lib = ctypes.CDLL(library)
+lib.bf16fp32_version.restype = ctypes.c_char_p
+loaded_version = lib.bf16fp32_version().decode()
 
 symbols = subprocess.run(['nm', '-D', '--defined-only', library], capture_output=True, text=True,
                          check=True).stdout.split('\n')
@@ -31,8 +38,10 @@ for what, ok in (
         (f'exported but not declared: {sorted(exported - declared)}', not exported - declared),
         (f'declared but not exported: {sorted(declared - exported)}', not declared - exported),
         (f'soname {soname.group(1) if soname else None}',
-         soname is not None and soname.group(1) == 'libbf16fp32.so.%s.%s' % version)):
+         soname is not None and soname.group(1) == 'libbf16fp32.so.%s.%s' % version[1:]),
+        (f'bf16fp32_version() {loaded_version}, the header {version[0]}, python/pyproject.toml '
+         f'{python_version}', loaded_version == version[0] == python_version)):
     print(f'{"ok" if ok else "FAIL"}: {what}')
     failed += not ok
-print(f'test-exports: {"FAILED" if failed else "passed"}')
+print(f'test-shared-library: {"FAILED" if failed else "passed"}')
 sys.exit(1 if failed else 0)
