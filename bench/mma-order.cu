@@ -10,17 +10,17 @@
 // a narrow and a wide range (the wide one makes any alignment or truncation of the products
 // show); in half of each range's trials pairs of products cancel exactly.
 // docs/smallm-notes.md, session 71.
-// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Ibench bench/mma-order.cu -o mma-order
+// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude -Ibench bench/mma-order.cu -o mma-order
 #include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include "backends/smallm/smallm-fragments.cuh"
 #include "bench-cuda.cuh"
+#include "internal.h" /* bf16fp32__bf16_to_float */
 
 constexpr int TRIALS = 8192;
 constexpr int VARIANTS = 8; /* random instances of each random class */
@@ -59,12 +59,6 @@ static uint32_t rnd() {
 static uint16_t rnd_bf16(int span) {
   const int e = static_cast<int>(rnd() % (2 * span + 1)) - span;
   return static_cast<uint16_t>(((rnd() & 1) << 15) | ((e + 127) << 7) | (rnd() & 0x7f));
-}
-static float bf16_to_float(uint16_t h) {
-  const uint32_t u = static_cast<uint32_t>(h) << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
 }
 static void shuffle(uint8_t *p, int n) {
   for (int i = n - 1; i > 0; i--) {
@@ -162,7 +156,8 @@ int main() {
       for (int n = 0; n < 8; n++) {
         double s = trials[i].c[r][n];
         for (int k = 0; k < 16; k++)
-          s += static_cast<double>(bf16_to_float(trials[i].a[r][k])) * bf16_to_float(trials[i].b[k][n]);
+          s += static_cast<double>(bf16fp32__bf16_to_float(trials[i].a[r][k])) *
+               bf16fp32__bf16_to_float(trials[i].b[k][n]);
         const float got = out[static_cast<size_t>(i) * 128 + r * 8 + n];
         unwritten += std::isnan(got);
         exact += static_cast<float>(s) == got;
