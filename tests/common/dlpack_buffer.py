@@ -11,6 +11,7 @@ import sys
 from bf16fp32 import _dlpack
 
 SKIP = 77  # ctest's skip code
+POISON = 0x7FC0DEAD  # a NaN no backend computes: an output element left unwritten keeps it
 
 _new_capsule = ctypes.pythonapi.PyCapsule_New
 _new_capsule.restype = ctypes.py_object
@@ -112,6 +113,14 @@ class Buffer:
     def untouched(self):
         """Whether every element still holds the poison of the last fill_bits."""
         return all(v == self.poison for v in self.words())
+
+    def poison_state(self):
+        """(every element of the rows x cols region overwritten since the last fill_bits,
+        every other element, the row padding and the tail included, still its poison)."""
+        region = {r * self.pitch + c for r in range(self.rows) for c in range(self.cols)}
+        words = self.words()
+        return (all(v != self.poison for i, v in enumerate(words) if i in region),
+                all(v == self.poison for i, v in enumerate(words) if i not in region))
 
     def set_rows(self, values):
         """values[r][c] (Python floats) into the elements, bf16-rounded for 16-bit types."""
