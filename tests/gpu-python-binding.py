@@ -9,8 +9,9 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common'))
 import bf16fp32  # noqa: E402
-from dlpack_buffer import (POISON, SKIP, Buffer, Checks, check_against_oracle,  # noqa: E402
-                           cudart, random_rows, rng)
+from checks import SKIP, Checks  # noqa: E402
+from dlpack_buffer import (POISON, Buffer, check_against_oracle, cudart, random_rows,  # noqa: E402
+                           rng)
 
 ctx = bf16fp32.Context()
 device = [b.name for b in ctx.backends() if b.where == bf16fp32.DEVICE and b.available]

@@ -10,28 +10,26 @@ import sys
 import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, 'common'))
+from checks import Checks, c_compiler  # noqa: E402
+
 build, cmake = os.environ.get('BF16FP32_BUILD_DIR', ''), os.environ.get('BF16FP32_CMAKE', 'cmake')
-compiler = shutil.which(os.environ.get('CC', 'cc')) or shutil.which('gcc')
-if not compiler:
-    print('test-install: no C compiler, skipped')
-    sys.exit(77)
-failed = 0
+compiler = c_compiler('test-install')
+c = Checks()
 
 
 def step(what, args, env=None, expect=None):
-    """Runs args; a failure (or output without `expect`) is counted and shown."""
-    global failed
+    """Runs args and expects it to succeed (and print `expect`); shows its output if not."""
     run = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
     ok = run.returncode == 0 and (expect is None or expect in run.stdout)
-    print(f'{"ok" if ok else "FAIL"}: {what}' + ('' if ok else f'\n{run.stdout}\n{run.stderr}'))
-    failed += not ok
+    c.expect(ok, what + ('' if ok else f'\n{run.stdout}\n{run.stderr}'))
     return ok
 
 
 with tempfile.TemporaryDirectory() as tmp:
     prefix, consumer = os.path.join(tmp, 'prefix'), os.path.join(tmp, 'consumer')
     if not step('install', [cmake, '--install', build, '--prefix', prefix]):
-        sys.exit(1)
+        c.finish('test-install')
     libdir = next(os.path.join(prefix, d) for d in ('lib', 'lib64', 'lib/x86_64-linux-gnu')
                   if os.path.isfile(os.path.join(prefix, d, 'libbf16fp32.so')))
     if step('configure a consumer with find_package',
@@ -56,5 +54,4 @@ with tempfile.TemporaryDirectory() as tmp:
         print('pkg-config is not installed: its file not checked')
     step('the installed command-line program', [os.path.join(prefix, 'bin', 'bf16fp32'), 'info'],
          expect='backends')
-print(f'test-install: {"FAILED" if failed else "passed"}')
-sys.exit(1 if failed else 0)
+c.finish('test-install')

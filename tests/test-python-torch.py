@@ -8,7 +8,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common'))
-from dlpack_buffer import SKIP, Checks  # noqa: E402
+from checks import SKIP, Checks  # noqa: E402
 
 try:
     import torch
@@ -68,7 +68,8 @@ def suite(ctx, device):
     c.raises(TypeError, lambda: bf16fp32.torch.linear(ctx, x.float(), w),
              f'{device}: fp32 x')
     c.raises(ValueError, lambda: bf16fp32.torch.linear(ctx, x[0, 0], w), f'{device}: 0-dim x')
-    c.raises(BufferError, lambda: ctx.linear(x.requires_grad_(), w, torch.empty(4, 8, device=device)),
+    c.raises(BufferError,
+             lambda: ctx.linear(x.requires_grad_(), w, torch.empty(4, 8, device=device)),
              f'{device}: x that requires grad (PyTorch refuses to export it)')
     c.raises(RuntimeError, lambda: bf16fp32.torch.linear(ctx, x, w),
              f'{device}: x that requires grad, grad mode on')

@@ -4,17 +4,17 @@
 example cannot drift from the API. Exits 77 where no C compiler is found."""
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, 'common'))
+from checks import c_compiler  # noqa: E402
+
+root = os.path.dirname(here)
 library = os.environ.get('BF16FP32_LIBRARY', '')
-compiler = shutil.which(os.environ.get('CC', 'cc')) or shutil.which('gcc')
-if not compiler:
-    print('test-readme-example: no C compiler, skipped')
-    sys.exit(77)
+compiler = c_compiler('test-readme-example')
 if not os.path.isfile(library):
     print(f'test-readme-example: BF16FP32_LIBRARY={library!r} is not the shared library')
     sys.exit(1)

@@ -4,18 +4,21 @@ include/bf16fp32.h declares (its version script, cmake/bf16fp32.map, keeps every
 local), names itself by its MAJOR.MINOR soname, and reports through bf16fp32_version() the
 header's BF16FP32_VERSION, which python/pyproject.toml repeats. Exits 77 where binutils' nm or
 readelf is missing."""
-import os
 import ctypes
+import os
 import re
 import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common'))
+from checks import SKIP, Checks  # noqa: E402
+
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 library = os.environ.get('BF16FP32_LIBRARY', '')
 if not (shutil.which('nm') and shutil.which('readelf')):
     print('test-shared-library: nm or readelf missing, skipped')
-    sys.exit(77)
+    sys.exit(SKIP)
 with open(os.path.join(root, 'include', 'bf16fp32.h')) as f:
     header = f.read()
 declared = set(re.findall(r'\b(bf16fp32_[a-z]\w*)\s*\(', header))
@@ -32,7 +35,7 @@ exported = {line.split()[-1] for line in symbols if line.strip()}
 soname = re.search(r'Library soname: \[(.*)\]',
                    subprocess.run(['readelf', '-d', library], capture_output=True, text=True,
                                   check=True).stdout)
-failed = 0
+c = Checks()
 for what, ok in (
         (f'{len(declared)} functions declared in the header', len(declared) >= 15),
         (f'exported but not declared: {sorted(exported - declared)}', not exported - declared),
@@ -41,7 +44,5 @@ for what, ok in (
          soname is not None and soname.group(1) == 'libbf16fp32.so.%s.%s' % version[1:]),
         (f'bf16fp32_version() {loaded_version}, the header {version[0]}, python/pyproject.toml '
          f'{python_version}', loaded_version == version[0] == python_version)):
-    print(f'{"ok" if ok else "FAIL"}: {what}')
-    failed += not ok
-print(f'test-shared-library: {"FAILED" if failed else "passed"}')
-sys.exit(1 if failed else 0)
+    c.expect(ok, what)
+c.finish('test-shared-library')

@@ -1,16 +1,15 @@
 """Test support for the Python binding (a module, hence the underscore): arrays exported through
 DLPack without any array library (host memory, or device memory through the CUDA runtime), bf16
-conversions, and the fp64 oracle with the element-wise bound of the numerical contract."""
+conversions, and the fp64 oracle with the element-wise bound of the numerical contract. The
+counting of expectations is checks.py's."""
 import ctypes
 import math
 import os
 import random
 import struct
-import sys
 
 from bf16fp32 import _dlpack
 
-SKIP = 77  # ctest's skip code
 POISON = 0x7FC0DEAD  # a NaN no backend computes: an output element left unwritten keeps it
 
 _new_capsule = ctypes.pythonapi.PyCapsule_New
@@ -185,37 +184,6 @@ def check_against_oracle(x, w, out, what):
                     print(f'  {what}: out[{i}][{j}] = {got!r}, oracle {exact!r} '
                           f'(bound {gamma * mag:.3g})')
     return bad
-
-
-class Checks:
-    """Counts failed expectations; the test exits non-zero when any failed."""
-
-    def __init__(self):
-        self.failed = self.count = 0
-
-    def expect(self, ok, what):
-        self.count += 1
-        if not ok:
-            self.failed += 1
-            print(f'FAIL: {what}')
-
-    def raises(self, exc, fn, what, status=None):
-        """fn() must raise exc (and, for bf16fp32.Error, carry the status name)."""
-        try:
-            fn()
-        except exc as e:
-            name = getattr(e, 'name', None)
-            self.expect(status is None or name == status, f'{what}: {name} instead of {status}')
-            return e
-        except Exception as e:  # any other exception is a failure too, not a crash
-            self.expect(False, f'{what}: raised {type(e).__name__}: {e}')
-            return None
-        self.expect(False, f'{what}: did not raise {exc.__name__}')
-        return None
-
-    def finish(self, name):
-        print(f'{name}: {self.count - self.failed} of {self.count} checks passed')
-        sys.exit(1 if self.failed else 0)
 
 
 def rng(seed=1234):
