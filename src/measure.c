@@ -326,7 +326,10 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
       int c = (r + j) % count;
       bf16fp32__candidate *cd = &cands[c];
       if (cd->status != BF16FP32_OK) continue;
-      bf16fp32_status s = BF16FP32_OK;
+      /* One untimed call first, as MEASURING.md's untimed replay before each timed one: the
+       * candidate before (cpu-ref's single thread, oneDNN's) may have let this one's pool
+       * threads fall asleep, and waking them costs 250-700 us, a fifth of a sample. */
+      bf16fp32_status s = cd->run(cd->user, &calls[next++ % copies]);
       double t0 = now_s();
       for (int i = 0; i < inner[c] && s == BF16FP32_OK; i++) s = cd->run(cd->user, &calls[next++ % copies]);
       double t = now_s() - t0;
