@@ -1,5 +1,7 @@
 /* The oneDNN CPU baseline: bf16 x bf16 -> f32 matmul with the weights transposed through strides,
- * timed like the library's host calls (one primitive per shape, warm-up, median of reps). */
+ * timed like the library's host calls (one primitive per shape, warm-up, median of reps). Where
+ * this oneDNN has no bf16 matmul for the CPU (2.x without AVX-512), its f32 matmul instead, on
+ * weights upcast once (as an engine would at load) and x upcast in each timed call. */
 #include "bench-dnnl.h"
 
 #include <stdio.h>
@@ -63,19 +65,19 @@ static const char *status_name(dnnl_status_t s) {
     }                                                                               \
   } while (0)
 
-/* The memory descriptors of out[m,n] (f32) = x[m,k] (bf16) . w[n,k]^T (bf16), the weights
- * w[N,K] row-major seen as [K,N] through strides (1, K), and the matmul primitive descriptor
- * on engine: 0, or -1 with the call that failed in why (dnnl_unimplemented where this oneDNN
- * has no bf16 matmul for the CPU, e.g. without AVX-512 in oneDNN 2.x). */
-static int matmul_desc(int64_t m, int64_t n, int64_t k, dnnl_engine_t engine,
+/* The memory descriptors of out[m,n] (f32) = x[m,k] (in) . w[n,k]^T (in), in bf16 or f32, the
+ * weights w[N,K] row-major seen as [K,N] through strides (1, K), and the matmul primitive
+ * descriptor on engine: 0, or -1 with the call that failed in why (dnnl_unimplemented where
+ * this oneDNN has no such matmul for the CPU, e.g. bf16 without AVX-512 in oneDNN 2.x). */
+static int matmul_desc(int64_t m, int64_t n, int64_t k, dnnl_data_type_t in, dnnl_engine_t engine,
                        dnnl_memory_desc_t *xd, dnnl_memory_desc_t *wd, dnnl_memory_desc_t *od,
                        dnnl_primitive_desc_t *pd, char *why, size_t len) {
   dnnl_dims_t xdims = {m, k}, xstr = {k, 1};
   dnnl_dims_t wdims = {k, n}, wstr = {1, k};
   dnnl_dims_t odims = {m, n}, ostr = {n, 1};
   dnnl_matmul_desc_t md;
-  DNNL_TRY(dnnl_memory_desc_init_by_strides(xd, 2, xdims, dnnl_bf16, xstr));
-  DNNL_TRY(dnnl_memory_desc_init_by_strides(wd, 2, wdims, dnnl_bf16, wstr));
+  DNNL_TRY(dnnl_memory_desc_init_by_strides(xd, 2, xdims, in, xstr));
+  DNNL_TRY(dnnl_memory_desc_init_by_strides(wd, 2, wdims, in, wstr));
   DNNL_TRY(dnnl_memory_desc_init_by_strides(od, 2, odims, dnnl_f32, ostr));
   DNNL_TRY(dnnl_matmul_desc_init(&md, xd, wd, NULL, od));
   DNNL_TRY(dnnl_primitive_desc_create(pd, &md, NULL, engine, NULL));
@@ -120,6 +122,28 @@ static int set_threads(int threads, int *previous, char *why, size_t len) {
 #endif
 }
 
+/* The operand type of the baseline's matmul on this CPU: bf16, else f32 (upcast operands), else
+ * none (-1, the failure in why). Probed at a small shape. */
+static int baseline_type(dnnl_engine_t engine, dnnl_data_type_t *in, char *why, size_t len) {
+  const dnnl_data_type_t types[2] = {dnnl_bf16, dnnl_f32};
+  char failed[256] = "";
+  for (int t = 0; t < 2; t++) {
+    dnnl_memory_desc_t xd, wd, od;
+    dnnl_primitive_desc_t pd = NULL;
+    const int ok = matmul_desc(1, 16, 32, types[t], engine, &xd, &wd, &od, &pd,
+                               t == 0 ? failed : why, t == 0 ? sizeof failed : len) == 0;
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (ok) {
+      *in = types[t];
+      return 0;
+    }
+  }
+  const dnnl_version_t *v = dnnl_version();
+  say(why, len, "oneDNN %d.%d.%d has no bf16 or f32 matmul on this CPU (%s)", v->major, v->minor,
+      v->patch, failed);
+  return -1;
+}
+
 int bench_dnnl_available(char *why, size_t len) {
   const dnnl_version_t *v = dnnl_version();
   dnnl_engine_t engine = NULL;
@@ -127,21 +151,20 @@ int bench_dnnl_available(char *why, size_t len) {
     say(why, len, "oneDNN %d.%d.%d: no CPU engine", v->major, v->minor, v->patch);
     return 0;
   }
-  /* the matmul the timing makes, at a small shape: oneDNN may have none for bf16 on this CPU */
-  dnnl_memory_desc_t xd, wd, od;
-  dnnl_primitive_desc_t pd = NULL;
-  char failed[256] = "";
-  const int ok = matmul_desc(1, 16, 32, engine, &xd, &wd, &od, &pd, failed, sizeof failed) == 0;
-  if (pd) dnnl_primitive_desc_destroy(pd);
+  dnnl_data_type_t in = dnnl_bf16;
+  const int ok = baseline_type(engine, &in, why, len) == 0;
   dnnl_engine_destroy(engine);
-  if (!ok) {
-    say(why, len, "oneDNN %d.%d.%d has no bf16 matmul on this CPU (%s)", v->major, v->minor,
-        v->patch, failed);
-    return 0;
-  }
-  say(why, len, "oneDNN %d.%d.%d (%s)", v->major, v->minor, v->patch,
+  if (!ok) return 0;
+  say(why, len, "oneDNN %d.%d.%d %s (%s)", v->major, v->minor, v->patch,
+      in == dnnl_bf16 ? "bf16 matmul with fp32 output"
+                      : "f32 matmul, no bf16 one on this CPU: weights upcast once, x upcast in "
+                        "each timed call",
       v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "not OpenMP");
   return 1;
+}
+
+static void upcast(const uint16_t *in, float *out, size_t count) {
+  for (size_t i = 0; i < count; i++) out[i] = bf16fp32__bf16_to_float(in[i]);
 }
 
 int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, double *median_us,
@@ -152,8 +175,9 @@ int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, doub
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_t prim = NULL;
   dnnl_memory_t xm = NULL, wm = NULL, om = NULL;
-  uint16_t *x = NULL, *w = NULL;
-  float *out = NULL;
+  uint16_t *x = NULL, *wsrc = NULL;
+  void *w = NULL;
+  float *xf = NULL, *out = NULL;
   double *times = NULL;
 
   if (median_us) *median_us = 0.0;
@@ -163,33 +187,41 @@ int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, doub
   }
   /* Before the primitive is made: oneDNN sizes its blocking by the thread count it sees. */
   if (set_threads(threads, &previous, why, len) != 0) goto cleanup;
+  DNNL_TRY(dnnl_engine_create(&engine, dnnl_cpu, 0));
+  dnnl_data_type_t in = dnnl_bf16;
+  if (baseline_type(engine, &in, why, len) != 0) goto cleanup;
+  const size_t wbytes = in == dnnl_bf16 ? 2 : 4; /* per weight, as the matmul reads them */
 
-  /* The same cold-cache rotation as the library's host timing (measure.h). */
+  /* The same cold-cache rotation as the library's host timing (measure.h), over the bytes the
+   * matmul reads: x as bf16 (upcast in the call when f32), w as the matmul's type. */
   size_t xs = (size_t)(m * k), ws = (size_t)(n * k), os = (size_t)(m * n);
-  size_t xstride = (xs * 2 + 63) / 64 * 32, wstride = (ws * 2 + 63) / 64 * 32; /* elements */
-  size_t copies = bf16fp32__host_copies(2 * (xstride + wstride));
+  size_t xstride = (xs * 2 + 63) / 64 * 32, wstride = (ws * wbytes + 63) / 64 * 64; /* x: elems */
+  size_t copies = bf16fp32__host_copies(2 * xstride + wstride);
   x = aligned_alloc(64, copies * xstride * 2);
-  w = aligned_alloc(64, copies * wstride * 2);
+  w = aligned_alloc(64, copies * wstride);
+  wsrc = malloc(ws * 2);
+  xf = in == dnnl_f32 ? aligned_alloc(64, (xs * 4 + 63) / 64 * 64) : NULL;
   out = aligned_alloc(64, (os * 4 + 63) / 64 * 64);
   times = malloc(sizeof(double) * (size_t)reps);
-  if (!x || !w || !out || !times) {
+  if (!x || !w || !wsrc || (in == dnnl_f32 && !xf) || !out || !times) {
     say(why, len, "bench_dnnl_time: out of memory");
     goto cleanup;
   }
   sup_fill_bf16(x, xs, 1);
-  sup_fill_bf16(w, ws, 2);
-  for (size_t c = 1; c < copies; c++) {
-    memcpy(x + c * xstride, x, xs * 2);
-    memcpy(w + c * wstride, w, ws * 2);
+  sup_fill_bf16(wsrc, ws, 2);
+  for (size_t c = 0; c < copies; c++) {
+    if (c) memcpy(x + c * xstride, x, xs * 2);
+    char *wc = (char *)w + c * wstride;
+    if (in == dnnl_bf16) memcpy(wc, wsrc, ws * 2);
+    else upcast(wsrc, (float *)(void *)wc, ws);
   }
   memset(out, 0, os * 4);
 
   dnnl_memory_desc_t xd, wd, od;
-  DNNL_TRY(dnnl_engine_create(&engine, dnnl_cpu, 0));
-  if (matmul_desc(m, n, k, engine, &xd, &wd, &od, &pd, why, len) != 0) goto cleanup;
+  if (matmul_desc(m, n, k, in, engine, &xd, &wd, &od, &pd, why, len) != 0) goto cleanup;
   DNNL_TRY(dnnl_primitive_create(&prim, pd));
   DNNL_TRY(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
-  DNNL_TRY(dnnl_memory_create(&xm, &xd, engine, x));
+  DNNL_TRY(dnnl_memory_create(&xm, &xd, engine, in == dnnl_bf16 ? (void *)x : (void *)xf));
   DNNL_TRY(dnnl_memory_create(&wm, &wd, engine, w));
   DNNL_TRY(dnnl_memory_create(&om, &od, engine, out));
 
@@ -198,9 +230,10 @@ int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, doub
   int warm = reps / 10 > 3 ? reps / 10 : 3;
   size_t next = 0; /* the copy the next call reads */
   for (int i = 0; i < warm + reps; i++, next = (next + 1) % copies) {
-    DNNL_TRY(dnnl_memory_set_data_handle(xm, x + next * xstride));
-    DNNL_TRY(dnnl_memory_set_data_handle(wm, w + next * wstride));
+    if (in == dnnl_bf16) DNNL_TRY(dnnl_memory_set_data_handle(xm, x + next * xstride));
+    DNNL_TRY(dnnl_memory_set_data_handle(wm, (char *)w + next * wstride));
     double t0 = sup_now();
+    if (in == dnnl_f32) upcast(x + next * xstride, xf, xs);
     DNNL_TRY(dnnl_primitive_execute(prim, stream, 3, args));
     DNNL_TRY(dnnl_stream_wait(stream));
     if (i >= warm) times[i - warm] = (sup_now() - t0) * 1e6;
@@ -209,10 +242,9 @@ int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, doub
 
   const char *impl = NULL;
   if (why && len) {
-    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl)
-      snprintf(why, len, "%s", impl);
-    else
-      snprintf(why, len, "oneDNN matmul");
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
+      impl = NULL;
+    snprintf(why, len, "%s%s", in == dnnl_f32 ? "f32 " : "", impl ? impl : "oneDNN matmul");
   }
   rc = 0;
 
@@ -227,9 +259,12 @@ cleanup:
   if (previous > 0) set_threads(previous, NULL, NULL, 0);
   free(times);
   free(out);
+  free(xf);
+  free(wsrc);
   free(w);
   free(x);
   return rc;
 }
+
 
 #endif

@@ -41,7 +41,8 @@ static const char *usage_text =
     "                      [--filler-kb N] [--filler-trigger end|entry|none]\n"
     "\n"
     "Times every available backend, auto and the vendor baseline (cuBLAS called directly on a\n"
-    "GPU, oneDNN's bf16 matmul on the CPU) on each (N, K) of the suite at each M, by the protocol\n"
+    "GPU, oneDNN's bf16 matmul on the CPU, or its f32 matmul on upcast operands where it has no\n"
+    "bf16 one) on each (N, K) of the suite at each M, by the protocol\n"
     "of MEASURING.md: each output is checked against the fp64 oracle first, then CUDA graphs of\n"
     "--calls calls over >= 512 MiB of rotating operand copies are replayed in interleaved rounds,\n"
     "each timed replay right after an untimed one of the same graph (median of --replays).\n"
@@ -477,9 +478,9 @@ static void print_header(const bench_plan *p, const bench_opts *o, const suite *
     printf("# bf16fp32 bench, CPU mode, %d thread%s\n", cfg->cpu_threads,
            cfg->cpu_threads == 1 ? "" : "s");
     printf("# timing: median of %d interleaved runs (short calls repeated to >= 2 ms per run);"
-           " baseline: oneDNN bf16 matmul with fp32 output, median of %d calls timed before and"
-           " after the candidates, the better of the two\n",
-           o->replays, o->replays);
+           " baseline: %s, median of %d calls timed before and after the candidates, the better"
+           " of the two\n",
+           o->replays, p->dnnl ? p->baseline_why : "oneDNN's matmul", o->replays);
     printf("# us = microseconds per call; vs-oneDNN = %s us / us (> 1: faster than oneDNN);"
            " GFLOP/s = 2 M N K / time\n",
            BENCH_ONEDNN_NAME);
