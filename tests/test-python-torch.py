@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common'))
 from checks import SKIP, Checks  # noqa: E402
+from dlpack_buffer import error_bound  # noqa: E402
 
 try:
     import torch
@@ -29,13 +30,11 @@ def rand(rows, cols, device, pitch=None):
 
 
 def within_bound(x, w, out, what):
-    """out against the fp64 product: |out - ref| <= gamma_K sum|x w| element-wise, NaN and the
-    infinities where the reference has them."""
+    """out against the fp64 product: |out - ref| within the contract's error_bound element-wise,
+    NaN and the infinities where the reference has them."""
     xd, wd = x.double().cpu(), w.double().cpu()
     ref = xd @ wd.T
-    k = x.shape[1]
-    gamma = k * 2.0 ** -24 / (1 - k * 2.0 ** -24)
-    bound = gamma * (xd.abs() @ wd.abs().T)
+    bound = error_bound(x.shape[1], xd.abs() @ wd.abs().T)
     got = out.double().cpu()
     finite = torch.isfinite(ref)
     ok = ((got - ref).abs() <= bound) | ~finite
