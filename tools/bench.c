@@ -548,6 +548,10 @@ static void print_rows(FILE *csv, const bench_plan *p, const bench_shape *sh, in
       if (r->worst_ratio >= 0) fprintf(csv, "%.4g", r->worst_ratio);
       fprintf(csv, ",");
       csv_field(csv, r->note);
+      fprintf(csv, ",");
+      /* smallm's target of issue 4 at this cell, from this run's cuBLAS time */
+      if (p->where == BF16FP32_DEVICE && base_us > 0)
+        fprintf(csv, "%.4f", bf16fp32__target_us(m, sh->n, sh->k, base_us));
       fprintf(csv, "\n");
     }
     if (sum && r->us > 0 && base_us > 0 && i > 0) {
@@ -647,7 +651,7 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
       goto done;
     }
     fprintf(csv, "mode,shape,n,k,m,backend,us_per_call,baseline,baseline_us,vs_baseline,"
-                 "floor_us,us_over_floor,gflops,threads,status,check_worst,note\n");
+                 "floor_us,us_over_floor,gflops,threads,status,check_worst,note,target_us\n");
   }
 
   bf16fp32__measure_opts mo;

@@ -5,10 +5,11 @@
 usage: tools/targets-table.py PLAIN.csv PDL.csv
   PLAIN.csv: `bf16fp32 bench --backends smallm,auto --m 1,2,4,8,16,32,64,128,256 --csv ...`
   PDL.csv:   the same with BF16FP32_PDL=1 in the environment
-target = 1.3 F at M <= 16, 1.5 F at M <= 64, and cuBLAS / 1.5 (N <= 512) or cuBLAS / 1.2
-(N >= 1024) at every M, whichever is smaller; a cell is met when the better of smallm's plain
-and PDL times is within it. The last line counts the cells met and names auto's lowest ratio to
-cuBLAS in each run.
+Each cell's target is the plain run's target_us column (bf16fp32__target_us of
+src/measure-floor.h: 1.3 F at M <= 16, 1.5 F at M <= 64, and at every M cuBLAS / 1.5 at
+N <= 512 or cuBLAS / 1.2 above, whichever is smaller); a cell is met when the better of
+smallm's plain and PDL times is within it. The last line counts the cells met and names auto's
+lowest ratio to cuBLAS in each run.
 """
 import csv
 import sys
@@ -16,7 +17,10 @@ import sys
 
 def load(path):
     rows = {}
-    for r in csv.DictReader(open(path)):
+    reader = csv.DictReader(open(path))
+    if 'target_us' not in (reader.fieldnames or []):
+        sys.exit(f'{path}: no target_us column (a bench CSV from before it had one)')
+    for r in reader:
         if r['mode'] == 'gpu' and r['us_per_call']:
             rows[(r['shape'], int(r['n']), int(r['k']), int(r['m']), r['backend'])] = r
     return rows
@@ -40,11 +44,7 @@ def main(plain_path, pdl_path):
         auto_plain = float(plain[c + ('auto',)]['vs_baseline'])
         auto_pdl = float(pdl[c + ('auto',)]['vs_baseline'])
         best = min(sm_plain, sm_pdl)
-        target = cublas / (1.5 if n <= 512 else 1.2)
-        if m <= 16:
-            target = min(target, 1.3 * floor)
-        elif m <= 64:
-            target = min(target, 1.5 * floor)
+        target = float(plain[c + ('smallm',)]['target_us'])
         ok = best <= target
         met += ok
         low_plain = min(low_plain, (auto_plain, c))
