@@ -9,7 +9,6 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common'))
 from checks import SKIP, Checks  # noqa: E402
-from dlpack_buffer import error_bound  # noqa: E402
 
 try:
     import torch
@@ -18,6 +17,7 @@ except ImportError:
     sys.exit(SKIP)
 import bf16fp32  # noqa: E402
 import bf16fp32.torch  # noqa: E402
+from dlpack_buffer import error_bound  # noqa: E402
 
 c = Checks()
 gen = torch.Generator().manual_seed(7)

@@ -163,6 +163,7 @@ int bench_dnnl_available(char *why, size_t len) {
   return 1;
 }
 
+/* bf16 bit patterns to f32 (exact), as an engine without bf16 arithmetic feeds its f32 matmul. */
 static void upcast(const uint16_t *in, float *out, size_t count) {
   for (size_t i = 0; i < count; i++) out[i] = bf16fp32__bf16_to_float(in[i]);
 }
