@@ -67,6 +67,11 @@ def suite(ctx, device):
     c.raises(TypeError, lambda: bf16fp32.torch.linear(ctx, x.float(), w),
              f'{device}: fp32 x')
     c.raises(ValueError, lambda: bf16fp32.torch.linear(ctx, x[0, 0], w), f'{device}: 0-dim x')
+    for other in ('meta',) + (('cpu',) if device != 'cpu' else ()):  # w, then out elsewhere
+        c.raises(ValueError, lambda: bf16fp32.torch.linear(ctx, x, w.to(other)),
+                 f'{device}: w on {other}')
+        c.raises(ValueError, lambda: bf16fp32.torch.linear(
+            ctx, x, w, torch.empty(4, 8, device=other)), f'{device}: out on {other}')
     c.raises(BufferError,
              lambda: ctx.linear(x.requires_grad_(), w, torch.empty(4, 8, device=device)),
              f'{device}: x that requires grad (PyTorch refuses to export it)')

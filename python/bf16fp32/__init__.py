@@ -115,13 +115,13 @@ class Context:
         DEVICE): each has .address (int), .shape and .strides (elements), like Operand. For
         adapters (bf16fp32.torch reads a tensor's fields directly, faster than DLPack)."""
         ctx = self._handle()
-        for op, what in ((x, 'x'), (w, 'w'), (out, 'out')):
-            if len(op.shape) != 2:
-                raise ValueError(f'{what}: {len(op.shape)} dimensions, expected 2')
-        (m, k), n = x.shape, w.shape[0]
-        if w.shape[1] != k:
-            raise ValueError(f'x is [{m},{k}] and w [{n},{w.shape[1]}]: K differs')
-        if tuple(out.shape) != (m, n):
+        if len(x.shape) != 2 or len(w.shape) != 2 or len(out.shape) != 2:
+            what, op = next(p for p in (('x', x), ('w', w), ('out', out)) if len(p[1].shape) != 2)
+            raise ValueError(f'{what}: {len(op.shape)} dimensions, expected 2')
+        (m, k), (n, kw), (om, on) = x.shape, w.shape, out.shape
+        if kw != k:
+            raise ValueError(f'x is [{m},{k}] and w [{n},{kw}]: K differs')
+        if om != m or on != n:
             raise ValueError(f'out is {list(out.shape)}, expected [{m},{n}]')
         check(lib.bf16fp32_linear(ctx, where, m, n, k, x.address, _leading_dim(x, 'x'),
                                   w.address, _leading_dim(w, 'w'), out.address,

@@ -6,11 +6,9 @@ import torch
 
 from . import DEVICE, HOST, Operand
 
-_WHERE = {'cpu': HOST, 'cuda': DEVICE}
-
 
 def _operand(t, what, dtype):
-    if t.dtype != dtype:
+    if t.dtype is not dtype:
         raise TypeError(f'{what}: {t.dtype}, expected {dtype}')
     return Operand(t.data_ptr(), t.shape, t.stride())
 
@@ -26,18 +24,22 @@ def linear(ctx, x, w, out=None):
 
 
 def _linear(ctx, x, w, out):
-    device = x.device
-    if device.type not in _WHERE:
-        raise ValueError(f'x is on {device}: neither CPU nor CUDA')
+    # Per-call host time counts (tools/python-overhead.py): the checks read the tensors' flags
+    # and device indices, not torch.device objects (0.4 us each).
+    cuda = x.is_cuda
+    if not cuda and not x.is_cpu:
+        raise ValueError(f'x is on {x.device}: neither CPU nor CUDA')
     if out is None:
         if x.dim() != 2 or w.dim() != 2:
             raise ValueError(f'x and w must have 2 dimensions, not {x.dim()} and {w.dim()}')
-        out = torch.empty((x.shape[0], w.shape[0]), dtype=torch.float32, device=device)
-    if w.device != device or out.device != device:
-        raise ValueError(f'x, w and out are on different devices: {device}, {w.device}, '
+        out = torch.empty((x.shape[0], w.shape[0]), dtype=torch.float32, device=x.device)
+    index = x.get_device()
+    if not (w.is_cuda and out.is_cuda and w.get_device() == index == out.get_device() if cuda
+            else w.is_cpu and out.is_cpu):
+        raise ValueError(f'x, w and out are on different devices: {x.device}, {w.device}, '
                          f'{out.device}')
-    stream = torch.cuda.current_stream(device).cuda_stream if device.type == 'cuda' else None
-    ctx.run(_WHERE[device.type], _operand(x, 'x', torch.bfloat16),
+    stream = torch.cuda.current_stream(index).cuda_stream if cuda else None
+    ctx.run(DEVICE if cuda else HOST, _operand(x, 'x', torch.bfloat16),
             _operand(w, 'w', torch.bfloat16), _operand(out, 'out', torch.float32), stream)
     return out
 
