@@ -303,8 +303,8 @@ bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
   BF16FP32__CUDA_TRY(time_rounds(exec, count, opt->warmup, replays, ev, stream, samples));
   for (int c = 0; c < count; c++) {
     if (!exec[c]) continue;
-    double ms = bf16fp32__median(samples + (size_t)c * (size_t)replays, replays);
-    cands[c].median_us = ms * 1e3 / calls;
+    bf16fp32__candidate_times(&cands[c], samples + (size_t)c * (size_t)replays, replays, 1e3,
+                              calls);
   }
 
 cleanup:

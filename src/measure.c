@@ -216,9 +216,17 @@ double bf16fp32__median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+void bf16fp32__candidate_times(bf16fp32__candidate *c, double *samples, int n, double unit_us,
+                               int calls) {
+  const double per_call = unit_us / (calls > 0 ? calls : 1);
+  c->median_us = per_call * bf16fp32__median(samples, n); /* sorts */
+  c->min_us = per_call * samples[0];
+  c->max_us = per_call * samples[n - 1];
+}
+
 static void cand_reset(bf16fp32__candidate *c) {
   c->status = BF16FP32_OK;
-  c->median_us = -1.0;
+  c->median_us = c->min_us = c->max_us = -1.0;
   c->worst_ratio = 0.0;
   c->wrong = 0;
   c->unwritten = 0;
@@ -354,7 +362,7 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
     bf16fp32__check_ref_compare(&ref, out, n, &res);
     cand_record_check(cd, &res);
     if (cd->wrong) continue;
-    cd->median_us = 1e6 * bf16fp32__median(samples + (size_t)c * (size_t)replays, replays);
+    bf16fp32__candidate_times(cd, samples + (size_t)c * (size_t)replays, replays, 1e6, 1);
   }
 
 cleanup:

@@ -35,6 +35,9 @@ typedef struct bf16fp32__candidate {
   /* results */
   bf16fp32_status status; /* OK, or why it has no time (DECLINED, a failure, wrong result) */
   double median_us;       /* per call; < 0 when not timed */
+  /* per call, the fastest and slowest timed replay (the noise, as measured); <= 0 when not
+   * known: not timed, or a time derived from others (a tuner's) */
+  double min_us, max_us;
   double worst_ratio;     /* worst |err| / bound in the checked rows */
   /* results (added): the oracle check's findings; wrong != 0 comes with status INTERNAL */
   int wrong;              /* 1 when the output failed the check (eager run or graph replay) */
@@ -66,6 +69,10 @@ size_t bf16fp32__host_copies(size_t bytes_per_copy);
 
 /* The median of n values (sorts v in place). */
 double bf16fp32__median(double *v, int n);
+/* A candidate's per-call median, min and max from its n samples (sorted in place), each sample
+ * the time of `calls` calls in `unit_us` microseconds. */
+void bf16fp32__candidate_times(bf16fp32__candidate *c, double *samples, int n, double unit_us,
+                               int calls);
 
 /* The floor F of MEASURING.md in microseconds: bf16fp32__floor_us, in measure-floor.h. */
 

@@ -107,6 +107,7 @@ static void unpair_times(bf16fp32__candidate *c, const cand_user *u, int count) 
       if (u[j].backend == u[i].partner && u[j].partner < 0 && !u[j].variant) p = j;
     const bool partner_timed = p >= 0 && c[p].status == BF16FP32_OK && c[p].median_us >= 0;
     const double own = partner_timed ? 2 * c[i].median_us - c[p].median_us : -1;
+    c[i].min_us = c[i].max_us = -1; /* the pair's rounds, not this candidate's own */
     if (own > 0) {
       c[i].median_us = own;
     } else {

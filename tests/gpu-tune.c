@@ -37,6 +37,10 @@ static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16f
     if (b < 0 || b >= 8 || c[i].status != BF16FP32_OK) continue;
     EXPECT(isfinite(c[i].median_us) && c[i].median_us > 0, "%s m=%lld: %.3f us", c[i].name,
            (long long)m, c[i].median_us);
+    /* a range where the time is the candidate's own (not one unpaired from a PDL partner's) */
+    EXPECT(c[i].min_us <= 0 || (c[i].min_us <= c[i].median_us && c[i].median_us <= c[i].max_us),
+           "%s m=%lld: median %.3f us outside its rounds' %.3f-%.3f", c[i].name, (long long)m,
+           c[i].median_us, c[i].min_us, c[i].max_us);
     s->timed[b]++;
     s->us[b][m == 1 ? 0 : 1] = c[i].median_us;
   }

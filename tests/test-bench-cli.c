@@ -103,6 +103,22 @@ static int csv_fields(const char *line) {
   return fields;
 }
 
+/* Field i (from 0) of one CSV line, unquoted fields only, into buf ("" when empty or quoted). */
+static const char *csv_text(const char *line, int i, char *buf, size_t len) {
+  int field = 0, quoted = 0;
+  size_t n = 0;
+  for (const char *p = line; *p && *p != '\n'; p++) {
+    if (*p == '"') quoted = !quoted;
+    if (*p == ',' && !quoted) {
+      if (field++ == i) break;
+    } else if (field == i && !quoted && *p != '"' && n + 1 < len) {
+      buf[n++] = *p;
+    }
+  }
+  buf[n] = '\0';
+  return buf;
+}
+
 int main(void) {
   const char *env = getenv("BF16FP32_CLI");
   if (env && *env) {
@@ -210,14 +226,25 @@ int main(void) {
   CHECK(f != NULL);
   if (f) {
     char line[2048];
-    int rows = 0, auto_ok = 0, ref_ok = 0, header = 0;
+    int rows = 0, auto_ok = 0, ref_ok = 0, header = 0, timed = 0;
     while (fgets(line, sizeof line, f)) {
       if (strncmp(line, "mode,shape,n,k,m,backend,", 25) == 0) {
         header++;
         continue;
       }
       rows++;
-      CHECK(csv_fields(line) == 18);
+      CHECK(csv_fields(line) == 20);
+      /* a timed library row (not the baseline's, which times itself): its median within its
+       * fastest and slowest rounds */
+      char f[4][64];
+      csv_text(line, 5, f[0], sizeof f[0]);
+      const double us = atof(csv_text(line, 6, f[1], sizeof f[1]));
+      const double lo = atof(csv_text(line, 18, f[2], sizeof f[2]));
+      const double hi = atof(csv_text(line, 19, f[3], sizeof f[3]));
+      if (strcmp(f[0], "onednn-baseline") != 0 && f[1][0]) {
+        timed++;
+        CHECK(lo > 0 && lo <= us && us <= hi);
+      }
       if (strstr(line, ",auto,") && strstr(line, ",ok,")) auto_ok++;
       if (strstr(line, ",cpu-ref,") && strstr(line, ",ok,")) ref_ok++;
     }
@@ -226,6 +253,7 @@ int main(void) {
     CHECK(rows >= 2 * 2 * 2); /* 2 shapes x 2 M x (cpu-ref, auto at least) */
     CHECK(auto_ok == 4);
     CHECK(ref_ok == 4);
+    CHECK(timed >= 8); /* cpu-ref and auto at least, each with its range */
   }
 
   /* cpu-ref beyond its size limit is shown as skipped, not timed. */

@@ -429,6 +429,7 @@ static double cell_weight(bf16fp32_location where, int64_t m, int64_t n, int64_t
 typedef struct bench_row {
   const char *backend;
   double us;          /* < 0: no time */
+  double min_us, max_us; /* fastest and slowest timed round; <= 0: unknown (oneDNN times itself) */
   char status[400];   /* "ok" or why there is no time */
   double worst_ratio; /* < 0: not checked */
   char note[64];
@@ -552,6 +553,10 @@ static void print_rows(FILE *csv, const bench_plan *p, const bench_shape *sh, in
       /* smallm's target of issue 4 at this cell, from this run's cuBLAS time */
       if (p->where == BF16FP32_DEVICE && base_us > 0)
         fprintf(csv, "%.4f", bf16fp32__target_us(m, sh->n, sh->k, base_us));
+      fprintf(csv, ",");
+      if (r->min_us > 0) fprintf(csv, "%.4f", r->min_us);
+      fprintf(csv, ",");
+      if (r->max_us > 0) fprintf(csv, "%.4f", r->max_us);
       fprintf(csv, "\n");
     }
     if (sum && r->us > 0 && base_us > 0 && i > 0) {
@@ -571,6 +576,8 @@ static void row_from_candidate(bench_row *r, const bf16fp32__candidate *c) {
   memset(r, 0, sizeof *r);
   r->backend = c->name;
   r->us = c->status == BF16FP32_OK ? c->median_us : -1.0;
+  r->min_us = r->us > 0 ? c->min_us : -1.0;
+  r->max_us = r->us > 0 ? c->max_us : -1.0;
   r->worst_ratio = c->status == BF16FP32_OK || c->wrong ? c->worst_ratio : -1.0;
   if (c->wrong) snprintf(r->status, sizeof r->status, "WRONG: %s", c->detail);
   else if (c->status == BF16FP32_DECLINED) snprintf(r->status, sizeof r->status, "declined");
@@ -651,7 +658,8 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
       goto done;
     }
     fprintf(csv, "mode,shape,n,k,m,backend,us_per_call,baseline,baseline_us,vs_baseline,"
-                 "floor_us,us_over_floor,gflops,threads,status,check_worst,note,target_us\n");
+                 "floor_us,us_over_floor,gflops,threads,status,check_worst,note,target_us,min_us,"
+                 "max_us\n");
   }
 
   bf16fp32__measure_opts mo;
