@@ -236,12 +236,12 @@ int main(void) {
       CHECK(csv_fields(line) == 20);
       /* a timed library row (not the baseline's, which times itself): its median within its
        * fastest and slowest rounds */
-      char f[4][64];
-      csv_text(line, 5, f[0], sizeof f[0]);
-      const double us = atof(csv_text(line, 6, f[1], sizeof f[1]));
-      const double lo = atof(csv_text(line, 18, f[2], sizeof f[2]));
-      const double hi = atof(csv_text(line, 19, f[3], sizeof f[3]));
-      if (strcmp(f[0], "onednn-baseline") != 0 && f[1][0]) {
+      char field[4][64];
+      csv_text(line, 5, field[0], sizeof field[0]);
+      const double us = atof(csv_text(line, 6, field[1], sizeof field[1]));
+      const double lo = atof(csv_text(line, 18, field[2], sizeof field[2]));
+      const double hi = atof(csv_text(line, 19, field[3], sizeof field[3]));
+      if (strcmp(field[0], "onednn-baseline") != 0 && field[1][0]) {
         timed++;
         CHECK(lo > 0 && lo <= us && us <= hi);
       }
