@@ -14,10 +14,10 @@ static inline double bf16fp32__floor_us(int64_t m, int64_t n, int64_t k) {
   return (mem_us > math_us ? mem_us : math_us) + 0.56;
 }
 
-/* smallm's target on the H200 (issue 4), for the bench and the GPU probes: 1.3 F at M <= 16, 1.5 F at M <= 64,
- * and at any M the speed-up over cuBLAS's time in the same run (1.5x at N <= 512, 1.2x above),
- * whichever is smaller. The bench writes it to its CSV (target_us), where tools/targets-table.py
- * reads it. */
+/* smallm's target on the H200 (issue 4), for the bench and the GPU probes: 1.3 F at M <= 16,
+ * 1.5 F at M <= 64, and at any M the speed-up over cuBLAS's time in the same run (1.5x at
+ * N <= 512, 1.2x above), whichever is smaller. The bench writes it to its CSV (target_us), where
+ * tools/targets-table.py reads it. */
 static inline double bf16fp32__target_us(int64_t m, int64_t n, int64_t k, double cublas_us) {
   double target = cublas_us / (n <= 512 ? 1.5 : 1.2);
   double f = bf16fp32__floor_us(m, n, k);

@@ -33,8 +33,9 @@ _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 class View:
     """One array as the library sees it: address (int, byte offset applied), DLPack type (code,
-    bits, lanes), shape and strides in elements (row-major when the producer gave none). Holds the producer's capsule: the memory stays valid while it lives,
-    and the producer frees its record when it goes (the capsule is read, not consumed)."""
+    bits, lanes), shape and strides in elements (row-major when the producer gave none). Holds
+    the producer's capsule: the memory stays valid while it lives, and the producer frees its
+    record when it goes (the capsule is read, not consumed)."""
 
     def __init__(self, array, stream):
         if not hasattr(array, '__dlpack__'):
