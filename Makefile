@@ -1,13 +1,14 @@
 # Two entry points (README): `make run` builds and runs check + select on the DSV4 suite (on the
 # GPU when there is one, else the CPU); `make test` builds and runs the tests, then the CPU tests
-# again under AddressSanitizer and UndefinedBehaviorSanitizer, and built by clang where it is
-# installed (the warnings differ from gcc's, and -Werror makes them errors).
+# again under AddressSanitizer and UndefinedBehaviorSanitizer, under ThreadSanitizer, and built
+# by clang where it is installed (the warnings differ from gcc's, and -Werror makes them errors).
 BUILD ?= build
 SAN_BUILD ?= build-sanitize
+TSAN_BUILD ?= build-tsan
 CLANG_BUILD ?= build-clang
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test test-sanitize test-clang bench-docs clean
+.PHONY: all deps build run test test-sanitize test-tsan test-clang bench-docs clean
 
 all: build
 
@@ -26,6 +27,7 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) test-sanitize
+	$(MAKE) test-tsan
 	@if command -v clang >/dev/null 2>&1; then $(MAKE) test-clang; \
 	else echo "test-clang: clang is not installed, skipped"; fi
 
@@ -33,6 +35,14 @@ test-sanitize: deps
 	cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DBF16FP32_CUDA=OFF -DBF16FP32_SANITIZE=ON
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L cpu
+
+test-tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DBF16FP32_CUDA=OFF -DBF16FP32_SANITIZE_THREAD=ON
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	@# Address randomization off where allowed: gcc 12's ThreadSanitizer fails to map its shadow
+	@# memory under the wider mmap randomization of newer kernels (vm.mmap_rnd_bits = 32).
+	cd $(TSAN_BUILD) && norand=$$(setarch $$(uname -m) -R true 2>/dev/null && echo "setarch $$(uname -m) -R"); \
+	$$norand ctest --output-on-failure -j $(JOBS) -L cpu
 
 test-clang: deps
 	CC=clang cmake -S . -B $(CLANG_BUILD) -DCMAKE_BUILD_TYPE=Release -DBF16FP32_CUDA=OFF
@@ -43,4 +53,4 @@ bench-docs: build
 	sh tools/bench-docs.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(CLANG_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(CLANG_BUILD)
