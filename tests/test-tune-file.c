@@ -200,7 +200,7 @@ static void test_malformed(void) {
   bf16fp32__tune_header h = sample_header();
   char *good = format_sample(&h);
   size_t cap = strlen(good) + 4096;
-  char *text = malloc(cap);
+  char *text = testing_alloc(cap);
   snprintf(text, cap, "%s", good);
   int first_bad = 0;
   for (const char *p = good; *p; p++) first_bad += *p == '\n';
@@ -238,7 +238,7 @@ static void test_malformed(void) {
 
   /* A NUL byte inside a line, and an over-long line. */
   size_t len = strlen(good);
-  char *nul = malloc(len + 64);
+  char *nul = testing_alloc(len + 64);
   memcpy(nul, good, len);
   static const char nul_line[] = "host\t1\t1\t1\tcpu-ref\t1\x00\t-\t-\n";
   memcpy(nul + len, nul_line, sizeof nul_line - 1);
@@ -247,7 +247,7 @@ static void test_malformed(void) {
   EXPECT(f.skipped == 1 && f.table.count == 6 && any_contains(&w, "NUL", NULL), "NUL line");
   bf16fp32__tune_file_clear(&f);
   free(nul);
-  char *lng = malloc(len + 10000);
+  char *lng = testing_alloc(len + 10000);
   memcpy(lng, good, len);
   memset(lng + len, 'x', 9000);
   lng[len + 9000] = '\n';
@@ -279,7 +279,7 @@ static void test_truncated(void) {
   for (size_t cut = 0; cut <= len; cut++) {
     bf16fp32__tune_file f;
     lines w = {0};
-    char *copy = malloc(cut ? cut : 1); /* exactly cut bytes, so ASan sees any over-read */
+    char *copy = testing_alloc(cut); /* exactly cut bytes, so ASan sees any over-read */
     memcpy(copy, text, cut);
     EXPECT(bf16fp32__tune_file_parse(copy, cut, &f, collect_warning, &w) == BF16FP32_OK, "cut %zu", cut);
     bool clean_cut = cut == 0 || text[cut - 1] == '\n';
@@ -388,7 +388,7 @@ static void test_load(void) {
   free(text);
   text = format_sample(&h);
   size_t len = strlen(text);
-  char *bad = malloc(len + 100);
+  char *bad = testing_alloc(len + 100);
   snprintf(bad, len + 100, "%shost\t5\t5\t5\tcpu-ref\tfast\t-\t-\nhost\t6\t6\t1\tcpu-ref\t1\t-\t-\n", text);
   write_text(path, bad);
   int bad_line = 1;

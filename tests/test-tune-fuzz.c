@@ -313,7 +313,7 @@ int main(void) {
     return 1;
   }
   size_t cap = base_len * 2 + 256;
-  char *work = malloc(cap);
+  char *work = testing_alloc(cap);
   int logged = 0;
   for (long it = 0; it < iters; it++) {
     memcpy(work, base, base_len);
@@ -321,7 +321,7 @@ int main(void) {
     int rounds = 1 + (int)below(4);
     for (int r = 0; r < rounds; r++) len = mutate(work, len, cap);
     /* An exact-size copy, so that any read past the end is an ASan error. */
-    char *exact = malloc(len ? len : 1);
+    char *exact = testing_alloc(len);
     memcpy(exact, work, len);
     check_one(exact, len, &orig, base, base_len, (uint64_t)it);
 

@@ -1,6 +1,8 @@
 /* Counters behind the check macros of testing.h. */
 #include "testing.h"
 
+#include <stdlib.h>
+
 int testing_failures;
 int testing_checks;
 
@@ -12,4 +14,13 @@ int testing_summary(const char *name) {
 int testing_skip(const char *name, const char *why) {
   printf("%s: skipped: %s\n", name, why);
   return 77;
+}
+
+void *testing_alloc(size_t bytes) {
+  void *p = malloc(bytes ? bytes : 1);
+  if (!p) {
+    fprintf(stderr, "test: out of memory for %zu bytes\n", bytes);
+    exit(1);
+  }
+  return p;
 }

@@ -2,6 +2,7 @@
 #ifndef BF16FP32_TESTING_H
 #define BF16FP32_TESTING_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "bf16fp32.h"
@@ -45,5 +46,7 @@ extern int testing_checks;
 int testing_summary(const char *name);
 /* Exit code 77 (skipped) with a reason. */
 int testing_skip(const char *name, const char *why);
+/* malloc that ends the test (exit 1, with a message) when it fails: a test's own buffers. */
+void *testing_alloc(size_t bytes);
 
 #endif
