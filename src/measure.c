@@ -236,7 +236,7 @@ static void cand_reset(bf16fp32__candidate *c) {
 
 void bf16fp32__candidate_fail(bf16fp32__candidate *c, bf16fp32_status s) {
   c->status = s;
-  c->median_us = -1.0;
+  c->median_us = c->min_us = c->max_us = -1.0;
   const char *e = bf16fp32_last_error();
   snprintf(c->detail, sizeof c->detail, "%s%s%s", bf16fp32_status_name(s), e && *e ? ": " : "",
            e ? e : "");

@@ -57,7 +57,8 @@ bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n,
 bf16fp32_status bf16fp32__time_graph(bf16fp32_status (*record)(void *user, void *stream),
                                      void *user, int warmup, int replays, double *median_ms);
 
-/* Marks a candidate failed with status s and this thread's last error as the detail. */
+/* Marks a candidate failed with status s and this thread's last error as the detail; its times
+ * become unknown. */
 void bf16fp32__candidate_fail(bf16fp32__candidate *c, bf16fp32_status s);
 
 /* Host timing rotates its operands over this many bytes of distinct copies: more than any
