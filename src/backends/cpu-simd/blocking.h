@@ -24,6 +24,25 @@ typedef void (*bf16fp32__simd_tile_fn)(const uint16_t *x, int64_t ldx, const uin
     tile(x, ldx, w, ldw, o, ldo, k, wc, ldc, pf, pf_rows, pfld, MR, NR, C);                    \
   }
 
+/* A row of the tile table: the functions for MR rows and 1..4, 1..6 or 1..8 columns, then their
+ * addresses padded to 8 entries (unused widths NULL). */
+#define BF16FP32__SIMD_TILES_4(MR, C, S)                                                       \
+  BF16FP32__SIMD_TILE_FN(MR, 1, C, S) BF16FP32__SIMD_TILE_FN(MR, 2, C, S)                      \
+  BF16FP32__SIMD_TILE_FN(MR, 3, C, S) BF16FP32__SIMD_TILE_FN(MR, 4, C, S)
+#define BF16FP32__SIMD_TILES_6(MR, C, S)                                                       \
+  BF16FP32__SIMD_TILES_4(MR, C, S)                                                             \
+  BF16FP32__SIMD_TILE_FN(MR, 5, C, S) BF16FP32__SIMD_TILE_FN(MR, 6, C, S)
+#define BF16FP32__SIMD_TILES_8(MR, C, S)                                                       \
+  BF16FP32__SIMD_TILES_6(MR, C, S)                                                             \
+  BF16FP32__SIMD_TILE_FN(MR, 7, C, S) BF16FP32__SIMD_TILE_FN(MR, 8, C, S)
+#define BF16FP32__SIMD_PTRS_4(MR, S)                                                           \
+  tile_##MR##x1##S, tile_##MR##x2##S, tile_##MR##x3##S, tile_##MR##x4##S
+#define BF16FP32__SIMD_PTRS_6(MR, S) BF16FP32__SIMD_PTRS_4(MR, S), tile_##MR##x5##S, tile_##MR##x6##S
+#define BF16FP32__SIMD_PTRS_8(MR, S) BF16FP32__SIMD_PTRS_6(MR, S), tile_##MR##x7##S, tile_##MR##x8##S
+#define BF16FP32__SIMD_ROW_4(MR, S) BF16FP32__SIMD_PTRS_4(MR, S), NULL, NULL, NULL, NULL
+#define BF16FP32__SIMD_ROW_6(MR, S) BF16FP32__SIMD_PTRS_6(MR, S), NULL, NULL
+#define BF16FP32__SIMD_ROW_8(MR, S) BF16FP32__SIMD_PTRS_8(MR, S)
+
 /* tiles / copying[(mr - 1) * 8 + (nr - 1)]; full-height tiles (mr_max rows) are nr_full wide,
  * shorter ones (the last rows) nr_short wide; both divide 24. */
 static inline void bf16fp32__simd_blocked(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,

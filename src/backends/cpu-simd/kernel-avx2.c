@@ -88,20 +88,12 @@ AI void tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, flo
     for (int j = 0; j < nr; j++) o[i * ldo + j] = hsum(acc[i][j]);
 }
 
-#define TILE_SET(C, S)                                                                         \
-  BF16FP32__SIMD_TILE_FN(1, 1, C, S) BF16FP32__SIMD_TILE_FN(1, 2, C, S)                        \
-  BF16FP32__SIMD_TILE_FN(1, 3, C, S) BF16FP32__SIMD_TILE_FN(1, 4, C, S)                        \
-  BF16FP32__SIMD_TILE_FN(1, 5, C, S) BF16FP32__SIMD_TILE_FN(1, 6, C, S)                        \
-  BF16FP32__SIMD_TILE_FN(1, 7, C, S) BF16FP32__SIMD_TILE_FN(1, 8, C, S)                        \
-  BF16FP32__SIMD_TILE_FN(2, 1, C, S) BF16FP32__SIMD_TILE_FN(2, 2, C, S)                        \
-  BF16FP32__SIMD_TILE_FN(2, 3, C, S) BF16FP32__SIMD_TILE_FN(2, 4, C, S)
-TILE_SET(0, _r)
-TILE_SET(1, _c)
-
-#define TILE_PTRS(S)                                                                           \
-  {tile_1x1##S, tile_1x2##S, tile_1x3##S, tile_1x4##S, tile_1x5##S, tile_1x6##S, tile_1x7##S,   \
-   tile_1x8##S, tile_2x1##S, tile_2x2##S, tile_2x3##S, tile_2x4##S, NULL, NULL, NULL, NULL}
-static const bf16fp32__simd_tile_fn tiles[2][MR_MAX * NR_MAX] = {TILE_PTRS(_r), TILE_PTRS(_c)};
+/* One function per tile shape and copy mode (blocking.h): one row 8 wide, two rows 4. */
+BF16FP32__SIMD_TILES_8(1, 0, _r) BF16FP32__SIMD_TILES_4(2, 0, _r)
+BF16FP32__SIMD_TILES_8(1, 1, _c) BF16FP32__SIMD_TILES_4(2, 1, _c)
+static const bf16fp32__simd_tile_fn tiles[2][MR_MAX * NR_MAX] = {
+    {BF16FP32__SIMD_ROW_8(1, _r), BF16FP32__SIMD_ROW_4(2, _r)},
+    {BF16FP32__SIMD_ROW_8(1, _c), BF16FP32__SIMD_ROW_4(2, _c)}};
 
 void bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
                                int64_t n1, uint16_t *scratch) {

@@ -117,20 +117,15 @@ AI void tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, flo
 }
 
 /* One function per tile shape and copy mode (blocking.h). */
-#define TILE_ROW(MR, C, S)                                                                     \
-  BF16FP32__SIMD_TILE_FN(MR, 1, C, S) BF16FP32__SIMD_TILE_FN(MR, 2, C, S)                      \
-  BF16FP32__SIMD_TILE_FN(MR, 3, C, S) BF16FP32__SIMD_TILE_FN(MR, 4, C, S)                      \
-  BF16FP32__SIMD_TILE_FN(MR, 5, C, S) BF16FP32__SIMD_TILE_FN(MR, 6, C, S)                      \
-  BF16FP32__SIMD_TILE_FN(MR, 7, C, S) BF16FP32__SIMD_TILE_FN(MR, 8, C, S)
-TILE_ROW(1, 0, _r) TILE_ROW(2, 0, _r) TILE_ROW(3, 0, _r) TILE_ROW(4, 0, _r)
-TILE_ROW(1, 1, _c) TILE_ROW(2, 1, _c) TILE_ROW(3, 1, _c) TILE_ROW(4, 1, _c)
-
-#define TILE_PTRS(MR, S)                                                                       \
-  tile_##MR##x1##S, tile_##MR##x2##S, tile_##MR##x3##S, tile_##MR##x4##S, tile_##MR##x5##S,    \
-  tile_##MR##x6##S, tile_##MR##x7##S, tile_##MR##x8##S
+BF16FP32__SIMD_TILES_8(1, 0, _r) BF16FP32__SIMD_TILES_8(2, 0, _r) BF16FP32__SIMD_TILES_8(3, 0, _r)
+BF16FP32__SIMD_TILES_8(4, 0, _r)
+BF16FP32__SIMD_TILES_8(1, 1, _c) BF16FP32__SIMD_TILES_8(2, 1, _c) BF16FP32__SIMD_TILES_8(3, 1, _c)
+BF16FP32__SIMD_TILES_8(4, 1, _c)
 static const bf16fp32__simd_tile_fn tiles[2][MR_MAX * NR_MAX] = {
-    {TILE_PTRS(1, _r), TILE_PTRS(2, _r), TILE_PTRS(3, _r), TILE_PTRS(4, _r)},
-    {TILE_PTRS(1, _c), TILE_PTRS(2, _c), TILE_PTRS(3, _c), TILE_PTRS(4, _c)}};
+    {BF16FP32__SIMD_ROW_8(1, _r), BF16FP32__SIMD_ROW_8(2, _r), BF16FP32__SIMD_ROW_8(3, _r),
+     BF16FP32__SIMD_ROW_8(4, _r)},
+    {BF16FP32__SIMD_ROW_8(1, _c), BF16FP32__SIMD_ROW_8(2, _c), BF16FP32__SIMD_ROW_8(3, _c),
+     BF16FP32__SIMD_ROW_8(4, _c)}};
 
 void bf16fp32__simd_block_avx512bf16(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
                                      int64_t n0, int64_t n1, uint16_t *scratch) {
