@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "arm-features.h"
 #include "identity.h"
 #include "x86-features.h"
 
@@ -63,7 +64,10 @@ static void cpu_model(char *buf, size_t len) {
 static void cpu_features(char *buf, size_t len) {
   bf16fp32__x86_features x;
   bf16fp32__x86_features_query(&x);
-  /* A fixed order, so that the same CPU always writes the same string. */
+  bf16fp32__arm_features arm;
+  bf16fp32__arm_features_query(&arm);
+  /* A fixed order, so that the same CPU always writes the same string (one architecture's
+   * names appear on a machine: the other's are all false). */
   const struct { const char *name; bool have; } f[] = {
       {"avx2", x.avx2},
       {"fma", x.fma},
@@ -73,6 +77,8 @@ static void cpu_features(char *buf, size_t len) {
       {"avx512vl", x.avx512vl},
       {"avx512bf16", x.avx512bf16},
       {"amx-bf16", x.amx_bf16},
+      {"asimd", arm.asimd},
+      {"bf16", arm.bf16},
   };
   buf[0] = '\0';
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
