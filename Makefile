@@ -1,14 +1,16 @@
 # Two entry points (README): `make run` builds and runs check + select on the DSV4 suite (on the
 # GPU when there is one, else the CPU); `make test` builds and runs the tests, then the CPU tests
-# again under AddressSanitizer and UndefinedBehaviorSanitizer, under ThreadSanitizer, and built
-# by clang where it is installed (the warnings differ from gcc's, and -Werror makes them errors).
+# again under AddressSanitizer and UndefinedBehaviorSanitizer, under ThreadSanitizer, cross-built
+# for aarch64 under qemu-user, and built by clang where it is installed (the warnings differ from
+# gcc's, and -Werror makes them errors).
 BUILD ?= build
 SAN_BUILD ?= build-sanitize
 TSAN_BUILD ?= build-tsan
+ARM_BUILD ?= build-aarch64
 CLANG_BUILD ?= build-clang
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test test-sanitize test-tsan test-clang bench-docs clean
+.PHONY: all deps build run test test-sanitize test-tsan test-aarch64 test-clang bench-docs clean
 
 all: build
 
@@ -28,6 +30,7 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) test-sanitize
 	$(MAKE) test-tsan
+	$(MAKE) test-aarch64
 	@if command -v clang >/dev/null 2>&1; then $(MAKE) test-clang; \
 	else echo "test-clang: clang is not installed, skipped"; fi
 
@@ -44,6 +47,18 @@ test-tsan: deps
 	cd $(TSAN_BUILD) && norand=$$(setarch $$(uname -m) -R true 2>/dev/null && echo "setarch $$(uname -m) -R"); \
 	$$norand ctest --output-on-failure -j $(JOBS) -L cpu
 
+# cpu-simd's NEON kernel: the library cross-built for aarch64 and its CPU tests run under
+# qemu-user (installed on Debian as root by `install-deps.sh aarch64`; skipped without them).
+# test-bench-cli starts the aarch64 program itself, which qemu-user cannot chain to: left out.
+test-aarch64: deps
+	@sh tools/install-deps.sh aarch64
+	@if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 && command -v qemu-aarch64 >/dev/null 2>&1; then \
+	  cmake -S . -B $(ARM_BUILD) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+	    -DCMAKE_BUILD_TYPE=Release -DBF16FP32_CUDA=OFF && \
+	  cmake --build $(ARM_BUILD) -j $(JOBS) && \
+	  cd $(ARM_BUILD) && ctest --output-on-failure -j $(JOBS) -L cpu -E '^test-bench-cli$$'; \
+	else echo "test-aarch64: aarch64-linux-gnu-gcc or qemu-aarch64 is not installed, skipped"; fi
+
 test-clang: deps
 	CC=clang cmake -S . -B $(CLANG_BUILD) -DCMAKE_BUILD_TYPE=Release -DBF16FP32_CUDA=OFF
 	cmake --build $(CLANG_BUILD) -j $(JOBS)
@@ -53,4 +68,4 @@ bench-docs: build
 	sh tools/bench-docs.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(CLANG_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(ARM_BUILD) $(CLANG_BUILD)

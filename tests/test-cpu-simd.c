@@ -290,19 +290,25 @@ static int names(const char *list, const char *name) {
   return 0;
 }
 
-/* The CPU identity (the tuning file's) lists what the detected level needs, and AVX2 with FMA
- * only where detection found them: both read the same query (x86-features.h). */
+/* The CPU identity (the tuning file's) lists what the detected level needs, and the level's
+ * instruction sets only where detection found them: both read the same queries
+ * (x86-features.h, arm-features.h). A machine lists its own architecture's names alone. */
 static void identity_agrees(bf16fp32__simd_isa top) {
   bf16fp32__cpu_identity id;
   bf16fp32__cpu_identity_query(1, &id);
   const char *f = id.features;
   EXPECT(f[0] != '\0', "empty feature list");
-  EXPECT((top >= BF16FP32__ISA_AVX2) == (names(f, "avx2") && names(f, "fma")),
+  const int x86 = BF16FP32__ISA_LOWEST == BF16FP32__ISA_AVX2;
+  const int arm = BF16FP32__ISA_LOWEST == BF16FP32__ISA_NEON;
+  EXPECT((x86 && top >= BF16FP32__ISA_AVX2) == (names(f, "avx2") && names(f, "fma")),
          "detected %s, identity '%s'", bf16fp32__simd_isa_name(top), f);
   if (top == BF16FP32__ISA_AVX512BF16)
     EXPECT(names(f, "avx512f") && names(f, "avx512bw") && names(f, "avx512vl") &&
                names(f, "avx512bf16"),
            "detected avx512bf16, identity '%s'", f);
+  EXPECT((arm && top == BF16FP32__ISA_NEON) == names(f, "asimd"), "detected %s, identity '%s'",
+         bf16fp32__simd_isa_name(top), f);
+  EXPECT(arm || !names(f, "bf16"), "an Arm name on another architecture: '%s'", f);
   EXPECT(names("avx512bf16 avx2", "avx2") && !names("avx512bf16", "avx512bf") &&
              !names("xavx2", "avx2"),
          "the word match itself");
@@ -320,7 +326,7 @@ int main(void) {
     cfg.cpu_threads = 1;
     CHECK(be->probe(&cfg, &state, why, sizeof why) == BF16FP32_BACKEND_UNAVAILABLE && why[0]);
     if (testing_failures) return testing_summary("test-cpu-simd");
-    return testing_skip("test-cpu-simd", "no AVX2+FMA on this CPU");
+    return testing_skip("test-cpu-simd", "no vector level of this build on this CPU");
   }
   static const int thread_counts[] = {1, 3};
   void *states[2];
@@ -335,12 +341,14 @@ int main(void) {
   dev.where = BF16FP32_DEVICE;
   CHECK(be->supports(states[0], &host) && !be->supports(states[0], &dev));
   CHECK(be->prewarm(states[0], &host, NULL, NULL) == BF16FP32_OK);
-  /* A level above the detected one is refused; NONE too. */
+  /* A level above the detected one is refused, one of another architecture too; NONE too. */
   CHECK(bf16fp32__cpu_simd_force_isa(states[0], BF16FP32__ISA_NONE) != 0);
   if (top < BF16FP32__ISA_AVX512BF16)
     CHECK(bf16fp32__cpu_simd_force_isa(states[0], BF16FP32__ISA_AVX512BF16) != 0);
+  CHECK(bf16fp32__cpu_simd_force_isa(states[0], top == BF16FP32__ISA_NEON ? BF16FP32__ISA_AVX2
+                                                                          : BF16FP32__ISA_NEON) != 0);
 
-  for (int isa = top; isa >= BF16FP32__ISA_AVX2; isa--) {
+  for (int isa = top; isa >= BF16FP32__ISA_LOWEST; isa--) {
     for (int t = 0; t < 2; t++)
       CHECK(bf16fp32__cpu_simd_force_isa(states[t], (bf16fp32__simd_isa)isa) == 0);
     int before = testing_failures;

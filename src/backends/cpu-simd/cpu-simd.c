@@ -1,5 +1,6 @@
-/* cpu-simd: the fast host backend. Picks the AVX-512 BF16 or the AVX2 kernel at probe from what
- * the CPU and OS support, and splits each call over its own thread pool. */
+/* cpu-simd: the fast host backend. Picks the AVX-512 BF16 or the AVX2 kernel (x86) or the NEON
+ * kernel (aarch64) at probe from what the CPU and OS support, and splits each call over its own
+ * thread pool. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,10 @@ typedef struct simd_job {
 } simd_job;
 
 static bf16fp32__simd_block_fn block_for(bf16fp32__simd_isa isa) {
-#if BF16FP32__SIMD_KERNELS
+#if defined(__aarch64__)
+  (void)isa; /* one level */
+  return bf16fp32__simd_block_neon;
+#elif BF16FP32__SIMD_KERNELS
   return isa == BF16FP32__ISA_AVX512BF16 ? bf16fp32__simd_block_avx512bf16
                                          : bf16fp32__simd_block_avx2;
 #else
@@ -114,8 +118,11 @@ static bf16fp32_status simd_probe(const bf16fp32__config *cfg, void **state, cha
   if (isa == BF16FP32__ISA_NONE) {
     if (why && len)
       snprintf(why, len, "%s",
-               BF16FP32__SIMD_KERNELS ? "needs AVX2 and FMA with the OS saving YMM state"
-                                      : "its kernels are x86 code (AVX2, AVX-512 BF16)");
+               BF16FP32__ISA_LOWEST == BF16FP32__ISA_AVX2
+                   ? "needs AVX2 and FMA with the OS saving YMM state"
+               : BF16FP32__ISA_LOWEST == BF16FP32__ISA_NEON
+                   ? "needs Advanced SIMD (NEON), which the kernel does not report"
+                   : "its kernels are x86 (AVX2, AVX-512 BF16) and aarch64 (NEON) code");
     return BF16FP32_BACKEND_UNAVAILABLE;
   }
   simd_state *s = calloc(1, sizeof *s);
@@ -257,7 +264,8 @@ static void simd_reset(void *state) {
 
 int bf16fp32__cpu_simd_force_isa(void *state, bf16fp32__simd_isa isa) {
   simd_state *s = state;
-  if (!s || isa == BF16FP32__ISA_NONE || isa > s->detected) return -1;
+  if (!s || isa == BF16FP32__ISA_NONE || isa < BF16FP32__ISA_LOWEST || isa > s->detected)
+    return -1;
   s->isa = isa;
   return 0;
 }

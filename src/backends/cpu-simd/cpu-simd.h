@@ -5,22 +5,31 @@
 
 #include <stdint.h>
 
-/* Ordered: a higher level implies the CPU and OS also run the lower ones. */
+/* The levels of one architecture are ordered: a higher one implies that the CPU and OS also
+ * run the lower ones. A machine has the levels of its own architecture only. */
 typedef enum bf16fp32__simd_isa {
   BF16FP32__ISA_NONE = 0,       /* no usable vector path: the backend is unavailable */
-  BF16FP32__ISA_AVX2 = 1,       /* AVX2 + FMA, YMM state enabled by the OS */
-  BF16FP32__ISA_AVX512BF16 = 2, /* AVX-512 F/BW/VL/DQ + BF16, ZMM and opmask state enabled */
+  BF16FP32__ISA_AVX2 = 1,       /* x86: AVX2 + FMA, YMM state enabled by the OS */
+  BF16FP32__ISA_AVX512BF16 = 2, /* x86: AVX-512 F/BW/VL/DQ + BF16, ZMM and opmask state enabled */
+  BF16FP32__ISA_NEON = 3,       /* aarch64: Advanced SIMD with fp32 FMA */
 } bf16fp32__simd_isa;
 
-/* The kernels are x86 code, built only where the compiler targets x86 (CMakeLists.txt's
- * BF16FP32_TARGET_X86); elsewhere detection finds no level and the backend declines. */
+/* The kernels are built for the architecture the compiler targets (CMakeLists.txt: x86's AVX2
+ * and AVX-512 BF16 files, aarch64's NEON file); elsewhere detection finds no level and the
+ * backend declines. BF16FP32__ISA_LOWEST is this build's lowest vector level. */
 #if defined(__x86_64__) || defined(__i386__)
 #define BF16FP32__SIMD_KERNELS 1
+#define BF16FP32__ISA_LOWEST BF16FP32__ISA_AVX2
+#elif defined(__aarch64__)
+#define BF16FP32__SIMD_KERNELS 1
+#define BF16FP32__ISA_LOWEST BF16FP32__ISA_NEON
 #else
 #define BF16FP32__SIMD_KERNELS 0
+#define BF16FP32__ISA_LOWEST BF16FP32__ISA_NONE
 #endif
 
-/* The best level this CPU and OS support (cpuid and xgetbv; never assumed). */
+/* The best level this CPU and OS support (x86: cpuid and xgetbv; aarch64: the kernel's HWCAP
+ * words; never assumed). */
 bf16fp32__simd_isa bf16fp32__simd_detect(void);
 const char *bf16fp32__simd_isa_name(bf16fp32__simd_isa isa);
 
@@ -34,8 +43,9 @@ typedef struct bf16fp32__simd_args {
   int x_cold;
 } bf16fp32__simd_args;
 
-/* Cache blocking, shared by both kernels (blocking.h); the figures are measurements on the
- * 2-core Zen 4 VM this was tuned on.
+/* Cache blocking, shared by the kernels (blocking.h); the figures are measurements on the
+ * 2-core Zen 4 VM this was tuned on (the NEON kernel takes them as they are: no Arm machine
+ * has timed it).
  * - Up to FEW_ROWS x rows (x stays in L2): each group of 24 w rows meets all of them while it is
  *   in L1/L2. More rows: L2 blocks of w rows (W_BLOCK_BYTES) meet sweeps of up to X_BLOCK_ROWS
  *   x rows (a few MB: L3). At M = 16 the groups are 15-25% faster than blocks (a block's first
@@ -115,9 +125,11 @@ void bf16fp32__simd_block_avx512bf16(const bf16fp32__simd_args *a, int64_t m0, i
                                      int64_t n0, int64_t n1, uint16_t *scratch);
 void bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
                                int64_t n1, uint16_t *scratch);
+void bf16fp32__simd_block_neon(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
+                               int64_t n1, uint16_t *scratch);
 
 /* Test hooks on a state made by the backend's probe. force: 0 on success, -1 when the level is
- * above what was detected or is NONE. The thread count is the one probe was configured with. */
+ * above what was detected, of another architecture, or NONE. The thread count is the one probe was configured with. */
 int bf16fp32__cpu_simd_force_isa(void *state, bf16fp32__simd_isa isa);
 bf16fp32__simd_isa bf16fp32__cpu_simd_isa(const void *state);
 int bf16fp32__cpu_simd_threads(const void *state);
