@@ -121,7 +121,7 @@ static bf16fp32_status simd_probe(const bf16fp32__config *cfg, void **state, cha
                BF16FP32__ISA_LOWEST == BF16FP32__ISA_AVX2
                    ? "needs AVX2 and FMA with the OS saving YMM state"
                : BF16FP32__ISA_LOWEST == BF16FP32__ISA_NEON
-                   ? "needs Advanced SIMD (NEON), which the kernel does not report"
+                   ? "needs Advanced SIMD (NEON), which the OS does not report"
                    : "its kernels are x86 (AVX2, AVX-512 BF16) and aarch64 (NEON) code");
     return BF16FP32_BACKEND_UNAVAILABLE;
   }

@@ -129,7 +129,8 @@ void bf16fp32__simd_block_neon(const bf16fp32__simd_args *a, int64_t m0, int64_t
                                int64_t n1, uint16_t *scratch);
 
 /* Test hooks on a state made by the backend's probe. force: 0 on success, -1 when the level is
- * above what was detected, of another architecture, or NONE. The thread count is the one probe was configured with. */
+ * above what was detected, of another architecture, or NONE. The thread count is the one probe
+ * was configured with. */
 int bf16fp32__cpu_simd_force_isa(void *state, bf16fp32__simd_isa isa);
 bf16fp32__simd_isa bf16fp32__cpu_simd_isa(const void *state);
 int bf16fp32__cpu_simd_threads(const void *state);
