@@ -9,7 +9,9 @@
 #define AI static inline __attribute__((always_inline))
 
 /* 32 vector registers: 4 x 4 accumulators, 8 for the x halves, 2 for w, the mask and a load:
- * 28. Fewer x rows leave room for 6 rows of w (3 x 6: 18 + 6 + 2 + 2). */
+ * 28. Fewer x rows leave room for 6 rows of w (3 x 6: 18 + 6 + 2 + 2). In GCC 12's code (-O3)
+ * the 4 x 4 and 1 x 6 steps stay in registers (the 4 x 4 with 5 register moves and 2 w loads
+ * again a step); the 3 x 6 step spills 2 vectors. */
 #define MR_MAX 4
 #define NR_MAX 8 /* the tile table's row stride (blocking.h); no tile is wider than 6 */
 #define STEP 8   /* bf16 elements per 16-byte load */
