@@ -5,6 +5,16 @@
 
 #include "cpu-simd.h"
 
+/* Full unrolling of a tile's loops over its rows and columns (constant trip counts), so that its
+ * accumulators stay in registers. Clang takes GCC's `#pragma GCC unroll 8` on a loop of 4 as a
+ * partial unroll it cannot make and leaves the arrays on the stack. */
+#define BF16FP32__SIMD_PRAGMA(text) _Pragma(#text)
+#if defined(__clang__)
+#define BF16FP32__SIMD_UNROLL(n) BF16FP32__SIMD_PRAGMA(clang loop unroll(full))
+#else
+#define BF16FP32__SIMD_UNROLL(n) BF16FP32__SIMD_PRAGMA(GCC unroll n)
+#endif
+
 /* One register tile over the whole of k: out[0:mr, 0:nr] of the tile's rows and columns. The
  * copying kind also stores the w rows it reads to wc (stride ldc); the other ignores wc. Both
  * prefetch pf_rows rows at pf (stride pfld) to L2 along the way, for a later tile. */

@@ -29,16 +29,16 @@ AI void step(const __m256i *xv, const uint16_t *w, int64_t ldw, __m256 acc[MR_MA
              __m256i hi_mask, int mr, int nr, int64_t kk, const uint16_t (*wtail)[16],
              uint16_t *wc, int64_t ldc, int copy) {
   __m256 xe[MR_MAX], xo[MR_MAX];
-#pragma GCC unroll 2
+BF16FP32__SIMD_UNROLL(2)
   for (int i = 0; i < mr; i++) widen(xv[i], hi_mask, &xe[i], &xo[i]);
-#pragma GCC unroll 8
+BF16FP32__SIMD_UNROLL(8)
   for (int j = 0; j < nr; j++) {
     __m256 we, wo;
     __m256i wv = wtail ? _mm256_loadu_si256((const __m256i *)wtail[j])
                        : _mm256_loadu_si256((const __m256i *)(w + j * ldw + kk));
     if (copy) _mm256_storeu_si256((__m256i *)(wc + j * ldc + kk), wv);
     widen(wv, hi_mask, &we, &wo);
-#pragma GCC unroll 2
+BF16FP32__SIMD_UNROLL(2)
     for (int i = 0; i < mr; i++) {
       acc[i][j] = _mm256_fmadd_ps(xe[i], we, acc[i][j]);
       acc[i][j] = _mm256_fmadd_ps(xo[i], wo, acc[i][j]);
@@ -55,18 +55,18 @@ AI void tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, flo
              const int mr, const int nr, const int copy) {
   const __m256i hi_mask = _mm256_set1_epi32((int)0xffff0000u);
   __m256 acc[MR_MAX][NR_MAX];
-#pragma GCC unroll 2
+BF16FP32__SIMD_UNROLL(2)
   for (int i = 0; i < mr; i++)
-#pragma GCC unroll 8
+BF16FP32__SIMD_UNROLL(8)
     for (int j = 0; j < nr; j++) acc[i][j] = _mm256_setzero_ps();
   int64_t kk = 0;
   for (; kk + 16 <= k; kk += 16) {
     __m256i xv[MR_MAX];
-#pragma GCC unroll 2
+BF16FP32__SIMD_UNROLL(2)
     for (int i = 0; i < mr; i++) xv[i] = _mm256_loadu_si256((const __m256i *)(x + i * ldx + kk));
-    step(xv, w, ldw, acc, hi_mask, mr, nr, kk, NULL, wc, ldc, copy);
     if (!(kk & 31))
       for (int r = 0; r < pf_rows; r++) __builtin_prefetch(pf + r * pfld + kk, 0, 2);
+    step(xv, w, ldw, acc, hi_mask, mr, nr, kk, NULL, wc, ldc, copy);
   }
   if (kk < k) {
     /* No 16-bit masked loads in AVX2: copy the tail into zeroed rows. */
@@ -82,9 +82,9 @@ AI void tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, flo
     for (int j = 0; j < nr; j++) memcpy(wt[j], w + j * ldw + kk, bytes);
     step(xv, w, ldw, acc, hi_mask, mr, nr, kk, (const uint16_t(*)[16])wt, wc, ldc, copy);
   }
-#pragma GCC unroll 2
+BF16FP32__SIMD_UNROLL(2)
   for (int i = 0; i < mr; i++)
-#pragma GCC unroll 8
+BF16FP32__SIMD_UNROLL(8)
     for (int j = 0; j < nr; j++) o[i * ldo + j] = hsum(acc[i][j]);
 }
 

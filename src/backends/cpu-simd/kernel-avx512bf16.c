@@ -37,11 +37,11 @@ AI __m512 pairs_near(__m512 a, __m512 b) { /* per 128 bits: [a0+a1, a2+a3, b0+b1
 AI __m512 sum16(const __m512 *in) {
   /* The tree leaves the sum of v[L + 4 p] in lane 4 L + p: feed v so that lane q gets in[q]. */
   __m512 v[16], t[8], u[4], w[2];
-#pragma GCC unroll 16
+BF16FP32__SIMD_UNROLL(16)
   for (int i = 0; i < 16; i++) v[i] = in[4 * (i % 4) + i / 4];
-#pragma GCC unroll 8
+BF16FP32__SIMD_UNROLL(8)
   for (int i = 0; i < 8; i++) t[i] = halves(v[2 * i], v[2 * i + 1]);
-#pragma GCC unroll 4
+BF16FP32__SIMD_UNROLL(4)
   for (int i = 0; i < 4; i++) u[i] = quarters(t[2 * i], t[2 * i + 1]);
   w[0] = pairs_far(u[0], u[1]);
   w[1] = pairs_far(u[2], u[3]);
@@ -52,16 +52,16 @@ AI __m512 sum16(const __m512 *in) {
  * each row written by masked stores of the lanes that hold it (nothing else is touched). */
 AI void store_sums(__m512 acc[MR_MAX][NR_MAX], float *o, int64_t ldo, const int mr, const int nr) {
   const int count = mr * nr;
-#pragma GCC unroll 2
+BF16FP32__SIMD_UNROLL(2)
   for (int g = 0; g * 16 < count; g++) {
     __m512 in[16];
-#pragma GCC unroll 16
+BF16FP32__SIMD_UNROLL(16)
     for (int q = 0; q < 16; q++) {
       const int f = 16 * g + q;
       in[q] = f < count ? acc[f / nr][f % nr] : _mm512_setzero_ps();
     }
     const __m512 r = sum16(in);
-#pragma GCC unroll 4
+BF16FP32__SIMD_UNROLL(4)
     for (int i = 0; i < mr; i++) {
       const int lo = i * nr - 16 * g, hi = lo + nr; /* row i's lanes in this group */
       if (hi <= 0 || lo >= 16) continue;
@@ -81,20 +81,20 @@ AI void tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, flo
              int64_t k, uint16_t *wc, int64_t ldc, const uint16_t *pf, int pf_rows, int64_t pfld,
              const int mr, const int nr, const int copy) {
   __m512 acc[MR_MAX][NR_MAX];
-#pragma GCC unroll 4
+BF16FP32__SIMD_UNROLL(4)
   for (int i = 0; i < mr; i++)
-#pragma GCC unroll 8
+BF16FP32__SIMD_UNROLL(8)
     for (int j = 0; j < nr; j++) acc[i][j] = _mm512_setzero_ps();
   int64_t kk = 0;
   for (; kk + 32 <= k; kk += 32) {
     __m512i xv[MR_MAX];
-#pragma GCC unroll 4
+BF16FP32__SIMD_UNROLL(4)
     for (int i = 0; i < mr; i++) xv[i] = _mm512_loadu_si512(x + i * ldx + kk);
-#pragma GCC unroll 8
+BF16FP32__SIMD_UNROLL(8)
     for (int j = 0; j < nr; j++) {
       __m512i wv = _mm512_loadu_si512(w + j * ldw + kk);
       if (copy) _mm512_storeu_si512(wc + j * ldc + kk, wv);
-#pragma GCC unroll 4
+BF16FP32__SIMD_UNROLL(4)
       for (int i = 0; i < mr; i++) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], (bh)xv[i], (bh)wv);
     }
     /* prefetcht1: to L2 (to L1, prefetcht0 gained nothing: the lines are needed much later) */
@@ -103,13 +103,13 @@ AI void tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, flo
   if (kk < k) {
     const __mmask32 mask = (__mmask32)((1ull << (k - kk)) - 1);
     __m512i xv[MR_MAX];
-#pragma GCC unroll 4
+BF16FP32__SIMD_UNROLL(4)
     for (int i = 0; i < mr; i++) xv[i] = _mm512_maskz_loadu_epi16(mask, x + i * ldx + kk);
-#pragma GCC unroll 8
+BF16FP32__SIMD_UNROLL(8)
     for (int j = 0; j < nr; j++) {
       __m512i wv = _mm512_maskz_loadu_epi16(mask, w + j * ldw + kk);
       if (copy) _mm512_storeu_si512(wc + j * ldc + kk, wv);
-#pragma GCC unroll 4
+BF16FP32__SIMD_UNROLL(4)
       for (int i = 0; i < mr; i++) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], (bh)xv[i], (bh)wv);
     }
   }

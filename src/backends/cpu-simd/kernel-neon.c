@@ -33,15 +33,15 @@ AI void step(const uint32x4_t *xv, const uint16_t *w, int64_t ldw, float32x4_t a
              uint32x4_t hi_mask, int mr, int nr, int64_t kk, const uint16_t (*wtail)[STEP],
              uint16_t *wc, int64_t ldc, int copy) {
   float32x4_t xe[MR_MAX], xo[MR_MAX];
-#pragma GCC unroll 4
+BF16FP32__SIMD_UNROLL(4)
   for (int i = 0; i < mr; i++) widen(xv[i], hi_mask, &xe[i], &xo[i]);
-#pragma GCC unroll 8
+BF16FP32__SIMD_UNROLL(8)
   for (int j = 0; j < nr; j++) {
     float32x4_t we, wo;
     const uint32x4_t wv = wtail ? load8(wtail[j]) : load8(w + j * ldw + kk);
     if (copy) vst1q_u16(wc + j * ldc + kk, vreinterpretq_u16_u32(wv));
     widen(wv, hi_mask, &we, &wo);
-#pragma GCC unroll 4
+BF16FP32__SIMD_UNROLL(4)
     for (int i = 0; i < mr; i++) {
       acc[i][j] = vfmaq_f32(acc[i][j], xe[i], we);
       acc[i][j] = vfmaq_f32(acc[i][j], xo[i], wo);
@@ -58,14 +58,14 @@ AI void tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, flo
              const int mr, const int nr, const int copy) {
   const uint32x4_t hi_mask = vdupq_n_u32(0xffff0000u);
   float32x4_t acc[MR_MAX][NR_MAX];
-#pragma GCC unroll 4
+BF16FP32__SIMD_UNROLL(4)
   for (int i = 0; i < mr; i++)
-#pragma GCC unroll 8
+BF16FP32__SIMD_UNROLL(8)
     for (int j = 0; j < nr; j++) acc[i][j] = vdupq_n_f32(0.0f);
   int64_t kk = 0;
   for (; kk + STEP <= k; kk += STEP) {
     uint32x4_t xv[MR_MAX];
-#pragma GCC unroll 4
+BF16FP32__SIMD_UNROLL(4)
     for (int i = 0; i < mr; i++) xv[i] = load8(x + i * ldx + kk);
     step(xv, w, ldw, acc, hi_mask, mr, nr, kk, NULL, wc, ldc, copy);
     if (!(kk & 31))
@@ -85,9 +85,9 @@ AI void tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, flo
     for (int j = 0; j < nr; j++) memcpy(wt[j], w + j * ldw + kk, bytes);
     step(xv, w, ldw, acc, hi_mask, mr, nr, kk, (const uint16_t(*)[STEP])wt, wc, ldc, copy);
   }
-#pragma GCC unroll 4
+BF16FP32__SIMD_UNROLL(4)
   for (int i = 0; i < mr; i++)
-#pragma GCC unroll 8
+BF16FP32__SIMD_UNROLL(8)
     for (int j = 0; j < nr; j++) o[i * ldo + j] = hsum(acc[i][j]);
 }
 
