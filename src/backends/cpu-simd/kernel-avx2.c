@@ -64,6 +64,8 @@ BF16FP32__SIMD_UNROLL(8)
     __m256i xv[MR_MAX];
 BF16FP32__SIMD_UNROLL(2)
     for (int i = 0; i < mr; i++) xv[i] = _mm256_loadu_si256((const __m256i *)(x + i * ldx + kk));
+    /* Before the step: after it, clang put this branch between the step's loads and its FMAs
+     * and spilled accumulators around it (docs/cpu-results.md). */
     if (!(kk & 31))
       for (int r = 0; r < pf_rows; r++) __builtin_prefetch(pf + r * pfld + kk, 0, 2);
     step(xv, w, ldw, acc, hi_mask, mr, nr, kk, NULL, wc, ldc, copy);
