@@ -148,7 +148,7 @@ bf16fp32_status bf16fp32_backend_info_get(bf16fp32_context *ctx, int index, bf16
   info->name = bf16fp32__registry[index].name;
   info->where = bf16fp32__registry[index].where;
   info->available = slot->available;
-  snprintf(info->reason, sizeof info->reason, "%s", slot->why);
+  snprintf(info->reason, sizeof info->reason, "%s", slot->available ? "" : slot->why);
   info->calls = atomic_load(&slot->calls);
   info->failures = atomic_load(&slot->failures);
   return BF16FP32_OK;

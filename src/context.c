@@ -61,8 +61,8 @@ static void probe_all(bf16fp32_context *ctx) {
     slot->available = st == BF16FP32_OK;
     if (!slot->available && !slot->why[0])
       snprintf(slot->why, sizeof slot->why, "%s: %s", bf16fp32_status_name(st), bf16fp32_last_error());
-    bf16fp32__log(&ctx->cfg, 2, "backend %s: %s%s", e->name, slot->available ? "available" : "unavailable: ",
-                  slot->why);
+    bf16fp32__log(&ctx->cfg, 2, "backend %s: %s%s%s", e->name,
+                  slot->available ? "available" : "unavailable", slot->why[0] ? ": " : "", slot->why);
   }
   bf16fp32__clear_error();
 }

@@ -54,9 +54,9 @@ bf16fp32_status bf16fp32_describe(bf16fp32_context *ctx, char *buf, size_t len) 
   append(buf, len, "backends (registry order):\n");
   for (int b = 0; b < bf16fp32__registry_count; b++) {
     const bf16fp32__backend_slot *s = &ctx->slot[b];
-    append(buf, len, "  %-9s %-6s %s%s\n", bf16fp32__registry[b].name,
+    append(buf, len, "  %-9s %-6s %s%s%s\n", bf16fp32__registry[b].name,
            bf16fp32__registry[b].where == BF16FP32_HOST ? "host" : "device",
-           s->available ? "available" : "unavailable: ", s->available ? "" : s->why);
+           s->available ? "available" : "unavailable", s->why[0] ? ": " : "", s->why);
   }
   return BF16FP32_OK;
 }

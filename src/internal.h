@@ -45,7 +45,8 @@ typedef struct bf16fp32__config {
 #define BF16FP32__VARIANT_LEN 48
 
 /* A backend: one static const instance per backend, listed in registry.c.
- * probe: usable here? creates the backend's state (or writes why not and returns non-OK).
+ * probe: usable here? creates the backend's state (or writes why not and returns non-OK); on
+ *      success why may say which of its paths this machine gets (`bf16fp32 info` shows it).
  * supports: pure "can it" for a shape (no allocation, no CUDA call).
  * prewarm: all lazy work for the shape (and variant, NULL for none) on that stream (handles,
  *      workspaces, plans).

@@ -111,12 +111,13 @@ int main(void) {
     if (!bi.available) {
       printf("%-10s unavailable: %s\n", bi.name, bi.reason);
       /* cpu-ref is always there, cpu-simd wherever detection finds a level (x86 with AVX2 and
-       * FMA), the device backends wherever there is a GPU */
+       * FMA, aarch64 with NEON), the device backends wherever there is a GPU */
       const int simd_absent = strcmp(bi.name, "cpu-simd") == 0 &&
                               bf16fp32__simd_detect() == BF16FP32__ISA_NONE;
       CHECK((bi.where == BF16FP32_DEVICE && !gpu) || simd_absent);
       continue;
     }
+    CHECK(bi.reason[0] == '\0'); /* a reason is for an unavailable backend only */
     CHECK_OK(bf16fp32_force_backend(ctx, bi.name));
     int ran = 0, total = (int)(sizeof grid / sizeof grid[0]);
     for (int i = 0; i < total; i++) ran += run_case(ctx, b, &bi, &grid[i], 1000u + (uint64_t)i);

@@ -97,6 +97,11 @@ static void *probe(int threads) {
     fprintf(stderr, "probe failed: %s\n", why);
     return NULL;
   }
+  /* `info` says which kernel and how many threads this machine gets. */
+  char expect[64];
+  snprintf(expect, sizeof expect, "%s kernel, %d thread",
+           bf16fp32__simd_isa_name(bf16fp32__simd_detect()), threads);
+  EXPECT(strstr(why, expect) == why, "probe's detail '%s', expected '%s...'", why, expect);
   return state;
 }
 

@@ -147,6 +147,11 @@ static bf16fp32_status simd_probe(const bf16fp32__config *cfg, void **state, cha
     if (why && len) snprintf(why, len, "out of memory");
     return BF16FP32_OUT_OF_MEMORY;
   }
+  if (why && len) {
+    const int size = bf16fp32__pool_size(s->pool);
+    snprintf(why, len, "%s kernel, %d thread%s", bf16fp32__simd_isa_name(isa), size,
+             size == 1 ? "" : "s");
+  }
   *state = s;
   return BF16FP32_OK;
 }
