@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "context.h"
 #include "device.h"
+#include "identity.h"
 #include "tune-table.h"
 
 void bf16fp32_options_init(bf16fp32_options *opt) {
@@ -54,17 +54,12 @@ static bf16fp32_status resolve_algo(const char *algo, const char *source, int *f
                         algo, names);
 }
 
-static int online_cores(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
-}
-
 bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__config *cfg,
                                          int *forced) {
   bf16fp32_status st;
   memset(cfg, 0, sizeof *cfg);
   if (opt->cpu_threads < 0 || opt->cpu_threads > 1024)
-    return bf16fp32__fail(BF16FP32_BAD_OPTION, "cpu_threads=%d: expected 0 (all cores) to 1024",
+    return bf16fp32__fail(BF16FP32_BAD_OPTION, "cpu_threads=%d: expected 0 (every usable CPU) to 1024",
                           opt->cpu_threads);
   if (opt->log_level < 0 || opt->log_level > 2 || opt->use_pdl < 0 || opt->use_pdl > 1)
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "log_level must be 0..2 and use_pdl 0 or 1");
@@ -81,7 +76,7 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
   if ((st = env_int("BF16FP32_WORKSPACE_MB", 1, 65536, &ws_mb)) != BF16FP32_OK) return st;
   if ((st = env_int("BF16FP32_TUNE_BUILTIN", 0, 1, &builtin)) != BF16FP32_OK) return st;
   cfg->tune_builtin = (int)builtin;
-  cfg->cpu_threads = threads ? (int)threads : online_cores();
+  cfg->cpu_threads = threads ? (int)threads : bf16fp32__usable_cpus();
   cfg->use_pdl = (int)pdl;
   cfg->log_level = (int)log;
   cfg->log_fn = opt->log_fn;

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "dispatch.h"
+#include "identity.h"
 
 /* A CPU sample should last about this long, so that the clock's resolution and one-off
  * interruptions stay small against it: short calls are repeated inside one sample. */
@@ -117,8 +117,7 @@ bf16fp32_status bf16fp32__check_ref_init(bf16fp32__check_ref *r, int64_t m, int6
       r->row[i] = lo + (int64_t)(splitmix64(&s) % (uint64_t)span);
     }
   }
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  int threads = cpus > 0 ? (int)cpus : 1;
+  int threads = bf16fp32__usable_cpus();
   if (threads > MEASURE_MAX_ORACLE_THREADS) threads = MEASURE_MAX_ORACLE_THREADS;
   if (threads > rows) threads = rows;
   /* Small problems: threads would cost more than they save. */

@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli-check.h"
 #include "dispatch.h"
+#include "identity.h"
 #include "suite.h"
 #include "support.h"
 
@@ -143,8 +143,7 @@ static int prepare_case(check_case *c, int64_t m, int64_t n, int64_t k, uint64_t
   if (!c->x || !c->w || !c->out || !c->ref || !c->absdot) return 1;
   sup_fill_bf16(c->x, (size_t)(m * k), seed);
   sup_fill_bf16(c->w, (size_t)(n * k), seed + 1);
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  if (sup_oracle(m, n, k, c->x, k, c->w, k, c->ref, c->absdot, cores > 0 ? (int)cores : 1)) return 1;
+  if (sup_oracle(m, n, k, c->x, k, c->w, k, c->ref, c->absdot, bf16fp32__usable_cpus())) return 1;
   if (!device) return 0;
   c->dx = sup_gpu_alloc((size_t)(m * k) * 2), c->dw = sup_gpu_alloc((size_t)(n * k) * 2);
   c->dout = sup_gpu_alloc((size_t)(m * n) * 4);
