@@ -76,16 +76,6 @@ static int run_tune(const char *first, ...) {
   return rc;
 }
 
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "cannot write %s\n", path);
-    exit(1);
-  }
-  fputs(text, f);
-  fclose(f);
-}
-
 #define EXPECT_IN(buf, text)                                                              \
   do {                                                                                    \
     CHECK(strstr((buf), (text)) != NULL);                                                 \
@@ -140,12 +130,12 @@ int main(void) {
   snprintf(dup, sizeof dup, "%s/dup.txt", tmpdir);
   snprintf(empty, sizeof empty, "%s/empty.txt", tmpdir);
   snprintf(csv, sizeof csv, "%s/out.csv", tmpdir);
-  write_file(ok, "# tiny suite\ntiny.a  64  96  3   # trailing comment\ntiny.b 32 160 1\nM 1 3\n");
-  write_file(bad_field, "# comment\ntiny.a 64 96 3\ntiny.b 32 abc 1\nM 1\n");
-  write_file(bad_m, "tiny.a 64 96 3\n\nM 1 0 4\n");
-  write_file(bad_count, "tiny.a 64 96\n");
-  write_file(dup, "tiny.a 64 96 3\ntiny.a 64 96 3\n");
-  write_file(empty, "# nothing\nM 1 2\n");
+  sup_write_text(ok, "# tiny suite\ntiny.a  64  96  3   # trailing comment\ntiny.b 32 160 1\nM 1 3\n");
+  sup_write_text(bad_field, "# comment\ntiny.a 64 96 3\ntiny.b 32 abc 1\nM 1\n");
+  sup_write_text(bad_m, "tiny.a 64 96 3\n\nM 1 0 4\n");
+  sup_write_text(bad_count, "tiny.a 64 96\n");
+  sup_write_text(dup, "tiny.a 64 96 3\ntiny.a 64 96 3\n");
+  sup_write_text(empty, "# nothing\nM 1 2\n");
   char loc[600];
 
   /* --help: usage on stdout, exit 0. */
@@ -266,7 +256,7 @@ int main(void) {
   if (sup_gpu_available()) {
     char step[512];
     snprintf(step, sizeof step, "%s/step.txt", tmpdir);
-    write_file(step, "flash.a 256 4096 2\nflash.b 512 1000 1\nM 1\n");
+    sup_write_text(step, "flash.a 256 4096 2\nflash.b 512 1000 1\nM 1\n");
     const char *trigger[] = {"end", "end", "entry", "none"};
     for (int t = 0; t < 4; t++) {
       if (t) setenv("BF16FP32_PDL", "1", 1);

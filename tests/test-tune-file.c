@@ -18,16 +18,6 @@ static char dir[512];
 
 static void path_in_dir(char *buf, size_t len, const char *name) { snprintf(buf, len, "%s/%s", dir, name); }
 
-static void write_text(const char *path, const char *text) {
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    perror(path);
-    exit(1);
-  }
-  fputs(text, f);
-  fclose(f);
-}
-
 static char *read_text(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
@@ -326,7 +316,7 @@ static void test_load(void) {
   path_in_dir(path, sizeof path, "load.tsv");
   bf16fp32__tune_header h = sample_header(); /* cpu: this machine, 3 threads */
   char *text = format_sample(&h);
-  write_text(path, text);
+  sup_write_text(path, text);
 
   /* This CPU: the host entries apply; the device entries do not (no device here): one line. */
   lines log = {0};
@@ -354,7 +344,7 @@ static void test_load(void) {
   h.cpu.threads = 4;
   free(text);
   text = format_sample(&h);
-  write_text(path, text);
+  sup_write_text(path, text);
   memset(&log, 0, sizeof log);
   t = bf16fp32__tune_load_for_context(&cfg);
   EXPECT(!t, "other CPU: no table");
@@ -367,7 +357,7 @@ static void test_load(void) {
   snprintf(h.library, sizeof h.library, "0.0.1");
   free(text);
   text = format_sample(&h);
-  write_text(path, text);
+  sup_write_text(path, text);
   memset(&log, 0, sizeof log);
   t = bf16fp32__tune_load_for_context(&cfg);
   EXPECT(!t && log.count == 1 && any_contains(&log, "0.0.1", "ignored"), "other version: %d lines", log.count);
@@ -378,7 +368,7 @@ static void test_load(void) {
   h.format = 2;
   free(text);
   text = format_sample(&h);
-  write_text(path, text);
+  sup_write_text(path, text);
   memset(&log, 0, sizeof log);
   t = bf16fp32__tune_load_for_context(&cfg);
   EXPECT(!t && log.count == 1 && any_contains(&log, "format 2", NULL), "format 2: %d lines", log.count);
@@ -390,7 +380,7 @@ static void test_load(void) {
   size_t len = strlen(text);
   char *bad = testing_alloc(len + 100);
   snprintf(bad, len + 100, "%shost\t5\t5\t5\tcpu-ref\tfast\t-\t-\nhost\t6\t6\t1\tcpu-ref\t1\t-\t-\n", text);
-  write_text(path, bad);
+  sup_write_text(path, bad);
   int bad_line = 1;
   for (const char *p = text; *p; p++) bad_line += *p == '\n';
   char where[64];
@@ -546,7 +536,7 @@ static void test_merge(void) {
   bf16fp32__tune_header older = h;
   snprintf(older.library, sizeof older.library, "0.0.0");
   char *old = format_sample(&older);
-  write_text(path, old);
+  sup_write_text(path, old);
   free(old);
   memset(&w, 0, sizeof w);
   bf16fp32__tune_file_merge(path, &cpu_only, e + 4, 1, collect_warning, &w);

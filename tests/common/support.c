@@ -177,6 +177,16 @@ void sup_remove_tree(const char *path) {
   rmdir(path);
 }
 
+void sup_write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  fputs(text, f);
+  fclose(f);
+}
+
 double sup_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -75,6 +75,8 @@ int sup_temp_dir(char *dir, size_t len, const char *name);
 /* path and, where it is a directory (not a link to one), everything in it: a test's temporary
  * directory. */
 void sup_remove_tree(const char *path);
+/* Writes text to path (created or truncated); a test that cannot stops there (exit 1). */
+void sup_write_text(const char *path, const char *text);
 
 /* GPU helpers: return 0 on success, non-zero (and print nothing) on failure. */
 int sup_gpu_available(void); /* 1 when a CUDA device can be used */
