@@ -59,7 +59,7 @@ typedef void (*bf16fp32_log_fn)(void *user, int level, const char *line);
 
 typedef struct bf16fp32_options {
   int device;                /* CUDA device ordinal; -1: the current device at create */
-  int cpu_threads;           /* CPU backends' threads; 0: one per CPU of the affinity mask */
+  int cpu_threads;           /* CPU backends' threads; 0: one per usable CPU (affinity, cgroup quota) */
   const char *algo;          /* "auto" or a backend name; NULL: auto */
   int use_pdl;               /* 1: our kernels use programmatic dependent launch: they start
                                 while the previous kernel on the stream finishes and read w

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "context.h"
+#include "cpu-count.h"
 #include "device.h"
-#include "identity.h"
 #include "tune-table.h"
 
 void bf16fp32_options_init(bf16fp32_options *opt) {

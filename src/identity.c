@@ -1,9 +1,7 @@
 /* The CPU's identity (brand string, instruction sets, threads), identity matching and
  * description; the GPU query lives in cuda-identity.c (a NO_DEVICE stub here without CUDA). */
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "arm-features.h"
 #include "identity.h"
@@ -89,16 +87,6 @@ static void cpu_features(char *buf, size_t len) {
     snprintf(buf + used, len - used, "%s%s", used ? " " : "", f[i].name);
   }
   if (!buf[0]) snprintf(buf, len, "none");
-}
-
-int bf16fp32__usable_cpus(void) {
-#if defined(__linux__)
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-#endif
-  const long n = sysconf(_SC_NPROCESSORS_ONLN); /* more CPUs than a cpu_set_t holds, or no mask */
-  return n > 0 ? (int)n : 1;
 }
 
 void bf16fp32__cpu_identity_query(int threads, bf16fp32__cpu_identity *id) {

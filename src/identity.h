@@ -27,9 +27,6 @@ typedef struct bf16fp32__cpu_identity {
 bf16fp32_status bf16fp32__gpu_identity_query(int device, bf16fp32__gpu_identity *id);
 /* Always succeeds ("unknown" where the CPU does not say). */
 void bf16fp32__cpu_identity_query(int threads, bf16fp32__cpu_identity *id);
-/* The CPUs this process may run on: its affinity mask (taskset, a container's cpuset, numactl)
- * where the OS gives one, else the online count; at least 1. The CPU backends' default threads. */
-int bf16fp32__usable_cpus(void);
 
 /* Exact match compares every field. Loose match (the built-in table, which ships with the
  * library and so outlives driver and cuBLAS updates) compares the hardware only: GPU name,

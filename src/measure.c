@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu-count.h"
 #include "dispatch.h"
-#include "identity.h"
 
 /* A CPU sample should last about this long, so that the clock's resolution and one-off
  * interruptions stay small against it: short calls are repeated inside one sample. */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "identity.h"
+#include "cpu-count.h"
 #include "internal.h"
 #include "oracle.h"
 #include "support.h"

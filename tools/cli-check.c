@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cli-check.h"
+#include "cpu-count.h"
 #include "dispatch.h"
-#include "identity.h"
 #include "suite.h"
 #include "support.h"
 

@@ -1,0 +1,109 @@
+/* The CPUs a process may use: the cgroup CPU quota read from fake /proc/self/cgroup and
+ * mountinfo texts over a fake cgroup tree (v2 cpu.max, v1 cfs quota and period, ancestors,
+ * a namespaced root, malformed files), and the count this machine gives. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cpu-count.h"
+#include "support.h"
+#include "testing.h"
+
+static char tmp[512];
+
+/* Creates tmp/rel (and its parents). */
+static void make_dir(const char *rel) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", tmp, rel);
+  for (char *p = path + strlen(tmp) + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) perror(path);
+    *p = '/';
+  }
+  if (mkdir(path, 0700) != 0 && errno != EEXIST) perror(path);
+}
+
+static void write_file(const char *rel, const char *text) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", tmp, rel);
+  sup_write_text(path, text);
+}
+
+/* A mountinfo line for a cgroup mount at tmp/dir: v2 (cgroup2) or v1 with superoptions. */
+static void mount_line(char *buf, size_t len, const char *root, const char *dir, int v2,
+                       const char *super) {
+  snprintf(buf, len, "30 23 0:26 %s %s/%s rw,nosuid shared:9 - %s %s %s\n", root, tmp, dir,
+           v2 ? "cgroup2" : "cgroup", v2 ? "cgroup2" : "cgroup", super);
+}
+
+static void test_v2(void) {
+  char mi[2048], two[4096];
+  make_dir("v2/a/b");
+  mount_line(mi, sizeof mi, "/", "v2", 1, "rw");
+  write_file("v2/a/b/cpu.max", "max 100000\n");
+  EXPECT(bf16fp32__cgroup_cpu_limit("0::/a/b\n", mi) == 0, "no quota anywhere");
+  write_file("v2/a/cpu.max", "250000 100000\n");
+  EXPECT(bf16fp32__cgroup_cpu_limit("0::/a/b\n", mi) == 3, "an ancestor's 2.5 CPUs, rounded up");
+  write_file("v2/a/b/cpu.max", "100000 100000\n");
+  EXPECT(bf16fp32__cgroup_cpu_limit("0::/a/b\n", mi) == 1, "the smaller of the two");
+  write_file("v2/cpu.max", "50000 100000\n");
+  EXPECT(bf16fp32__cgroup_cpu_limit("0::/a/b\n", mi) == 1, "half a CPU is still one");
+  write_file("v2/cpu.max", "max 100000\n");
+  /* A namespaced view: the mount's root is /a, the process's path /a/b. */
+  mount_line(mi, sizeof mi, "/a", "v2", 1, "rw");
+  make_dir("v2/b");
+  write_file("v2/b/cpu.max", "400000 100000\n");
+  EXPECT(bf16fp32__cgroup_cpu_limit("0::/a/b\n", mi) == 4, "path below the mount's root");
+  /* Other lines around it, and a v1 hierarchy without cpu. */
+  mount_line(mi, sizeof mi, "/", "v2", 1, "rw");
+  snprintf(two, sizeof two, "25 1 8:1 / / rw - ext4 /dev/sda1 rw\n%s", mi);
+  EXPECT(bf16fp32__cgroup_cpu_limit("4:memory:/x\n0::/a/b\n", two) == 1, "among other lines");
+}
+
+static void test_v1(void) {
+  char mi[2048];
+  make_dir("v1cpu/x");
+  mount_line(mi, sizeof mi, "/", "v1cpu", 0, "rw,cpu,cpuacct");
+  write_file("v1cpu/x/cpu.cfs_quota_us", "-1\n");
+  write_file("v1cpu/x/cpu.cfs_period_us", "100000\n");
+  EXPECT(bf16fp32__cgroup_cpu_limit("3:cpu,cpuacct:/x\n", mi) == 0, "quota -1: none");
+  write_file("v1cpu/x/cpu.cfs_quota_us", "150000\n");
+  EXPECT(bf16fp32__cgroup_cpu_limit("3:cpu,cpuacct:/x\n", mi) == 2, "1.5 CPUs, rounded up");
+  EXPECT(bf16fp32__cgroup_cpu_limit("3:cpuacct:/x\n", mi) == 0, "cpuacct is not cpu");
+  char other[2048];
+  mount_line(other, sizeof other, "/", "v1cpu", 0, "rw,cpuacct");
+  EXPECT(bf16fp32__cgroup_cpu_limit("3:cpu,cpuacct:/x\n", other) == 0, "no mount with cpu");
+}
+
+static void test_malformed(void) {
+  char mi[2048];
+  make_dir("bad/y");
+  mount_line(mi, sizeof mi, "/", "bad", 1, "rw");
+  static const char *const texts[] = {"garbage\n", "", "0 100000\n", "100000 0\n", "-5 100000\n",
+                                      "99999999999999999999999 1\n", "12"};
+  for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+    write_file("bad/y/cpu.max", texts[i]);
+    const int got = bf16fp32__cgroup_cpu_limit("0::/y\n", mi);
+    EXPECT(got == 0, "cpu.max '%s': %d", texts[i], got);
+  }
+  EXPECT(bf16fp32__cgroup_cpu_limit("0::/y\n", "") == 0, "empty mountinfo");
+  EXPECT(bf16fp32__cgroup_cpu_limit("", mi) == 0, "empty cgroup list");
+  EXPECT(bf16fp32__cgroup_cpu_limit("0::/nonexistent/z\n", mi) == 0, "no such directory");
+  EXPECT(bf16fp32__cgroup_cpu_limit("garbage", "- - -\n-\n") == 0, "garbage texts");
+  EXPECT(bf16fp32__cgroup_cpu_limit(NULL, NULL) == 0, "NULL texts");
+}
+
+int main(void) {
+  if (sup_temp_dir(tmp, sizeof tmp, "cpu-count")) return 1;
+  test_v2();
+  test_v1();
+  test_malformed();
+  sup_remove_tree(tmp);
+  const int cpus = bf16fp32__usable_cpus();
+  printf("test-cpu-count: this process may use %d CPU%s\n", cpus, cpus == 1 ? "" : "s");
+  CHECK(cpus >= 1);
+  return testing_summary("test-cpu-count");
+}
