@@ -7,9 +7,11 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /* How long an idle worker spins before sleeping. Measured on the 2-vCPU VM: a sleeping worker
  * takes 250-700 us to wake, so calls closer together than this keep their second thread. */
@@ -18,6 +20,7 @@
 struct bf16fp32__pool {
   int size;    /* threads a job may get: workers + the caller */
   int started; /* workers actually running */
+  pid_t owner; /* the process that started them: a fork's child has none of them */
   pthread_t *workers;
   pthread_mutex_t busy; /* held by the caller that owns the pool (begin .. end) */
   pthread_mutex_t lock; /* with wake: sleeping and waking workers */
@@ -113,6 +116,7 @@ bf16fp32__pool *bf16fp32__pool_create(int threads) {
   atomic_init(&p->active, 0);
   atomic_init(&p->closed, 1);
   atomic_init(&p->stop, 0);
+  p->owner = getpid();
   for (int i = 1; i < threads; i++) {
     worker_arg *wa = malloc(sizeof *wa);
     if (!wa) break;
@@ -134,8 +138,13 @@ int bf16fp32__pool_begin(bf16fp32__pool *p) { return pthread_mutex_trylock(&p->b
 
 void bf16fp32__pool_end(bf16fp32__pool *p) { pthread_mutex_unlock(&p->busy); }
 
+/* In a child made by fork the workers are gone, and the lock and condition variable are in
+ * whatever state the parent's threads left them (a sleeping worker counted as a waiter: a
+ * destroy would wait for it forever). The child runs every job alone and only frees. */
+static bool forked(const bf16fp32__pool *p) { return getpid() != p->owner; }
+
 void bf16fp32__pool_run(bf16fp32__pool *p, bf16fp32__pool_fn fn, void *arg) {
-  if (p->started == 0) {
+  if (p->started == 0 || forked(p)) {
     fn(arg, 0);
     return;
   }
@@ -153,6 +162,11 @@ void bf16fp32__pool_run(bf16fp32__pool *p, bf16fp32__pool_fn fn, void *arg) {
 
 void bf16fp32__pool_destroy(bf16fp32__pool *p) {
   if (!p) return;
+  if (forked(p)) {
+    free(p->workers);
+    free(p);
+    return;
+  }
   atomic_store(&p->stop, 1);
   bump(p);
   for (int i = 0; i < p->started; i++) pthread_join(p->workers[i], NULL);

@@ -1,7 +1,8 @@
 /* cpu-simd's small thread pool: workers made at probe and joined at reset, one job at a time,
  * the calling thread taking part as thread 0. Workers join a job when they can: a worker that
  * was asleep (hundreds of microseconds to wake on a virtual machine) may find the job done, so
- * jobs share their work dynamically rather than wait for every thread. */
+ * jobs share their work dynamically rather than wait for every thread. In a child made by fork
+ * (whose workers stayed in the parent) jobs run on the caller alone and destroy only frees. */
 #ifndef BF16FP32_CPU_SIMD_THREAD_POOL_H
 #define BF16FP32_CPU_SIMD_THREAD_POOL_H
 
