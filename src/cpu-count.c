@@ -93,10 +93,11 @@ static bool cgroup_mount(const char *text, bool v2, char *root, char *mnt, size_
       }
     }
     if (nf >= 5 && na == 3) {
-      const bool match =
-          v2 ? alen[0] == 7 && strncmp(after[0], "cgroup2", 7) == 0
-             : alen[0] == 6 && strncmp(after[0], "cgroup", 6) == 0 && has_word(after[2], alen[2], "cpu");
-      if (match) return copy_span(root, cap, field[3], flen[3]) && copy_span(mnt, cap, field[4], flen[4]);
+      const bool match = v2 ? alen[0] == 7 && strncmp(after[0], "cgroup2", 7) == 0
+                            : alen[0] == 6 && strncmp(after[0], "cgroup", 6) == 0 &&
+                                  has_word(after[2], alen[2], "cpu");
+      if (match)
+        return copy_span(root, cap, field[3], flen[3]) && copy_span(mnt, cap, field[4], flen[4]);
     }
     line = end ? end + 1 : NULL;
   }
@@ -147,7 +148,8 @@ static int dir_quota(const char *dir, bool v2) {
 /* The smallest quota of the cgroup at path and its ancestors up to the mount. */
 static int hierarchy_limit(const char *cgroup, const char *mountinfo, bool v2) {
   char path[PATH_LEN], root[PATH_LEN], mnt[PATH_LEN], dir[2 * PATH_LEN];
-  if (!cgroup_path(cgroup, v2, path, sizeof path) || !cgroup_mount(mountinfo, v2, root, mnt, PATH_LEN))
+  if (!cgroup_path(cgroup, v2, path, sizeof path) ||
+      !cgroup_mount(mountinfo, v2, root, mnt, PATH_LEN))
     return 0;
   /* The mount shows the hierarchy from `root` down; a path outside it (another namespace's
    * view) is read at the mount point itself. */
@@ -169,7 +171,8 @@ static int hierarchy_limit(const char *cgroup, const char *mountinfo, bool v2) {
 
 int bf16fp32__cgroup_cpu_limit(const char *cgroup, const char *mountinfo) {
   if (!cgroup || !mountinfo) return 0;
-  const int v2 = hierarchy_limit(cgroup, mountinfo, true), v1 = hierarchy_limit(cgroup, mountinfo, false);
+  const int v2 = hierarchy_limit(cgroup, mountinfo, true);
+  const int v1 = hierarchy_limit(cgroup, mountinfo, false);
   return v2 > 0 && (v1 == 0 || v2 < v1) ? v2 : v1;
 }
 
