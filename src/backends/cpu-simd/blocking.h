@@ -48,8 +48,10 @@ typedef void (*bf16fp32__simd_tile_fn)(const uint16_t *x, int64_t ldx, const uin
   BF16FP32__SIMD_TILE_FN(MR, 7, C, S) BF16FP32__SIMD_TILE_FN(MR, 8, C, S)
 #define BF16FP32__SIMD_PTRS_4(MR, S)                                                           \
   tile_##MR##x1##S, tile_##MR##x2##S, tile_##MR##x3##S, tile_##MR##x4##S
-#define BF16FP32__SIMD_PTRS_6(MR, S) BF16FP32__SIMD_PTRS_4(MR, S), tile_##MR##x5##S, tile_##MR##x6##S
-#define BF16FP32__SIMD_PTRS_8(MR, S) BF16FP32__SIMD_PTRS_6(MR, S), tile_##MR##x7##S, tile_##MR##x8##S
+#define BF16FP32__SIMD_PTRS_6(MR, S)                                                           \
+  BF16FP32__SIMD_PTRS_4(MR, S), tile_##MR##x5##S, tile_##MR##x6##S
+#define BF16FP32__SIMD_PTRS_8(MR, S)                                                           \
+  BF16FP32__SIMD_PTRS_6(MR, S), tile_##MR##x7##S, tile_##MR##x8##S
 #define BF16FP32__SIMD_ROW_4(MR, S) BF16FP32__SIMD_PTRS_4(MR, S), NULL, NULL, NULL, NULL
 #define BF16FP32__SIMD_ROW_6(MR, S) BF16FP32__SIMD_PTRS_6(MR, S), NULL, NULL
 #define BF16FP32__SIMD_ROW_8(MR, S) BF16FP32__SIMD_PTRS_8(MR, S)
