@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """The Python binding on host memory: every host backend against the fp64 oracle through DLPack
 (odd sizes, row pitches, M = 1, K = 0, NaN/Inf, poisoned outputs), bad arrays and bad calls
-(each a clear exception, nothing written), the context's queries, and threads."""
+(each a clear exception, nothing written), the context's queries, threads, and a fork."""
 import math
 import os
+import signal
 import sys
 import tempfile
 import threading
+import time
+import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common'))
 import bf16fp32  # noqa: E402
@@ -128,6 +131,30 @@ with bf16fp32.Context() as ctx:
     for t in threads:
         t.join()
     c.expect(len(results) == 40 and not any(results), f'threads: {len(results)} calls checked')
+
+    # fork after calls, as a fork-started worker does: the child's calls and its close return
+    # (the CPU pool's workers stayed in the parent, asleep by now).
+    time.sleep(0.05)
+    with warnings.catch_warnings():  # Python 3.12+ warns that this process has threads
+        warnings.simplefilter('ignore', DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            signal.alarm(30)  # a hang ends the child by SIGALRM, which the parent reports
+            xb, wb, ob = Buffer(5, 40, 'bf16'), Buffer(24, 40, 'bf16'), Buffer(5, 24, 'f32')
+            xb.set_rows(x)
+            wb.set_rows(w)
+            ob.fill_bits(POISON)
+            ctx.linear(xb, wb, ob)
+            bad = check_against_oracle(x, w, ob.rows_values(), 'fork child')
+            ctx.close()
+            code = 1 if bad else 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    c.expect(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0,
+             f'fork: the child\'s call and close returned (wait status {status})')
 
 # A corrupt tuning file: its warnings reach the log function, and calls still run; tune_step's
 # argument checks.
