@@ -1,7 +1,9 @@
 /* The CPUs a process may use: the cgroup CPU quota read from fake /proc/self/cgroup and
  * mountinfo texts over a fake cgroup tree (v2 cpu.max, v1 cfs quota and period, ancestors,
- * a namespaced root, malformed files), and the count this machine gives. */
+ * a namespaced root, malformed files); this process's count, also pinned to one CPU, and a
+ * context's default threads then. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,14 +98,48 @@ static void test_malformed(void) {
   EXPECT(bf16fp32__cgroup_cpu_limit(NULL, NULL) == 0, "NULL texts");
 }
 
+/* This process: the smaller of its affinity mask and its cgroup's quota. Pinned to one CPU, it
+ * may use one, and a context's default threads (cpu_threads 0) follow: a container given 4 CPUs
+ * of 64 would otherwise start 63 spinning workers. */
+static void test_this_process(void) {
+  const int cpus = bf16fp32__usable_cpus();
+  printf("test-cpu-count: this process may use %d CPU%s\n", cpus, cpus == 1 ? "" : "s");
+  CHECK(cpus >= 1);
+#if defined(__linux__)
+  cpu_set_t mine, one;
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return;
+  char *cgroup = sup_read_text("/proc/self/cgroup");
+  char *mountinfo = sup_read_text("/proc/self/mountinfo");
+  const int limit = bf16fp32__cgroup_cpu_limit(cgroup, mountinfo);
+  free(cgroup);
+  free(mountinfo);
+  const int mask = CPU_COUNT(&mine);
+  EXPECT(cpus == (limit > 0 && limit < mask ? limit : mask), "%d CPUs; mask %d, quota %d", cpus,
+         mask, limit);
+  int first = 0;
+  while (!CPU_ISSET(first, &mine)) first++;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) return;
+  CHECK(bf16fp32__usable_cpus() == 1);
+  bf16fp32_context *ctx = NULL;
+  char text[4096];
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  if (ctx) {
+    CHECK_OK(bf16fp32_describe(ctx, text, sizeof text));
+    CHECK(strstr(text, "], 1 thread\n") != NULL);
+    bf16fp32_destroy(ctx);
+  }
+  CHECK(sched_setaffinity(0, sizeof mine, &mine) == 0);
+#endif
+}
+
 int main(void) {
   if (sup_temp_dir(tmp, sizeof tmp, "cpu-count")) return 1;
   test_v2();
   test_v1();
   test_malformed();
   sup_remove_tree(tmp);
-  const int cpus = bf16fp32__usable_cpus();
-  printf("test-cpu-count: this process may use %d CPU%s\n", cpus, cpus == 1 ? "" : "s");
-  CHECK(cpus >= 1);
+  test_this_process();
   return testing_summary("test-cpu-count");
 }

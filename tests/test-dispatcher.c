@@ -1,14 +1,11 @@
 /* The dispatcher with fake backends, linked in place of the real registry: a backend that
  * fails on one shape only (only that shape is quarantined), one that declines, one that is
- * unavailable, one with a fatal error; reset brings them back; environment parsing; the default
- * CPU thread count. */
-#include <sched.h>
+ * unavailable, one with a fatal error; reset brings them back; environment parsing. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu-count.h"
 #include "internal.h"
 #include "oracle.h"
 #include "support.h"
@@ -276,34 +273,8 @@ static void test_environment(void) {
   CHECK(bf16fp32_create(&ctx, &opt) == BF16FP32_UNKNOWN_BACKEND);
 }
 
-/* cpu_threads 0 takes every CPU the process may run on: its affinity mask, not the machine's
- * online count (a container given 4 CPUs of 64 would otherwise start 63 spinning workers). */
-static void test_default_threads(void) {
-#if defined(__linux__)
-  cpu_set_t mine, one;
-  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return;
-  CHECK(bf16fp32__usable_cpus() == CPU_COUNT(&mine));
-  int first = 0;
-  while (!CPU_ISSET(first, &mine)) first++;
-  CPU_ZERO(&one);
-  CPU_SET(first, &one);
-  if (sched_setaffinity(0, sizeof one, &one) != 0) return;
-  CHECK(bf16fp32__usable_cpus() == 1);
-  bf16fp32_context *ctx = NULL;
-  char text[4096];
-  CHECK_OK(bf16fp32_create(&ctx, NULL));
-  if (ctx) {
-    CHECK_OK(bf16fp32_describe(ctx, text, sizeof text));
-    CHECK(strstr(text, "], 1 thread\n") != NULL);
-    bf16fp32_destroy(ctx);
-  }
-  CHECK(sched_setaffinity(0, sizeof mine, &mine) == 0);
-#endif
-}
-
 int main(void) {
   setenv("BF16FP32_TUNE_FILE", "", 1); /* no tuned table: the fakes alone decide */
-  test_default_threads();
   test_quarantine_one_shape();
   test_fatal_is_returned();
   test_unavailable_and_forcing();

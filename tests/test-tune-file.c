@@ -18,18 +18,6 @@ static char dir[512];
 
 static void path_in_dir(char *buf, size_t len, const char *name) { snprintf(buf, len, "%s/%s", dir, name); }
 
-static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *p = calloc(1, (size_t)n + 1);
-  if (p && fread(p, 1, (size_t)n, f) != (size_t)n) p[0] = '\0';
-  fclose(f);
-  return p;
-}
-
 /* --- warnings and log lines, collected --- */
 
 typedef struct lines {
@@ -591,7 +579,7 @@ static void test_emit_c(void) {
   EXPECT(!strstr(text, "entries[]") && strstr(text, ".entries = NULL") && strstr(text, ".count = 0"),
          "empty:\n%s", text);
   /* The shipped table as the emitter writes it (it starts empty; the lead fills it). */
-  char *shipped = read_text(BF16FP32_SOURCE_DIR "/src/tune-builtin.c");
+  char *shipped = sup_read_text(BF16FP32_SOURCE_DIR "/src/tune-builtin.c");
   EXPECT(shipped && strstr(shipped, "bf16fp32__tune_builtin_table"), "shipped file");
   if (bf16fp32__tune_builtin_table.count == 0)
     EXPECT(shipped && strcmp(shipped, text) == 0, "src/tune-builtin.c is the emitter's empty table");

@@ -187,6 +187,24 @@ void sup_write_text(const char *path, const char *text) {
   fclose(f);
 }
 
+char *sup_read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  /* In chunks, not by the file's size: /proc files report a size of 0. */
+  size_t len = 0, cap = 4096;
+  char *text = calloc(1, cap + 1);
+  for (size_t got; text && (got = fread(text + len, 1, cap - len, f)) > 0;) {
+    len += got;
+    if (len < cap) continue;
+    char *more = realloc(text, 2 * cap + 1);
+    if (!more) free(text);
+    text = more, cap *= 2;
+  }
+  fclose(f);
+  if (text) text[len] = '\0';
+  return text;
+}
+
 double sup_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -77,6 +77,9 @@ int sup_temp_dir(char *dir, size_t len, const char *name);
 void sup_remove_tree(const char *path);
 /* Writes text to path (created or truncated); a test that cannot stops there (exit 1). */
 void sup_write_text(const char *path, const char *text);
+/* The whole of a file as a string (malloc'd, the caller frees; /proc files too); NULL when it
+ * cannot be opened or memory runs out. */
+char *sup_read_text(const char *path);
 
 /* GPU helpers: return 0 on success, non-zero (and print nothing) on failure. */
 int sup_gpu_available(void); /* 1 when a CUDA device can be used */
