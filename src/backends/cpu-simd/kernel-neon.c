@@ -67,9 +67,10 @@ BF16FP32__SIMD_UNROLL(8)
     uint32x4_t xv[MR_MAX];
 BF16FP32__SIMD_UNROLL(4)
     for (int i = 0; i < mr; i++) xv[i] = load8(x + i * ldx + kk);
-    step(xv, w, ldw, acc, hi_mask, mr, nr, kk, NULL, wc, ldc, copy);
+    /* Before the step, as in the AVX2 kernel (where clang spilled around it after the step). */
     if (!(kk & 31))
       for (int r = 0; r < pf_rows; r++) __builtin_prefetch(pf + r * pfld + kk, 0, 2);
+    step(xv, w, ldw, acc, hi_mask, mr, nr, kk, NULL, wc, ldc, copy);
   }
   if (kk < k) {
     /* The tail through zeroed rows, so that no load reads past an operand's end. */
