@@ -39,7 +39,8 @@ bf16fp32_status bf16fp32_linear(bf16fp32_context *ctx, bf16fp32_location where, 
                                 const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
                                 void *stream) {
   if (!ctx) return bf16fp32__fail(BF16FP32_NULL_POINTER, "ctx is NULL");
-  bf16fp32_status st = bf16fp32__validate(where, m, n, k, x, ldx, w, ldw, out, ldo, ctx->cfg.device >= 0);
+  const int have_device = bf16fp32__context_device(ctx) >= 0;
+  bf16fp32_status st = bf16fp32__validate(where, m, n, k, x, ldx, w, ldw, out, ldo, have_device);
   if (st != BF16FP32_OK || m == 0 || n == 0) return st;
   call_scope sc;
   bf16fp32__call call;
@@ -88,8 +89,9 @@ bf16fp32_status bf16fp32_prewarm(bf16fp32_context *ctx, bf16fp32_location where,
   if (count > 0 && !ms) return bf16fp32__fail(BF16FP32_NULL_POINTER, "ms is NULL");
   for (int i = 0; i < count; i++)
     if (ms[i] < 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "ms[%d]=%lld", i, (long long)ms[i]);
-  if (where == BF16FP32_DEVICE && ctx->cfg.device < 0)
-    return bf16fp32__fail(BF16FP32_NO_DEVICE, "device prewarm but the context has no CUDA device");
+  if (where == BF16FP32_DEVICE && bf16fp32__context_device(ctx) < 0)
+    return bf16fp32__fail(BF16FP32_NO_DEVICE,
+                          "device prewarm but the context has no CUDA device in this process");
   call_scope sc;
   bool capturing = false;
   pthread_rwlock_rdlock(&ctx->lock);
@@ -130,6 +132,9 @@ bf16fp32_status bf16fp32_select(bf16fp32_context *ctx, bf16fp32_location where, 
   if (st != BF16FP32_OK) return st;
   if (m <= 0 || n == 0 || k == 0)
     return bf16fp32__fail(BF16FP32_BAD_SIZE, "select needs m, n, k >= 1");
+  if (where == BF16FP32_DEVICE && bf16fp32__context_device(ctx) < 0)
+    return bf16fp32__fail(BF16FP32_NO_DEVICE,
+                          "device select but the context has no CUDA device in this process");
   int first = -1;
   bf16fp32__shape s = contiguous_shape(where, m, n, k);
   pthread_rwlock_rdlock(&ctx->lock);

@@ -55,7 +55,7 @@ static bf16fp32_status resolve_algo(const char *algo, const char *source, int *f
 }
 
 bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__config *cfg,
-                                         int *forced) {
+                                         int *forced, int with_device) {
   bf16fp32_status st;
   memset(cfg, 0, sizeof *cfg);
   if (opt->cpu_threads < 0 || opt->cpu_threads > 1024)
@@ -110,6 +110,10 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
     bf16fp32__tune_default_path(cfg->tune_file, sizeof cfg->tune_file);
 
   /* Device: the given ordinal, or the current one; -1 when there is none (CPU only). */
+  if (!with_device) {
+    cfg->device = -1;
+    return BF16FP32_OK;
+  }
   int count = bf16fp32__device_count();
   if (opt->device >= 0 && opt->device >= count)
     return bf16fp32__fail(count ? BF16FP32_BAD_OPTION : BF16FP32_NO_DEVICE,

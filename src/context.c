@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "context.h"
 #include "device.h"
@@ -20,6 +21,10 @@ void bf16fp32__log(const bf16fp32__config *cfg, int level, const char *fmt, ...)
     cfg->log_fn(cfg->log_user, level, line);
   else
     fprintf(stderr, "bf16fp32: %s\n", line); /* only when logging was asked for */
+}
+
+int bf16fp32__context_device(const bf16fp32_context *ctx) {
+  return getpid() == ctx->owner ? ctx->cfg.device : -1;
 }
 
 static void family_of(const bf16fp32__config *cfg, char *family, size_t len) {
@@ -67,13 +72,16 @@ static void probe_all(bf16fp32_context *ctx) {
   bf16fp32__clear_error();
 }
 
+/* In a fork's child a device backend's state (handles, device memory) is the parent's: it is
+ * dropped, not freed through CUDA, which the child may not call. */
 static void release_all(bf16fp32_context *ctx) {
+  const int device = bf16fp32__context_device(ctx);
   for (int b = 0; b < bf16fp32__registry_count; b++) {
     bf16fp32__backend_slot *slot = &ctx->slot[b];
-    if (slot->available) {
+    bool on_device = bf16fp32__registry[b].where == BF16FP32_DEVICE;
+    if (slot->available && (!on_device || device >= 0)) {
       int prev = -1;
-      bool on_device = bf16fp32__registry[b].where == BF16FP32_DEVICE;
-      if (on_device) bf16fp32__device_enter(ctx->cfg.device, &prev);
+      if (on_device) bf16fp32__device_enter(device, &prev);
       bf16fp32__registry[b].ops->reset(slot->state);
       if (on_device) bf16fp32__device_leave(prev);
     }
@@ -88,7 +96,7 @@ static void release_all(bf16fp32_context *ctx) {
 static bf16fp32_status build(bf16fp32_context *ctx) {
   int forced = -1;
   bf16fp32__config cfg;
-  bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, &cfg, &forced);
+  bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, getpid() == ctx->owner);
   if (st != BF16FP32_OK) return st;
   ctx->cfg = cfg;
   atomic_store(&ctx->forced, forced);
@@ -110,6 +118,7 @@ bf16fp32_status bf16fp32_create(bf16fp32_context **out, const bf16fp32_options *
   *out = NULL;
   ctx = calloc(1, sizeof *ctx);
   if (!ctx) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "context allocation");
+  ctx->owner = getpid();
   if (opt)
     ctx->opt = *opt;
   else
@@ -155,7 +164,7 @@ bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx) {
   /* Check the environment before anything is torn down, so a bad value changes nothing. */
   int forced;
   bf16fp32__config cfg;
-  bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, &cfg, &forced);
+  bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, getpid() == ctx->owner);
   if (st != BF16FP32_OK) return st;
   pthread_rwlock_wrlock(&ctx->lock);
   release_all(ctx);

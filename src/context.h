@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/types.h>
 
 #include "internal.h"
 #include "plan-cache.h"
@@ -30,11 +31,17 @@ struct bf16fp32_context {
   bf16fp32__backend_slot slot[BF16FP32__MAX_BACKENDS];
   bf16fp32__plan_cache plans;
   bf16fp32__tune_table *tune;  /* NULL: no tuned choices */
+  pid_t owner;                 /* the process that created it: CUDA's state stays there */
 };
 
-/* config.c: resolves options plus environment into cfg (and the forced backend index). */
+/* config.c: resolves options plus environment into cfg (and the forced backend index); without
+ * `with_device` (in a fork's child) CUDA is not asked and cfg->device is -1. */
 bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__config *cfg,
-                                         int *forced);
+                                         int *forced, int with_device);
+
+/* context.c: the CUDA device this process may use through the context, or -1. CUDA's state does
+ * not carry into a fork's child: there the context acts as one made without a device. */
+int bf16fp32__context_device(const bf16fp32_context *ctx);
 
 /* rules.c: the built-in rule's backend (registry index) for a shape in a family, or -1. */
 int bf16fp32__rule_choice(const char *family, const bf16fp32__shape *s, char *why, size_t why_len);

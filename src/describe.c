@@ -24,7 +24,10 @@ bf16fp32_status bf16fp32_describe(bf16fp32_context *ctx, char *buf, size_t len) 
   char line[512];
   buf[0] = '\0';
   append(buf, len, "bf16fp32 %s\n", BF16FP32_VERSION);
-  if (ctx->cfg.device >= 0) {
+  if (ctx->cfg.device >= 0 && bf16fp32__context_device(ctx) < 0) {
+    append(buf, len, "device %d: not usable in this process (the context was created before fork)\n",
+           ctx->cfg.device);
+  } else if (ctx->cfg.device >= 0) {
     bf16fp32__gpu_identity gpu;
     if (bf16fp32__gpu_identity_query(ctx->cfg.device, &gpu) == BF16FP32_OK) {
       bf16fp32__gpu_identity_describe(&gpu, line, sizeof line);

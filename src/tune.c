@@ -156,7 +156,8 @@ static bf16fp32_status check_step(const bf16fp32__tune_request *r) {
   return bf16fp32__step_check_fillers("tune", r->filler_kb, r->filler_trigger);
 }
 
-static bf16fp32_status check_request(const bf16fp32__config *cfg, const bf16fp32__tune_request *r) {
+static bf16fp32_status check_request(const bf16fp32__config *cfg, int device,
+                                     const bf16fp32__tune_request *r) {
   if (r->where != BF16FP32_HOST && r->where != BF16FP32_DEVICE)
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "tune: where=%d is neither HOST nor DEVICE", (int)r->where);
   if (!r->nk_pairs || !r->ms) return bf16fp32__fail(BF16FP32_NULL_POINTER, "tune: nk_pairs or ms is NULL");
@@ -176,8 +177,9 @@ static bf16fp32_status check_request(const bf16fp32__config *cfg, const bf16fp32
   } else if (r->filler_kb) {
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "tune: fillers go between a step's GEMMs: no step given");
   }
-  if (r->where == BF16FP32_DEVICE && cfg->device < 0)
-    return bf16fp32__fail(BF16FP32_NO_DEVICE, "tune: device tuning but the context has no CUDA device");
+  if (r->where == BF16FP32_DEVICE && device < 0)
+    return bf16fp32__fail(BF16FP32_NO_DEVICE,
+                          "tune: device tuning but the context has no CUDA device in this process");
   const char *out = r->out_path ? r->out_path : cfg->tune_file;
   if (!out[0])
     return bf16fp32__fail(BF16FP32_BAD_OPTION,
@@ -298,7 +300,7 @@ bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_r
   if (merged) *merged = 0;
   if (!ctx || !r) return bf16fp32__fail(BF16FP32_NULL_POINTER, "tune: ctx or request is NULL");
   const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
-  bf16fp32_status st = check_request(cfg, r);
+  bf16fp32_status st = check_request(cfg, bf16fp32__context_device(ctx), r);
   if (st != BF16FP32_OK) return st;
   const char *out = r->out_path ? r->out_path : cfg->tune_file;
   bf16fp32__tune_table found = {0};

@@ -35,7 +35,7 @@ static bf16fp32_status check_memory(const void *p, const char *name, bf16fp32_lo
   int kind = 0;
   if (!have_device) {
     if (where == BF16FP32_DEVICE)
-      return bf16fp32__fail(BF16FP32_NO_DEVICE, "device call but the context has no CUDA device");
+      return bf16fp32__fail(BF16FP32_NO_DEVICE, "device call but the context has no CUDA device in this process");
     return BF16FP32_OK;
   }
   bf16fp32_status st = bf16fp32__pointer_kind(p, &kind);

@@ -1,6 +1,8 @@
 /* A context made before fork, used in the child (Python's fork-started workers, for example):
  * the child's host calls are right, and its destroy returns, though the pool's workers stayed
- * in the parent asleep on their condition variable; the parent's context is unharmed. */
+ * in the parent asleep on their condition variable; its device calls get NO_DEVICE (CUDA's state
+ * stays in the parent: with a GPU, the context's device is not the child's); a reset there
+ * leaves a working host context; the parent's context is unharmed. */
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -41,6 +43,9 @@ int main(void) {
   if (pid == 0) {
     alarm(30); /* a hang ends the child by SIGALRM, which the parent reports */
     int ok = call_ok(ctx, x, w, out) && call_ok(ctx, x, w, out);
+    ok = ok && bf16fp32_linear(ctx, BF16FP32_DEVICE, M, N, K, x, K, w, K, out, N, NULL) ==
+                   BF16FP32_NO_DEVICE;
+    ok = ok && bf16fp32_reset(ctx) == BF16FP32_OK && call_ok(ctx, x, w, out);
     bf16fp32_destroy(ctx);
     _exit(ok ? 0 : 1);
   }
