@@ -3,7 +3,7 @@
  *   gcc -O2 -std=c11 -D_GNU_SOURCE -DBF16FP32_HAVE_DNNL=1 -Iinclude -Isrc -Itests/common -Itools \
  *     bench/cpu-simd-probe.c tools/bench-dnnl.c B/libbf16fp32_support.a B/libbf16fp32_static.a \
  *     -ldnnl -lpthread -lm -o cpu-simd-probe
- * Options: --threads T (2), --m 1,16,256, --isa avx2|avx512bf16|neon, --no-dnnl, --check, --time S
+ * Options: --threads T (2), --m 1,16,256, --isa avx2|avx512bf16|amx|neon, --no-dnnl, --check, --time S
  * (seconds per measurement, 0.3), --cold (evict the caches before every timed call: the weights
  * come from memory, as in a model whose other layers ran in between; oneDNN is then skipped),
  * --rounds R (3: cpu-simd and oneDNN measured alternately R
@@ -96,6 +96,7 @@ int main(int argc, char **argv) {
   if (isa_name) {
     bf16fp32__simd_isa want = !strcmp(isa_name, "avx2")   ? BF16FP32__ISA_AVX2
                               : !strcmp(isa_name, "neon") ? BF16FP32__ISA_NEON
+                              : !strcmp(isa_name, "amx")  ? BF16FP32__ISA_AMX
                                                           : BF16FP32__ISA_AVX512BF16;
     if (bf16fp32__cpu_simd_force_isa(state, want) != 0) {
       fprintf(stderr, "cannot force %s\n", isa_name);

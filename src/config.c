@@ -76,6 +76,18 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
   if ((st = env_int("BF16FP32_WORKSPACE_MB", 1, 65536, &ws_mb)) != BF16FP32_OK) return st;
   if ((st = env_int("BF16FP32_TUNE_BUILTIN", 0, 1, &builtin)) != BF16FP32_OK) return st;
   cfg->tune_builtin = (int)builtin;
+  /* cpu-simd's cap: a level name of any architecture (the backend says when it is not its own). */
+  const char *isa = getenv("BF16FP32_CPU_ISA");
+  if (isa && *isa && strcmp(isa, "auto") != 0) {
+    static const char *const levels[] = {"avx2", "avx512bf16", "amx", "neon"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) known |= !strcmp(isa, levels[i]);
+    if (!known)
+      return bf16fp32__fail(BF16FP32_BAD_ENV,
+                            "BF16FP32_CPU_ISA='%.32s': expected auto, avx2, avx512bf16, amx or neon",
+                            isa);
+    snprintf(cfg->cpu_isa, sizeof cfg->cpu_isa, "%s", isa);
+  }
   cfg->cpu_threads = threads ? (int)threads : bf16fp32__usable_cpus();
   cfg->use_pdl = (int)pdl;
   cfg->log_level = (int)log;

@@ -39,6 +39,7 @@ typedef struct bf16fp32__config {
   char algo[32];        /* "auto" or a backend name */
   char tune_file[1024]; /* "" when none */
   int tune_builtin;     /* use the built-in tuned table (BF16FP32_TUNE_BUILTIN, default 1) */
+  char cpu_isa[16];     /* cpu-simd's highest level (BF16FP32_CPU_ISA); "" for the best one */
 } bf16fp32__config;
 
 /* The longest variant text of a backend, with its terminator (variant.h). */

@@ -33,7 +33,7 @@ void bf16fp32__x86_features_query(bf16fp32__x86_features *f) {
   unsigned max7, b7, c7, d7;
   if (!__get_cpuid_count(7, 0, &max7, &b7, &c7, &d7)) return;
   f->avx2 = bit(b7, 5);
-  f->amx_bf16 = bit(d7, 22) && (xcr0 & XCR0_TILE) == XCR0_TILE;
+  f->amx_bf16 = bit(d7, 22) && bit(d7, 24) && (xcr0 & XCR0_TILE) == XCR0_TILE; /* + AMX-TILE */
   if ((xcr0 & XCR0_ZMM) != XCR0_ZMM) return;
   f->avx512f = bit(b7, 16), f->avx512dq = bit(b7, 17);
   f->avx512bw = bit(b7, 30), f->avx512vl = bit(b7, 31);

@@ -307,16 +307,47 @@ static void identity_agrees(bf16fp32__simd_isa top) {
   const int arm = BF16FP32__ISA_LOWEST == BF16FP32__ISA_NEON;
   EXPECT((x86 && top >= BF16FP32__ISA_AVX2) == (names(f, "avx2") && names(f, "fma")),
          "detected %s, identity '%s'", bf16fp32__simd_isa_name(top), f);
-  if (top == BF16FP32__ISA_AVX512BF16)
+  if (top == BF16FP32__ISA_AVX512BF16 || top == BF16FP32__ISA_AMX)
     EXPECT(names(f, "avx512f") && names(f, "avx512bw") && names(f, "avx512vl") &&
                names(f, "avx512bf16"),
-           "detected avx512bf16, identity '%s'", f);
+           "detected %s, identity '%s'", bf16fp32__simd_isa_name(top), f);
+  if (top == BF16FP32__ISA_AMX) EXPECT(names(f, "amx-bf16"), "detected amx, identity '%s'", f);
   EXPECT((arm && top == BF16FP32__ISA_NEON) == names(f, "asimd"), "detected %s, identity '%s'",
          bf16fp32__simd_isa_name(top), f);
   EXPECT(arm || !names(f, "bf16"), "an Arm name on another architecture: '%s'", f);
   EXPECT(names("avx512bf16 avx2", "avx2") && !names("avx512bf16", "avx512bf") &&
              !names("xavx2", "avx2"),
          "the word match itself");
+}
+
+/* BF16FP32_CPU_ISA (cfg.cpu_isa) caps the level: the lowest level runs when named, a level
+ * above the machine's leaves it at its best, another architecture's makes the backend say so. */
+static void test_cap(bf16fp32__simd_isa top) {
+  static const char *const names_all[] = {"avx2", "avx512bf16", "amx", "neon"};
+  for (size_t i = 0; i < sizeof names_all / sizeof names_all[0]; i++) {
+    const bf16fp32__simd_isa cap = bf16fp32__simd_isa_from_name(names_all[i]);
+    CHECK(cap != BF16FP32__ISA_NONE && !strcmp(bf16fp32__simd_isa_name(cap), names_all[i]));
+    bf16fp32__config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.device = -1;
+    cfg.cpu_threads = 1;
+    snprintf(cfg.cpu_isa, sizeof cfg.cpu_isa, "%s", names_all[i]);
+    void *state = NULL;
+    char why[256] = "";
+    const bf16fp32_status st = be->probe(&cfg, &state, why, sizeof why);
+    if (cap < BF16FP32__ISA_LOWEST || cap > BF16FP32__ISA_HIGHEST) {
+      EXPECT(st == BF16FP32_BACKEND_UNAVAILABLE && strstr(why, "BF16FP32_CPU_ISA"), "cap %s: %s",
+             names_all[i], why);
+    } else {
+      const bf16fp32__simd_isa want = cap < top ? cap : top;
+      EXPECT(st == BF16FP32_OK && bf16fp32__cpu_simd_isa(state) == want &&
+                 (cap < top) == (strstr(why, "BF16FP32_CPU_ISA") != NULL),
+             "cap %s on %s: %s", names_all[i], bf16fp32__simd_isa_name(top), why);
+    }
+    if (state) be->reset(state);
+  }
+  CHECK(bf16fp32__simd_isa_from_name("avx") == BF16FP32__ISA_NONE &&
+        bf16fp32__simd_isa_from_name(NULL) == BF16FP32__ISA_NONE);
 }
 
 int main(void) {
@@ -333,6 +364,7 @@ int main(void) {
     if (testing_failures) return testing_summary("test-cpu-simd");
     return testing_skip("test-cpu-simd", "no vector level of this build on this CPU");
   }
+  test_cap(top);
   static const int thread_counts[] = {1, 3};
   void *states[2];
   for (int t = 0; t < 2; t++) {
@@ -350,6 +382,8 @@ int main(void) {
   CHECK(bf16fp32__cpu_simd_force_isa(states[0], BF16FP32__ISA_NONE) != 0);
   if (top < BF16FP32__ISA_AVX512BF16)
     CHECK(bf16fp32__cpu_simd_force_isa(states[0], BF16FP32__ISA_AVX512BF16) != 0);
+  if (top != BF16FP32__ISA_AMX)
+    CHECK(bf16fp32__cpu_simd_force_isa(states[0], BF16FP32__ISA_AMX) != 0);
   CHECK(bf16fp32__cpu_simd_force_isa(states[0], top == BF16FP32__ISA_NEON ? BF16FP32__ISA_AVX2
                                                                           : BF16FP32__ISA_NEON) != 0);
 

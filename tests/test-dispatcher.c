@@ -245,7 +245,8 @@ static void test_environment(void) {
   static const struct { const char *var, *value; } bad[] = {
       {"BF16FP32_THREADS", "abc"}, {"BF16FP32_THREADS", "-1"}, {"BF16FP32_THREADS", "4x"},
       {"BF16FP32_THREADS", ""},    {"BF16FP32_LOG", "3"},      {"BF16FP32_PDL", "yes"},
-      {"BF16FP32_WORKSPACE_MB", "0"}, {"BF16FP32_ALGO", "cpu ref"},
+      {"BF16FP32_WORKSPACE_MB", "0"}, {"BF16FP32_ALGO", "cpu ref"}, {"BF16FP32_CPU_ISA", "avx3"},
+      {"BF16FP32_CPU_ISA", "AMX"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     bf16fp32_context *c2 = NULL;

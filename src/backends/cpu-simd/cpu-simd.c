@@ -1,4 +1,4 @@
-/* cpu-simd: the fast host backend. Picks the AVX-512 BF16 or the AVX2 kernel (x86) or the NEON
+/* cpu-simd: the fast host backend. Picks the AMX, AVX-512 BF16 or AVX2 kernel (x86) or the NEON
  * kernel (aarch64) at probe from what the CPU and OS support, and splits each call over its own
  * thread pool. */
 #include <stdatomic.h>
@@ -55,8 +55,9 @@ static bf16fp32__simd_block_fn block_for(bf16fp32__simd_isa isa) {
   (void)isa; /* one level */
   return bf16fp32__simd_block_neon;
 #elif BF16FP32__SIMD_KERNELS
-  return isa == BF16FP32__ISA_AVX512BF16 ? bf16fp32__simd_block_avx512bf16
-                                         : bf16fp32__simd_block_avx2;
+  return isa == BF16FP32__ISA_AMX          ? bf16fp32__simd_block_amx
+         : isa == BF16FP32__ISA_AVX512BF16 ? bf16fp32__simd_block_avx512bf16
+                                           : bf16fp32__simd_block_avx2;
 #else
   (void)isa; /* not built here; the probe declines (no level) */
   return NULL;
@@ -114,7 +115,17 @@ static void job_part(void *arg, int tid) {
 static bf16fp32_status simd_probe(const bf16fp32__config *cfg, void **state, char *why,
                                   size_t len) {
   *state = NULL;
-  const bf16fp32__simd_isa isa = bf16fp32__simd_detect();
+  bf16fp32__simd_isa isa = bf16fp32__simd_detect();
+  /* BF16FP32_CPU_ISA caps the level (another machine's bits, or a comparison of levels). */
+  const bf16fp32__simd_isa cap =
+      cfg ? bf16fp32__simd_isa_from_name(cfg->cpu_isa) : BF16FP32__ISA_NONE;
+  if (cap != BF16FP32__ISA_NONE && (cap < BF16FP32__ISA_LOWEST || cap > BF16FP32__ISA_HIGHEST)) {
+    if (why && len)
+      snprintf(why, len, "BF16FP32_CPU_ISA=%s is not a level of this architecture", cfg->cpu_isa);
+    return BF16FP32_BACKEND_UNAVAILABLE;
+  }
+  const int capped = isa != BF16FP32__ISA_NONE && cap != BF16FP32__ISA_NONE && cap < isa;
+  if (capped) isa = cap;
   if (isa == BF16FP32__ISA_NONE) {
     if (why && len)
       snprintf(why, len, "%s",
@@ -149,8 +160,8 @@ static bf16fp32_status simd_probe(const bf16fp32__config *cfg, void **state, cha
   }
   if (why && len) {
     const int size = bf16fp32__pool_size(s->pool);
-    snprintf(why, len, "%s kernel, %d thread%s", bf16fp32__simd_isa_name(isa), size,
-             size == 1 ? "" : "s");
+    snprintf(why, len, "%s kernel%s, %d thread%s", bf16fp32__simd_isa_name(isa),
+             capped ? " (BF16FP32_CPU_ISA)" : "", size, size == 1 ? "" : "s");
   }
   *state = s;
   return BF16FP32_OK;
@@ -237,7 +248,9 @@ static bf16fp32_status simd_run(void *state, const bf16fp32__call *c) {
    * sweeps of many rows copy w instead. Both need scratch. */
   const int copy_x = few && bf16fp32__simd_should_copy_x(s->m, c->x, s->ldx, c->w, s->ldw);
   job.copy_x_ld = copy_x ? bf16fp32__simd_packed_ld(s->k) : 0;
-  const int wants_scratch = copy_x || bf16fp32__simd_should_pack(s->m, s->ldw);
+  /* The AMX kernel packs w for sweeps of more than one pass of rows. */
+  const int amx_panels = st->isa == BF16FP32__ISA_AMX && s->m > 32;
+  const int wants_scratch = copy_x || amx_panels || bf16fp32__simd_should_pack(s->m, s->ldw);
   /* Shares are 32-bit: a call beyond that (4 G columns or rows) goes in slices. */
   for (int64_t off = 0; off < total; off += SLICE) {
     simd_job part = job;

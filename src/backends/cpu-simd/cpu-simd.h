@@ -11,27 +11,34 @@ typedef enum bf16fp32__simd_isa {
   BF16FP32__ISA_NONE = 0,       /* no usable vector path: the backend is unavailable */
   BF16FP32__ISA_AVX2 = 1,       /* x86: AVX2 + FMA, YMM state enabled by the OS */
   BF16FP32__ISA_AVX512BF16 = 2, /* x86: AVX-512 F/BW/VL/DQ + BF16, ZMM and opmask state enabled */
-  BF16FP32__ISA_NEON = 3,       /* aarch64: Advanced SIMD with fp32 FMA */
+  BF16FP32__ISA_AMX = 3,        /* x86: the above + AMX-BF16, tile state enabled and granted */
+  BF16FP32__ISA_NEON = 4,       /* aarch64: Advanced SIMD with fp32 FMA */
 } bf16fp32__simd_isa;
 
-/* The kernels are built for the architecture the compiler targets (CMakeLists.txt: x86's AVX2
- * and AVX-512 BF16 files, aarch64's NEON file); elsewhere detection finds no level and the
+/* The kernels are built for the architecture the compiler targets (CMakeLists.txt: x86's AVX2,
+ * AVX-512 BF16 and AMX files, aarch64's NEON file); elsewhere detection finds no level and the
  * backend declines. BF16FP32__ISA_LOWEST is this build's lowest vector level. */
 #if defined(__x86_64__) || defined(__i386__)
 #define BF16FP32__SIMD_KERNELS 1
 #define BF16FP32__ISA_LOWEST BF16FP32__ISA_AVX2
+#define BF16FP32__ISA_HIGHEST BF16FP32__ISA_AMX
 #elif defined(__aarch64__)
 #define BF16FP32__SIMD_KERNELS 1
 #define BF16FP32__ISA_LOWEST BF16FP32__ISA_NEON
+#define BF16FP32__ISA_HIGHEST BF16FP32__ISA_NEON
 #else
 #define BF16FP32__SIMD_KERNELS 0
 #define BF16FP32__ISA_LOWEST BF16FP32__ISA_NONE
+#define BF16FP32__ISA_HIGHEST BF16FP32__ISA_NONE
 #endif
 
-/* The best level this CPU and OS support (x86: cpuid and xgetbv; aarch64: the kernel's HWCAP
- * words; never assumed). */
+/* The best level this CPU and OS support (x86: cpuid and xgetbv, and for AMX Linux's grant of
+ * the tile data state to the process, asked for here; aarch64: the kernel's HWCAP words; never
+ * assumed). */
 bf16fp32__simd_isa bf16fp32__simd_detect(void);
 const char *bf16fp32__simd_isa_name(bf16fp32__simd_isa isa);
+/* The level of a name from bf16fp32__simd_isa_name; NONE for any other text. */
+bf16fp32__simd_isa bf16fp32__simd_isa_from_name(const char *name);
 
 /* The operands of one call as the kernels see them. */
 typedef struct bf16fp32__simd_args {
@@ -123,6 +130,8 @@ typedef void (*bf16fp32__simd_block_fn)(const bf16fp32__simd_args *a, int64_t m0
                                         int64_t n0, int64_t n1, uint16_t *scratch);
 void bf16fp32__simd_block_avx512bf16(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
                                      int64_t n0, int64_t n1, uint16_t *scratch);
+void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
+                              int64_t n1, uint16_t *scratch);
 void bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
                                int64_t n1, uint16_t *scratch);
 void bf16fp32__simd_block_neon(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
