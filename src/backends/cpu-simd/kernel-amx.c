@@ -36,12 +36,23 @@ typedef struct tile_config {
   uint8_t rows[16];
 } tile_config;
 
-static void configure(void) {
+/* Row tile i's x and sum tiles hold exactly rows[i] rows (x tiles then load in place even when
+ * a pass is short of rows; an element's sum does not depend on how many rows its tile has).
+ * Loading a configuration zeroes every tile, so it changes only between passes. */
+typedef struct tiles {
+  int rows[2];
+} tiles;
+
+static void configure(tiles *t, int rows0, int rows1) {
+  if (t->rows[0] == rows0 && t->rows[1] == rows1) return;
   tile_config c;
   memset(&c, 0, sizeof c);
   c.palette = 1;
-  for (int t = 0; t < 8; t++) c.colsb[t] = 64, c.rows[t] = 16;
+  for (int r = 0; r < 8; r++) c.colsb[r] = 64, c.rows[r] = 16;
+  c.rows[A0] = c.rows[C00] = c.rows[C01] = (uint8_t)rows0;
+  c.rows[A1] = c.rows[C10] = c.rows[C11] = (uint8_t)(rows1 ? rows1 : 16);
   _tile_loadconfig(&c);
+  t->rows[0] = rows0, t->rows[1] = rows1;
 }
 
 /* One chunk of a w half: rows [0, rows) of w (stride ldw), k in [k0, k0 + kr), into dst in the
@@ -75,36 +86,40 @@ static void pack_chunk(const uint16_t *w, int64_t ldw, int rows, int64_t k0, int
   }
 }
 
-/* The part of a pass the tiles cover: rows [0, mt * 16) of x, halves [0, nh) of the panel. */
+/* The part of a pass the tiles cover: rows [0, rows) of x (one or two row tiles), w rows
+ * [0, cols) (one or two halves of the panel). */
 typedef struct pass {
   const uint16_t *x;
   int64_t ldx, k;
   float *out;
   int64_t ldo;
-  int rows, cols;      /* valid x rows (1..32) and w rows (1..32) */
-  uint16_t xtmp[2][16 * 32]; /* a row tile's chunk when it is short of rows or of k */
+  int rows, cols;            /* valid x rows (1..32) and w rows (1..32) */
+  uint16_t xtmp[2][16 * 32]; /* a row tile's last chunk when k ends inside it */
 } pass;
 
 static int row_tiles(const pass *p) { return p->rows > 16 ? 2 : 1; }
 static int halves(const pass *p) { return p->cols > 16 ? 2 : 1; }
+static int tile_rows(const pass *p, int i) { return p->rows - 16 * i < 16 ? p->rows - 16 * i : 16; }
+static int half_cols(const pass *p, int h) { return p->cols - 16 * h < 16 ? p->cols - 16 * h : 16; }
 
-/* x chunk c of row tile i into tile A0 + i: in place when the tile is whole, else from xtmp
- * (its missing rows and k zeros). */
+static void set_tiles(tiles *t, const pass *p) {
+  configure(t, tile_rows(p, 0), row_tiles(p) == 2 ? tile_rows(p, 1) : 0);
+}
+
+/* x chunk c of row tile i into tile A0 + i: in place, or from xtmp (k past the end zeros). */
 static void load_x(pass *p, int i, int64_t c) {
-  const int rows = p->rows - 16 * i < 16 ? p->rows - 16 * i : 16;
   const int64_t k0 = 32 * c;
   const int kr = p->k - k0 < 32 ? (int)(p->k - k0) : 32;
   const uint16_t *src = p->x + 16 * i * p->ldx + k0;
-  if (rows == 16 && kr == 32) {
-    if (i == 0) _tile_loadd(A0, src, p->ldx * 2);
-    else _tile_loadd(A1, src, p->ldx * 2);
-    return;
+  int64_t stride = p->ldx * 2;
+  if (kr < 32) {
+    uint16_t *t = p->xtmp[i];
+    memset(t, 0, sizeof p->xtmp[i]);
+    for (int r = 0; r < tile_rows(p, i); r++) memcpy(t + 32 * r, src + r * p->ldx, (size_t)kr * 2);
+    src = t, stride = 64;
   }
-  uint16_t *t = p->xtmp[i];
-  memset(t, 0, sizeof p->xtmp[i]);
-  for (int r = 0; r < rows; r++) memcpy(t + 32 * r, src + r * p->ldx, (size_t)kr * 2);
-  if (i == 0) _tile_loadd(A0, t, 64);
-  else _tile_loadd(A1, t, 64);
+  if (i == 0) _tile_loadd(A0, src, stride);
+  else _tile_loadd(A1, src, stride);
 }
 
 /* The products of one chunk: B0 (and B1) from the panel, then every (row tile, half) pair. */
@@ -122,25 +137,23 @@ static void chunk_products(pass *p, int64_t c, const uint8_t *b) {
   }
 }
 
-/* Moves the accumulators between the tiles and out: in place for a whole 16 x 16 block, else
- * through a buffer (only valid elements read or written; the rest zeros). */
+/* Moves the sums between the tiles and out: in place for a half of 16 columns, else through a
+ * buffer (only valid elements of out read or written). */
 static void sums_io(pass *p, int load) {
   float tmp[16 * 16];
   for (int i = 0; i < row_tiles(p); i++)
     for (int h = 0; h < halves(p); h++) {
-      const int rows = p->rows - 16 * i < 16 ? p->rows - 16 * i : 16;
-      const int cols = p->cols - 16 * h < 16 ? p->cols - 16 * h : 16;
+      const int rows = tile_rows(p, i), cols = half_cols(p, h);
       float *o = p->out + 16 * i * p->ldo + 16 * h;
-      const int whole = rows == 16 && cols == 16;
-      float *src = whole ? o : tmp;
-      const int64_t stride = whole ? p->ldo * 4 : 64;
-      if (load && !whole) {
+      float *src = cols == 16 ? o : tmp;
+      const int64_t stride = cols == 16 ? p->ldo * 4 : 64;
+      if (load && cols < 16) {
         memset(tmp, 0, sizeof tmp);
         for (int r = 0; r < rows; r++) memcpy(tmp + 16 * r, o + r * p->ldo, (size_t)cols * 4);
       }
       const int t = 2 * i + h; /* C00, C01, C10, C11 */
-#define SUMS_IO(T)                     \
-  do {                                 \
+#define SUMS_IO(T)                         \
+  do {                                     \
     if (load) _tile_loadd(T, src, stride); \
     else _tile_stored(T, src, stride);     \
   } while (0)
@@ -149,38 +162,44 @@ static void sums_io(pass *p, int load) {
       else if (t == 2) SUMS_IO(C10);
       else SUMS_IO(C11);
 #undef SUMS_IO
-      if (!load && !whole)
+      if (!load && cols < 16)
         for (int r = 0; r < rows; r++) memcpy(o + r * p->ldo, tmp + 16 * r, (size_t)cols * 4);
     }
 }
 
-static void zero_sums(void) {
+static void zero_sums(const pass *p) {
   _tile_zero(C00);
-  _tile_zero(C01);
-  _tile_zero(C10);
-  _tile_zero(C11);
+  if (halves(p) == 2) _tile_zero(C01);
+  if (row_tiles(p) == 2) _tile_zero(C10);
+  if (row_tiles(p) == 2 && halves(p) == 2) _tile_zero(C11);
 }
 
-/* Up to 32 x rows by 32 w rows over all of k, each chunk of w packed just before its products
- * (nothing to reuse it: the rows fit one pass). */
-static void stream_pass(pass *p, const uint16_t *w, int64_t ldw) {
-  _Alignas(64) uint8_t b[2 * CHUNK_BYTES];
+/* Packs chunk c of the pass's w rows (both halves) at b. */
+static void pack_pair(const pass *p, const uint16_t *w, int64_t ldw, int64_t c, uint8_t *b) {
+  const int kr = p->k - 32 * c < 32 ? (int)(p->k - 32 * c) : 32;
+  for (int h = 0; h < halves(p); h++)
+    pack_chunk(w + 16 * h * ldw, ldw, half_cols(p, h), 32 * c, kr, b + h * CHUNK_BYTES);
+}
+
+/* Up to 32 x rows by 32 w rows over all of k, each chunk of w packed one chunk ahead of its
+ * products (a tile load right after the stores that made its bytes waits for them to reach the
+ * cache; nothing is reused: the rows fit one pass). */
+static void stream_pass(tiles *t, pass *p, const uint16_t *w, int64_t ldw) {
+  _Alignas(64) uint8_t b[2][2 * CHUNK_BYTES];
   const int64_t chunks = (p->k + 31) / 32;
-  zero_sums();
+  set_tiles(t, p);
+  zero_sums(p);
+  pack_pair(p, w, ldw, 0, b[0]);
   for (int64_t c = 0; c < chunks; c++) {
-    const int kr = p->k - 32 * c < 32 ? (int)(p->k - 32 * c) : 32;
-    for (int h = 0; h < halves(p); h++) {
-      const int rows = p->cols - 16 * h < 16 ? p->cols - 16 * h : 16;
-      pack_chunk(w + 16 * h * ldw, ldw, rows, 32 * c, kr, b + h * CHUNK_BYTES);
-    }
-    chunk_products(p, c, b);
+    if (c + 1 < chunks) pack_pair(p, w, ldw, c + 1, b[(c + 1) & 1]);
+    chunk_products(p, c, b[c & 1]);
   }
   sums_io(p, 0);
 }
 
 void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
                               int64_t n1, uint16_t *scratch) {
-  configure();
+  tiles t = {{-1, -1}};
   pass p;
   p.ldx = a->ldx, p.k = a->k, p.ldo = a->ldo;
   const int64_t chunks = (a->k + 31) / 32;
@@ -194,7 +213,7 @@ void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t 
         p.x = a->x + i * a->ldx, p.out = a->out + i * a->ldo + j;
         p.rows = (int)(m1 - i < ROWS_PER_PASS ? m1 - i : ROWS_PER_PASS);
         p.cols = (int)(n1 - j < COLS_PER_PASS ? n1 - j : COLS_PER_PASS);
-        stream_pass(&p, a->w + j * a->ldw, a->ldw);
+        stream_pass(&t, &p, a->w + j * a->ldw, a->ldw);
       }
     _tile_release();
     return;
@@ -204,18 +223,14 @@ void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t 
   for (int64_t c0 = 0; c0 < chunks; c0 += block) {
     const int64_t c1 = c0 + block < chunks ? c0 + block : chunks;
     for (int64_t j = n0; j < n1; j += COLS_PER_PASS) {
-      const int cols = (int)(n1 - j < COLS_PER_PASS ? n1 - j : COLS_PER_PASS);
-      for (int64_t c = c0; c < c1; c++) {
-        const int kr = a->k - 32 * c < 32 ? (int)(a->k - 32 * c) : 32;
-        for (int h = 0; h < (cols > 16 ? 2 : 1); h++)
-          pack_chunk(a->w + (j + 16 * h) * a->ldw, a->ldw, cols - 16 * h < 16 ? cols - 16 * h : 16,
-                     32 * c, kr, panel + ((c - c0) * 2 + h) * CHUNK_BYTES);
-      }
+      p.cols = (int)(n1 - j < COLS_PER_PASS ? n1 - j : COLS_PER_PASS);
+      for (int64_t c = c0; c < c1; c++)
+        pack_pair(&p, a->w + j * a->ldw, a->ldw, c, panel + (c - c0) * 2 * CHUNK_BYTES);
       for (int64_t i = m0; i < m1; i += ROWS_PER_PASS) {
         p.x = a->x + i * a->ldx, p.out = a->out + i * a->ldo + j;
         p.rows = (int)(m1 - i < ROWS_PER_PASS ? m1 - i : ROWS_PER_PASS);
-        p.cols = cols;
-        if (c0 == 0) zero_sums();
+        set_tiles(&t, &p);
+        if (c0 == 0) zero_sums(&p);
         else sums_io(&p, 1);
         for (int64_t c = c0; c < c1; c++)
           chunk_products(&p, c, panel + (c - c0) * 2 * CHUNK_BYTES);
