@@ -249,7 +249,7 @@ static bf16fp32_status simd_run(void *state, const bf16fp32__call *c) {
   const int copy_x = few && bf16fp32__simd_should_copy_x(s->m, c->x, s->ldx, c->w, s->ldw);
   job.copy_x_ld = copy_x ? bf16fp32__simd_packed_ld(s->k) : 0;
   /* The AMX kernel packs w for sweeps of more than one pass of rows. */
-  const int amx_panels = st->isa == BF16FP32__ISA_AMX && s->m > 32;
+  const int amx_panels = st->isa == BF16FP32__ISA_AMX && s->m > BF16FP32__AMX_PASS_ROWS;
   const int wants_scratch = copy_x || amx_panels || bf16fp32__simd_should_pack(s->m, s->ldw);
   /* Shares are 32-bit: a call beyond that (4 G columns or rows) goes in slices. */
   for (int64_t off = 0; off < total; off += SLICE) {

@@ -130,6 +130,9 @@ typedef void (*bf16fp32__simd_block_fn)(const bf16fp32__simd_args *a, int64_t m0
                                         int64_t n0, int64_t n1, uint16_t *scratch);
 void bf16fp32__simd_block_avx512bf16(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
                                      int64_t n0, int64_t n1, uint16_t *scratch);
+/* x rows one pass of the AMX kernel covers (two tiles of 16): a sweep of more reads w from
+ * panels packed in the thread's scratch. */
+#define BF16FP32__AMX_PASS_ROWS 32
 void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
                               int64_t n1, uint16_t *scratch);
 void bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,

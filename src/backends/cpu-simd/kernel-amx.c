@@ -27,7 +27,6 @@
 
 #define CHUNK_BYTES 1024    /* one 16 x 16-pair operand: 16 rows of 64 bytes */
 #define PANEL_CHUNKS 64     /* k chunks of a panel: 2 x 64 KB, kept in L2 with x's slice */
-#define ROWS_PER_PASS 32    /* x rows a pass of tiles covers (two row tiles) */
 #define COLS_PER_PASS 32    /* w rows a panel covers (two halves) */
 
 typedef struct tile_config {
@@ -207,11 +206,11 @@ void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t 
    * it, or with rows for one pass only, each pass packs w as it goes. */
   const int64_t room = scratch ? bf16fp32__simd_scratch_elems(a->k) * 2 / (2 * CHUNK_BYTES) : 0;
   const int64_t block = room < PANEL_CHUNKS ? room : PANEL_CHUNKS;
-  if (m1 - m0 <= ROWS_PER_PASS || block < 1) {
+  if (m1 - m0 <= BF16FP32__AMX_PASS_ROWS || block < 1) {
     for (int64_t j = n0; j < n1; j += COLS_PER_PASS)
-      for (int64_t i = m0; i < m1; i += ROWS_PER_PASS) {
+      for (int64_t i = m0; i < m1; i += BF16FP32__AMX_PASS_ROWS) {
         p.x = a->x + i * a->ldx, p.out = a->out + i * a->ldo + j;
-        p.rows = (int)(m1 - i < ROWS_PER_PASS ? m1 - i : ROWS_PER_PASS);
+        p.rows = (int)(m1 - i < BF16FP32__AMX_PASS_ROWS ? m1 - i : BF16FP32__AMX_PASS_ROWS);
         p.cols = (int)(n1 - j < COLS_PER_PASS ? n1 - j : COLS_PER_PASS);
         stream_pass(&t, &p, a->w + j * a->ldw, a->ldw);
       }
@@ -226,9 +225,9 @@ void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t 
       p.cols = (int)(n1 - j < COLS_PER_PASS ? n1 - j : COLS_PER_PASS);
       for (int64_t c = c0; c < c1; c++)
         pack_pair(&p, a->w + j * a->ldw, a->ldw, c, panel + (c - c0) * 2 * CHUNK_BYTES);
-      for (int64_t i = m0; i < m1; i += ROWS_PER_PASS) {
+      for (int64_t i = m0; i < m1; i += BF16FP32__AMX_PASS_ROWS) {
         p.x = a->x + i * a->ldx, p.out = a->out + i * a->ldo + j;
-        p.rows = (int)(m1 - i < ROWS_PER_PASS ? m1 - i : ROWS_PER_PASS);
+        p.rows = (int)(m1 - i < BF16FP32__AMX_PASS_ROWS ? m1 - i : BF16FP32__AMX_PASS_ROWS);
         set_tiles(&t, &p);
         if (c0 == 0) zero_sums(&p);
         else sums_io(&p, 1);
