@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu-simd/cpu-simd.h"
 #include "context.h"
 #include "cpu-count.h"
 #include "device.h"
@@ -79,10 +80,7 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
   /* cpu-simd's cap: a level name of any architecture (the backend says when it is not its own). */
   const char *isa = getenv("BF16FP32_CPU_ISA");
   if (isa && *isa && strcmp(isa, "auto") != 0) {
-    static const char *const levels[] = {"avx2", "avx512bf16", "amx", "neon"};
-    int known = 0;
-    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) known |= !strcmp(isa, levels[i]);
-    if (!known)
+    if (bf16fp32__simd_isa_from_name(isa) == BF16FP32__ISA_NONE)
       return bf16fp32__fail(BF16FP32_BAD_ENV,
                             "BF16FP32_CPU_ISA='%.32s': expected auto, avx2, avx512bf16, amx or neon",
                             isa);

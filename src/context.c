@@ -24,7 +24,8 @@ void bf16fp32__log(const bf16fp32__config *cfg, int level, const char *fmt, ...)
 }
 
 int bf16fp32__context_device(const bf16fp32_context *ctx) {
-  return getpid() == ctx->owner ? ctx->cfg.device : -1;
+  /* getpid is a system call: a context without a device skips it. */
+  return ctx->cfg.device >= 0 && getpid() == ctx->owner ? ctx->cfg.device : -1;
 }
 
 static void family_of(const bf16fp32__config *cfg, char *family, size_t len) {
