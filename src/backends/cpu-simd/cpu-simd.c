@@ -238,7 +238,9 @@ static bf16fp32_status simd_run(void *state, const bf16fp32__call *c) {
   const int few = s->m <= BF16FP32__SIMD_FEW_ROWS;
   const int64_t col_grains = (s->n + COL_GRAIN - 1) / COL_GRAIN;
   job.split_n = col_grains >= 2 * size || col_grains >= (s->m + ROW_GRAIN - 1) / ROW_GRAIN;
+  const int amx = st->isa == BF16FP32__ISA_AMX;
   job.unit = !job.split_n ? ROW_UNIT
+             : amx        ? (few ? BF16FP32__AMX_PASS_COLS : BF16FP32__AMX_UNIT_COLS)
              : few        ? BF16FP32__SIMD_GROUP
                           : bf16fp32__simd_w_block_rows(s->k);
   const int64_t total = job.split_n ? s->n : s->m, grain = job.split_n ? COL_GRAIN : ROW_GRAIN;
@@ -249,7 +251,7 @@ static bf16fp32_status simd_run(void *state, const bf16fp32__call *c) {
   const int copy_x = few && bf16fp32__simd_should_copy_x(s->m, c->x, s->ldx, c->w, s->ldw);
   job.copy_x_ld = copy_x ? bf16fp32__simd_packed_ld(s->k) : 0;
   /* The AMX kernel packs w for sweeps of more than one pass of rows. */
-  const int amx_panels = st->isa == BF16FP32__ISA_AMX && s->m > BF16FP32__AMX_PASS_ROWS;
+  const int amx_panels = amx && s->m > BF16FP32__AMX_PASS_ROWS;
   const int wants_scratch = copy_x || amx_panels || bf16fp32__simd_should_pack(s->m, s->ldw);
   /* Shares are 32-bit: a call beyond that (4 G columns or rows) goes in slices. */
   for (int64_t off = 0; off < total; off += SLICE) {

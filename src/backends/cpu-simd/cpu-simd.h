@@ -133,6 +133,13 @@ void bf16fp32__simd_block_avx512bf16(const bf16fp32__simd_args *a, int64_t m0, i
 /* x rows one pass of the AMX kernel covers (two tiles of 16): a sweep of more reads w from
  * panels packed in the thread's scratch. */
 #define BF16FP32__AMX_PASS_ROWS 32
+/* w rows one pass covers (two halves of 16), and the columns a thread takes at a time with the
+ * AMX kernel: whole passes (the other kernels' unit of 24 left half of a pass's second half
+ * empty) and, above one pass of rows, four, so that x's rows come from L3 once for four panels
+ * (each unit reads them again): 1.1-1.3x at M = 64-256, N >= 1024 (bench/amx-ab.c, the H200's
+ * host). */
+#define BF16FP32__AMX_PASS_COLS 32
+#define BF16FP32__AMX_UNIT_COLS 128
 void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
                               int64_t n1, uint16_t *scratch);
 void bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,

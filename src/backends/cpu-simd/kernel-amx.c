@@ -27,7 +27,7 @@
 
 #define CHUNK_BYTES 1024    /* one 16 x 16-pair operand: 16 rows of 64 bytes */
 #define PANEL_CHUNKS 64     /* k chunks of a panel: 2 x 64 KB, kept in L2 with x's slice */
-#define COLS_PER_PASS 32    /* w rows a panel covers (two halves) */
+#define PREFETCH_CHUNKS 8   /* how far ahead of its packing a streaming pass requests w */
 
 typedef struct tile_config {
   uint8_t palette, start_row, reserved[14];
@@ -180,16 +180,26 @@ static void pack_pair(const pass *p, const uint16_t *w, int64_t ldw, int64_t c, 
     pack_chunk(w + 16 * h * ldw, ldw, half_cols(p, h), 32 * c, kr, b + h * CHUNK_BYTES);
 }
 
+/* Requests chunk c of the pass's w rows (a line each) into L1, if k reaches it. */
+static void prefetch_chunk(const pass *p, const uint16_t *w, int64_t ldw, int64_t c) {
+  if (32 * c >= p->k) return;
+  for (int r = 0; r < p->cols; r++) _mm_prefetch((const char *)(w + r * ldw + 32 * c), _MM_HINT_T0);
+}
+
 /* Up to 32 x rows by 32 w rows over all of k, each chunk of w packed one chunk ahead of its
  * products (a tile load right after the stores that made its bytes waits for them to reach the
- * cache; nothing is reused: the rows fit one pass). */
+ * cache; nothing is reused: the rows fit one pass). The pass walks 32 rows of w at once, more
+ * streams than the hardware prefetchers follow, so it requests the rows PREFETCH_CHUNKS ahead
+ * (1.15-1.5x at M <= 16 on the H200's host; 4 and 12 ahead were level with 8). */
 static void stream_pass(tiles *t, pass *p, const uint16_t *w, int64_t ldw) {
   _Alignas(64) uint8_t b[2][2 * CHUNK_BYTES];
   const int64_t chunks = (p->k + 31) / 32;
   set_tiles(t, p);
   zero_sums(p);
+  for (int64_t c = 1; c <= PREFETCH_CHUNKS; c++) prefetch_chunk(p, w, ldw, c);
   pack_pair(p, w, ldw, 0, b[0]);
   for (int64_t c = 0; c < chunks; c++) {
+    prefetch_chunk(p, w, ldw, c + 1 + PREFETCH_CHUNKS);
     if (c + 1 < chunks) pack_pair(p, w, ldw, c + 1, b[(c + 1) & 1]);
     chunk_products(p, c, b[c & 1]);
   }
@@ -207,11 +217,11 @@ void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t 
   const int64_t room = scratch ? bf16fp32__simd_scratch_elems(a->k) * 2 / (2 * CHUNK_BYTES) : 0;
   const int64_t block = room < PANEL_CHUNKS ? room : PANEL_CHUNKS;
   if (m1 - m0 <= BF16FP32__AMX_PASS_ROWS || block < 1) {
-    for (int64_t j = n0; j < n1; j += COLS_PER_PASS)
+    for (int64_t j = n0; j < n1; j += BF16FP32__AMX_PASS_COLS)
       for (int64_t i = m0; i < m1; i += BF16FP32__AMX_PASS_ROWS) {
         p.x = a->x + i * a->ldx, p.out = a->out + i * a->ldo + j;
         p.rows = (int)(m1 - i < BF16FP32__AMX_PASS_ROWS ? m1 - i : BF16FP32__AMX_PASS_ROWS);
-        p.cols = (int)(n1 - j < COLS_PER_PASS ? n1 - j : COLS_PER_PASS);
+        p.cols = (int)(n1 - j < BF16FP32__AMX_PASS_COLS ? n1 - j : BF16FP32__AMX_PASS_COLS);
         stream_pass(&t, &p, a->w + j * a->ldw, a->ldw);
       }
     _tile_release();
@@ -221,8 +231,8 @@ void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t 
   /* k blocks outermost, so that x's slice of a block stays in L2 while the panels go by. */
   for (int64_t c0 = 0; c0 < chunks; c0 += block) {
     const int64_t c1 = c0 + block < chunks ? c0 + block : chunks;
-    for (int64_t j = n0; j < n1; j += COLS_PER_PASS) {
-      p.cols = (int)(n1 - j < COLS_PER_PASS ? n1 - j : COLS_PER_PASS);
+    for (int64_t j = n0; j < n1; j += BF16FP32__AMX_PASS_COLS) {
+      p.cols = (int)(n1 - j < BF16FP32__AMX_PASS_COLS ? n1 - j : BF16FP32__AMX_PASS_COLS);
       for (int64_t c = c0; c < c1; c++)
         pack_pair(&p, a->w + j * a->ldw, a->ldw, c, panel + (c - c0) * 2 * CHUNK_BYTES);
       for (int64_t i = m0; i < m1; i += BF16FP32__AMX_PASS_ROWS) {
