@@ -65,13 +65,14 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* cpu-simd's column shares: grains split evenly, each taken `unit` columns at a time. */
+/* cpu-simd's column shares (its run_job's split): grains split evenly, each taken `unit` columns
+ * at a time, a thin remainder with the last unit. */
 static void share(const shared *s, int tid) {
   const int64_t n = s->a.n, grains = (n + GRAIN - 1) / GRAIN;
   int64_t lo = grains * tid / s->threads * GRAIN, hi = grains * (tid + 1) / s->threads * GRAIN;
   if (hi > n) hi = n;
   while (lo < hi) {
-    const int64_t end = hi - lo <= s->unit + s->unit / 3 ? hi : lo + s->unit;
+    const int64_t end = bf16fp32__simd_span_end(lo, hi, s->unit);
     kernels[s->variant](&s->a, 0, s->a.m, lo, end, s->scratch[tid]);
     lo = end;
   }
