@@ -14,7 +14,9 @@
  *   gcc $I -mavx512f -mavx512bw -mavx512vl -mavx512dq -mamx-tile -mamx-bf16 \
  *     -Dbf16fp32__simd_block_amx=amx_v0 -c A/kernel-amx.c -o v0.o   (and v1.o, v2.o)
  *   gcc $I bench/amx-ab.c v0.o v1.o v2.o B/libbf16fp32_static.a -lpthread -lm -o amx-ab
- * (the main file without the AVX-512 flags: it runs before the check that the CPU has them)
+ * (the main file without the AVX-512 flags: it runs before the check that the CPU has them).
+ * Another level's block fills a slot through a wrapper: amx_v1 calling
+ * bf16fp32__simd_block_avx512bf16 with its own arguments (its unit: 24 columns, 24:24).
  * Run: amx-ab --names head,units,tree --units 24:24,32:128,32:128 [--calls 31] [--m 1,4,16,64,256]
  *   (unit few:many = the columns a thread takes at a time at M <= 16 and above)
  */
