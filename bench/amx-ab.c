@@ -8,12 +8,14 @@
  * the first's (> 1: slower than the first); every variant's output is checked against the
  * first's, bit for bit.
  *
- * Build (x86 with AMX-BF16; B = a CMake build directory of this tree; each kernel a copy of
- * src/backends/cpu-simd/kernel-amx.c, built with -Dbf16fp32__simd_block_amx=amx_vI, I = 0, 1, 2):
- *   I="-O2 -std=c11 -Isrc -Iinclude -Isrc/backends/cpu-simd"
+ * Build (x86 with AMX-BF16; B = a CPU-only CMake build of this tree, -DBF16FP32_CUDA=OFF; each
+ * kernel a copy of src/backends/cpu-simd/kernel-amx.c, built with
+ * -Dbf16fp32__simd_block_amx=amx_vI, I = 0, 1, 2):
+ *   I="-O2 -std=c11 -Isrc -Iinclude -Isrc/backends/cpu-simd -Itests/common"
  *   gcc $I -mavx512f -mavx512bw -mavx512vl -mavx512dq -mamx-tile -mamx-bf16 \
  *     -Dbf16fp32__simd_block_amx=amx_v0 -c A/kernel-amx.c -o v0.o   (and v1.o, v2.o)
- *   gcc $I bench/amx-ab.c v0.o v1.o v2.o B/libbf16fp32_static.a -lpthread -lm -o amx-ab
+ *   gcc $I bench/amx-ab.c v0.o v1.o v2.o B/libbf16fp32_support.a B/libbf16fp32_static.a \
+ *     -lpthread -lm -o amx-ab
  * (the main file without the AVX-512 flags: it runs before the check that the CPU has them).
  * Another level's block fills a slot through a wrapper: amx_v1 calling
  * bf16fp32__simd_block_avx512bf16 with its own arguments (its unit: 24 columns, 24:24).
@@ -26,10 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cpu-simd.h"
+#include "support.h"
 
 void amx_v0(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
             uint16_t *scratch);
@@ -60,12 +62,6 @@ typedef struct worker {
   shared *s;
   int tid;
 } worker;
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* cpu-simd's column shares (its run_job's split): grains split evenly, each taken `unit` columns
  * at a time, a thin remainder with the last unit. */
@@ -137,15 +133,7 @@ int main(int argc, char **argv) {
   uint16_t *x = aligned_alloc(64, (size_t)256 * 7168 * 2);
   float *out = aligned_alloc(64, (size_t)256 * 2048 * 4), *ref = aligned_alloc(64, (size_t)256 * 2048 * 4);
   if (!pool || !x || !out || !ref) return 1;
-  /* Random bf16 in [-0.5, 0.5) (no denormal path is timed). */
-  uint32_t seed = 7;
-  for (size_t i = 0; i < POOL_BYTES / 2; i++) {
-    seed = seed * 1103515245u + 12345u;
-    const float f = (float)((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    pool[i] = (uint16_t)(u >> 16);
-  }
+  sup_fill_bf16(pool, POOL_BYTES / 2, 7);
   memcpy(x, pool, (size_t)256 * 7168 * 2);
   for (int t = 0; t < s.threads; t++)
     s.scratch[t] = aligned_alloc(64, (size_t)(bf16fp32__simd_scratch_elems(7168) * 2 + 63) / 64 * 64);
@@ -177,11 +165,11 @@ int main(int argc, char **argv) {
         at += (wbytes + 4095) / 4096 * 4096;
         s.variant = v;
         s.unit = m <= BF16FP32__SIMD_FEW_ROWS ? few[v] : many[v];
-        const double t0 = now();
+        const double t0 = sup_now();
         pthread_barrier_wait(&s.start);
         share(&s, 0);
         pthread_barrier_wait(&s.done);
-        if (!warm) times[v * calls + (c / variants - 1)] = (now() - t0) * 1e6;
+        if (!warm) times[v * calls + (c / variants - 1)] = (sup_now() - t0) * 1e6;
       }
       /* The variants change where the work goes, not the sums: each one's output, written over
        * a poisoned buffer, must equal the first's bit for bit. */

@@ -14,9 +14,10 @@
  *   pf2x, pf2, pf4   the panel pattern with the x tiles' lines (pf2x) or both operands' lines
  *            (pf2, pf4) requested into L1 (prefetcht0) 2 or 4 chunks ahead
  *
- * Build (x86 with AMX-BF16, Linux 5.16 on; B = a CMake build directory of this tree):
- *   gcc -O2 -std=c11 -mamx-tile -mamx-bf16 -Isrc -Isrc/backends/cpu-simd bench/amx-rate.c \
- *     B/libbf16fp32_static.a -lpthread -lm -o amx-rate
+ * Build (x86 with AMX-BF16, Linux 5.16 on; B = a CPU-only CMake build of this tree,
+ * -DBF16FP32_CUDA=OFF):
+ *   gcc -O2 -std=c11 -mamx-tile -mamx-bf16 -Iinclude -Isrc -Isrc/backends/cpu-simd -Itests/common \
+ *     bench/amx-rate.c B/libbf16fp32_support.a B/libbf16fp32_static.a -lpthread -lm -o amx-rate
  */
 #define _GNU_SOURCE
 #include <immintrin.h>
@@ -25,10 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cpu-simd.h"
+#include "support.h"
 
 #define FLOP_PER_TDP (16.0 * 16 * 32 * 2)
 #define X_LD_BYTES (7168 * 2)   /* x's row stride in the panel pattern */
@@ -51,26 +52,12 @@ typedef struct job {
   pthread_barrier_t *start;
 } job;
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void configure(void) {
   tile_config c;
   memset(&c, 0, sizeof c);
   c.palette = 1;
   for (int r = 0; r < 8; r++) c.colsb[r] = 64, c.rows[r] = 16;
   _tile_loadconfig(&c);
-}
-
-/* Small random bf16 values (exponents near 1, so no denormal path is timed). */
-static void fill(uint16_t *p, size_t n, unsigned seed) {
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 1103515245u + 12345u;
-    p[i] = (uint16_t)(0x3f00 | ((seed >> 16) & 0x7f));
-  }
 }
 
 static void *run(void *arg) {
@@ -84,15 +71,15 @@ static void *run(void *arg) {
     pthread_barrier_wait(j->start);
     return NULL;
   }
-  fill((uint16_t *)x, x_bytes / 2, 1);
-  fill((uint16_t *)panel, panel_bytes / 2, 2);
-  fill((uint16_t *)flat, panel_bytes, 3);
+  sup_fill_bf16((uint16_t *)x, x_bytes / 2, 1);
+  sup_fill_bf16((uint16_t *)panel, panel_bytes / 2, 2);
+  sup_fill_bf16((uint16_t *)flat, panel_bytes, 3);
   configure();
   _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
   _tile_loadd(4, flat, 64); _tile_loadd(5, flat + 1024, 64);
   _tile_loadd(6, flat + 2048, 64); _tile_loadd(7, flat + 3072, 64);
   pthread_barrier_wait(j->start);
-  const double t0 = now();
+  const double t0 = sup_now();
   for (long r = 0; r < j->reps; r++)
     for (int c = 0; c < CHUNKS; c++) {
       switch (j->mode) {
@@ -132,7 +119,7 @@ static void *run(void *arg) {
       _tile_dpbf16ps(3, 5, 7);
     }
   _tile_stored(0, sink, 64); /* the sums leave the tiles, so no product is dead */
-  j->seconds = now() - t0;
+  j->seconds = sup_now() - t0;
   _tile_release();
   free(x), free(panel), free(flat), free(sink);
   return NULL;
