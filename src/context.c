@@ -23,9 +23,13 @@ void bf16fp32__log(const bf16fp32__config *cfg, int level, const char *fmt, ...)
     fprintf(stderr, "bf16fp32: %s\n", line); /* only when logging was asked for */
 }
 
+/* Whether this is the process that created the context (not a fork's child), where CUDA's state
+ * is. */
+static bool in_creator(const bf16fp32_context *ctx) { return getpid() == ctx->owner; }
+
 int bf16fp32__context_device(const bf16fp32_context *ctx) {
   /* getpid is a system call: a context without a device skips it. */
-  return ctx->cfg.device >= 0 && getpid() == ctx->owner ? ctx->cfg.device : -1;
+  return ctx->cfg.device >= 0 && in_creator(ctx) ? ctx->cfg.device : -1;
 }
 
 static void family_of(const bf16fp32__config *cfg, char *family, size_t len) {
@@ -97,7 +101,7 @@ static void release_all(bf16fp32_context *ctx) {
 static bf16fp32_status build(bf16fp32_context *ctx) {
   int forced = -1;
   bf16fp32__config cfg;
-  bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, getpid() == ctx->owner);
+  bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, in_creator(ctx));
   if (st != BF16FP32_OK) return st;
   ctx->cfg = cfg;
   atomic_store(&ctx->forced, forced);
@@ -165,7 +169,7 @@ bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx) {
   /* Check the environment before anything is torn down, so a bad value changes nothing. */
   int forced;
   bf16fp32__config cfg;
-  bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, getpid() == ctx->owner);
+  bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, in_creator(ctx));
   if (st != BF16FP32_OK) return st;
   pthread_rwlock_wrlock(&ctx->lock);
   release_all(ctx);
