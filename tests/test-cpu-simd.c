@@ -1,12 +1,16 @@
 /* cpu-simd against the fp64 oracle: odd shapes, padded strides, 2-byte-aligned pointers, k tails,
- * NaN/Inf, 1 and several threads, every ISA level the CPU has; plus determinism, thread-count
- * and batch invariance, the w-copy path and two callers sharing one state. */
+ * NaN/Inf, 1 and several threads, every ISA level the CPU has (on x86 also the AVX-512 BF16 and
+ * AMX kernels on a model of their instructions, whatever the CPU has); plus determinism,
+ * thread-count and batch invariance, the w-copy path and two callers sharing one state. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/cpu-simd/cpu-simd.h"
+#if BF16FP32_X86_MODEL
+#include "model-kernels.h"
+#endif
 #include "identity.h"
 #include "internal.h"
 #include "support.h"
@@ -33,6 +37,16 @@ static void operands_free(operands *o) {
   memset(o, 0, sizeof *o);
 }
 
+/* The elements of buf outside the rows x cols operand at `start` (its padding columns and the
+ * guards) become NaN: a kernel that reads one, even to multiply it by a zero, shows. */
+static void nan_outside(uint16_t *buf, size_t size, const uint16_t *start, int64_t rows,
+                        int64_t cols, int64_t ld) {
+  for (size_t i = 0; i < size; i++) {
+    const int64_t at = (int64_t)i - (start - buf);
+    if (at < 0 || at >= rows * ld || at % ld >= cols) buf[i] = 0x7fc0; /* a quiet NaN */
+  }
+}
+
 /* shift 1 makes x, w 2-byte aligned and out 4-byte aligned (odd element offsets). */
 static int operands_make(operands *o, int64_t m, int64_t n, int64_t k, int64_t padx, int64_t padw,
                          int64_t pado, int shift, uint64_t seed) {
@@ -47,11 +61,12 @@ static int operands_make(operands *o, int64_t m, int64_t n, int64_t k, int64_t p
   o->wbuf = aligned_alloc(4096, (ws * 2 + 4095) / 4096 * 4096);
   o->obuf = aligned_alloc(4096, (os * 4 + 4095) / 4096 * 4096);
   if (!o->xbuf || !o->wbuf || !o->obuf) return -1;
-  /* The padding columns hold data too (never zeros): reading them would show. */
   sup_fill_bf16(o->xbuf, xs, seed * 3 + 1);
   sup_fill_bf16(o->wbuf, ws, seed * 3 + 2);
   o->x = o->xbuf + GUARD + shift;
   o->w = o->wbuf + GUARD + shift;
+  nan_outside(o->xbuf, xs, o->x, m, k, o->ldx);
+  nan_outside(o->wbuf, ws, o->w, n, k, o->ldw);
   o->out = o->obuf + GUARD + shift;
   return 0;
 }
@@ -350,6 +365,71 @@ static void test_cap(bf16fp32__simd_isa top) {
         bf16fp32__simd_isa_from_name(NULL) == BF16FP32__ISA_NONE);
 }
 
+/* Every case, on both states (1 and 3 threads), as they are set: a level and its kernel. */
+static void test_level(void *states[2], bf16fp32__simd_isa isa, const char *kind) {
+  const int before = testing_failures;
+  for (int t = 0; t < 2; t++) {
+    test_shapes(states[t], 1000 + 17 * (uint64_t)isa + (uint64_t)t);
+    test_large(states[t]);
+    test_special(states[t]);
+  }
+  test_invariance(states[1], states[0]);
+  test_two_callers(states[1]);
+  printf("test-cpu-simd: %s%s %s\n", bf16fp32__simd_isa_name(isa), kind,
+         testing_failures == before ? "ok" : "FAILED");
+}
+
+#if BF16FP32_X86_MODEL
+/* On a CPU that has the level: how many elements of one call the model and the hardware give
+ * different bits (printed, not checked: the model follows the SDM's pseudo-code, and the tests
+ * hold each to the oracle's bound alone). */
+static void model_against_hardware(void *state, bf16fp32__simd_isa isa,
+                                   bf16fp32__simd_block_fn block) {
+  operands o;
+  if (operands_make(&o, 37, 131, 1111, 5, 7, 3, 1, 43) != 0) {
+    CHECK(!"out of memory");
+    return;
+  }
+  const size_t cnt = (size_t)(o.m * o.ldo);
+  float *hw = malloc(cnt * 4);
+  if (hw && bf16fp32__cpu_simd_force_isa(state, isa) == 0 && run(state, &o) == BF16FP32_OK) {
+    memcpy(hw, o.out, cnt * 4);
+    CHECK(bf16fp32__cpu_simd_force_kernel(state, isa, block) == 0);
+    CHECK(run(state, &o) == BF16FP32_OK);
+    int64_t differ = 0;
+    for (int64_t i = 0; i < o.m; i++)
+      differ += memcmp(hw + i * o.ldo, o.out + i * o.ldo, (size_t)o.n * 4) != 0;
+    printf("test-cpu-simd: %s model against the hardware: %lld of %lld rows differ in bits\n",
+           bf16fp32__simd_isa_name(isa), (long long)differ, (long long)o.m);
+  }
+  free(hw);
+  operands_free(&o);
+}
+
+/* The AVX-512 BF16 and AMX kernels on the instruction model (tests/x86-model), through the rest
+ * of the backend, whatever this CPU has: the same cases, and no instruction the hardware would
+ * refuse. */
+static void test_models(void *states[2], bf16fp32__simd_isa top) {
+  static const struct {
+    bf16fp32__simd_isa isa;
+    bf16fp32__simd_block_fn block;
+  } models[] = {{BF16FP32__ISA_AVX512BF16, bf16fp32__model_block_avx512bf16},
+                {BF16FP32__ISA_AMX, bf16fp32__model_block_amx}};
+  CHECK(bf16fp32__cpu_simd_force_kernel(states[0], BF16FP32__ISA_NONE, models[0].block) != 0);
+  CHECK(bf16fp32__cpu_simd_force_kernel(states[0], BF16FP32__ISA_NEON, models[0].block) != 0);
+  CHECK(bf16fp32__cpu_simd_force_kernel(states[0], BF16FP32__ISA_AMX, NULL) != 0);
+  for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+    for (int t = 0; t < 2; t++)
+      CHECK(bf16fp32__cpu_simd_force_kernel(states[t], models[i].isa, models[i].block) == 0);
+    CHECK(bf16fp32__cpu_simd_isa(states[0]) == models[i].isa);
+    test_level(states, models[i].isa, " (model)");
+    if (top >= models[i].isa) model_against_hardware(states[0], models[i].isa, models[i].block);
+  }
+  EXPECT(x86_model_faults() == 0, "%ld instructions the hardware would refuse, the first: %s",
+         x86_model_faults(), x86_model_first_fault());
+}
+#endif
+
 int main(void) {
   const bf16fp32__simd_isa top = bf16fp32__simd_detect();
   printf("test-cpu-simd: detected %s\n", bf16fp32__simd_isa_name(top));
@@ -390,17 +470,11 @@ int main(void) {
   for (int isa = top; isa >= BF16FP32__ISA_LOWEST; isa--) {
     for (int t = 0; t < 2; t++)
       CHECK(bf16fp32__cpu_simd_force_isa(states[t], (bf16fp32__simd_isa)isa) == 0);
-    int before = testing_failures;
-    for (int t = 0; t < 2; t++) {
-      test_shapes(states[t], 1000 + 17 * (uint64_t)isa + (uint64_t)t);
-      test_large(states[t]);
-      test_special(states[t]);
-    }
-    test_invariance(states[1], states[0]);
-    test_two_callers(states[1]);
-    printf("test-cpu-simd: %s %s\n", bf16fp32__simd_isa_name((bf16fp32__simd_isa)isa),
-           testing_failures == before ? "ok" : "FAILED");
+    test_level(states, (bf16fp32__simd_isa)isa, "");
   }
+#if BF16FP32_X86_MODEL
+  test_models(states, top);
+#endif
   for (int t = 0; t < 2; t++) be->reset(states[t]);
   return testing_summary("test-cpu-simd");
 }

@@ -23,8 +23,9 @@
 #define SLICE ((int64_t)1 << 30)
 
 typedef struct simd_state {
-  bf16fp32__simd_isa detected; /* what the machine runs */
-  bf16fp32__simd_isa isa;      /* what calls use: detected, or lower when a test forces it */
+  bf16fp32__simd_isa detected;    /* what the machine runs */
+  bf16fp32__simd_isa isa;         /* what calls use: detected, or lower when a test forces it */
+  bf16fp32__simd_block_fn kernel; /* NULL: the level's own (block_for); else a test's */
   bf16fp32__pool *pool;
   /* Per pool thread, used by the pool's owner only: copies of w or x, grown on demand. */
   uint16_t **scratch;
@@ -230,7 +231,7 @@ static bf16fp32_status simd_run(void *state, const bf16fp32__call *c) {
   const int size = bf16fp32__pool_size(st->pool);
   simd_job job = {
       .a = {c->x, c->w, c->out, s->m, s->n, s->k, s->ldx, s->ldw, s->ldo, .x_cold = 0},
-      .block = block_for(st->isa),
+      .block = st->kernel ? st->kernel : block_for(st->isa),
   };
   /* Columns: each thread then streams its own part of w (M = 1). Rows when the columns are too
    * few to go round and the rows are many. Shares are multiples of the widest tile (or of row
@@ -287,6 +288,18 @@ int bf16fp32__cpu_simd_force_isa(void *state, bf16fp32__simd_isa isa) {
   if (!s || isa == BF16FP32__ISA_NONE || isa < BF16FP32__ISA_LOWEST || isa > s->detected)
     return -1;
   s->isa = isa;
+  s->kernel = NULL;
+  return 0;
+}
+
+int bf16fp32__cpu_simd_force_kernel(void *state, bf16fp32__simd_isa isa,
+                                    bf16fp32__simd_block_fn block) {
+  simd_state *s = state;
+  if (!s || !block || isa < BF16FP32__ISA_LOWEST || isa > BF16FP32__ISA_HIGHEST ||
+      isa == BF16FP32__ISA_NONE)
+    return -1;
+  s->isa = isa;
+  s->kernel = block;
   return 0;
 }
 

@@ -151,6 +151,13 @@ void bf16fp32__simd_block_neon(const bf16fp32__simd_args *a, int64_t m0, int64_t
  * above what was detected, of another architecture, or NONE. The thread count is the one probe
  * was configured with. */
 int bf16fp32__cpu_simd_force_isa(void *state, bf16fp32__simd_isa isa);
+/* Runs level isa (any level of this build's architecture, detected or not) with `block` as its
+ * kernel, until force_isa returns the state to the levels' own: tests/x86-model builds the
+ * AVX-512 BF16 and AMX kernels on a model of their instructions, which this sets before the rest
+ * of the backend (its splits, scratch and copies), on any x86 machine. 0 on success, -1 for a
+ * level of another architecture, NONE or a NULL kernel. */
+int bf16fp32__cpu_simd_force_kernel(void *state, bf16fp32__simd_isa isa,
+                                    bf16fp32__simd_block_fn block);
 bf16fp32__simd_isa bf16fp32__cpu_simd_isa(const void *state);
 int bf16fp32__cpu_simd_threads(const void *state);
 
