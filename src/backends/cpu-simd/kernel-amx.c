@@ -96,6 +96,21 @@ typedef struct pass {
   uint16_t xtmp[2][16 * 32]; /* a row tile's last chunk when k ends inside it */
 } pass;
 
+/* Points the pass at x rows from i and w rows from j of the block, as many as a pass takes
+ * before m1 and n1. */
+static void place(pass *p, const bf16fp32__simd_args *a, int64_t i, int64_t m1, int64_t j,
+                  int64_t n1) {
+  p->x = a->x + i * a->ldx, p->out = a->out + i * a->ldo + j;
+  p->rows = (int)(m1 - i < BF16FP32__AMX_PASS_ROWS ? m1 - i : BF16FP32__AMX_PASS_ROWS);
+  p->cols = (int)(n1 - j < BF16FP32__AMX_PASS_COLS ? n1 - j : BF16FP32__AMX_PASS_COLS);
+}
+
+/* The k values chunk c holds: 32, fewer in the last, none past the end. */
+static int chunk_k(const pass *p, int64_t c) {
+  const int64_t left = p->k - 32 * c;
+  return left >= 32 ? 32 : left > 0 ? (int)left : 0;
+}
+
 static int row_tiles(const pass *p) { return p->rows > 16 ? 2 : 1; }
 static int halves(const pass *p) { return p->cols > 16 ? 2 : 1; }
 static int tile_rows(const pass *p, int i) { return p->rows - 16 * i < 16 ? p->rows - 16 * i : 16; }
@@ -107,9 +122,8 @@ static void set_tiles(tiles *t, const pass *p) {
 
 /* x chunk c of row tile i into tile A0 + i: in place, or from xtmp (k past the end zeros). */
 static void load_x(pass *p, int i, int64_t c) {
-  const int64_t k0 = 32 * c;
-  const int kr = p->k - k0 < 32 ? (int)(p->k - k0) : 32;
-  const uint16_t *src = p->x + 16 * i * p->ldx + k0;
+  const int kr = chunk_k(p, c);
+  const uint16_t *src = p->x + 16 * i * p->ldx + 32 * c;
   int64_t stride = p->ldx * 2;
   if (kr < 32) {
     uint16_t *t = p->xtmp[i];
@@ -175,14 +189,14 @@ static void zero_sums(const pass *p) {
 
 /* Packs chunk c of the pass's w rows (both halves) at b. */
 static void pack_pair(const pass *p, const uint16_t *w, int64_t ldw, int64_t c, uint8_t *b) {
-  const int kr = p->k - 32 * c < 32 ? (int)(p->k - 32 * c) : 32;
+  const int kr = chunk_k(p, c);
   for (int h = 0; h < halves(p); h++)
     pack_chunk(w + 16 * h * ldw, ldw, half_cols(p, h), 32 * c, kr, b + h * CHUNK_BYTES);
 }
 
 /* Requests chunk c of the pass's w rows (a line each) into L1, if k reaches it. */
 static void prefetch_chunk(const pass *p, const uint16_t *w, int64_t ldw, int64_t c) {
-  if (32 * c >= p->k) return;
+  if (!chunk_k(p, c)) return;
   for (int r = 0; r < p->cols; r++) _mm_prefetch((const char *)(w + r * ldw + 32 * c), _MM_HINT_T0);
 }
 
@@ -219,9 +233,7 @@ void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t 
   if (m1 - m0 <= BF16FP32__AMX_PASS_ROWS || block < 1) {
     for (int64_t j = n0; j < n1; j += BF16FP32__AMX_PASS_COLS)
       for (int64_t i = m0; i < m1; i += BF16FP32__AMX_PASS_ROWS) {
-        p.x = a->x + i * a->ldx, p.out = a->out + i * a->ldo + j;
-        p.rows = (int)(m1 - i < BF16FP32__AMX_PASS_ROWS ? m1 - i : BF16FP32__AMX_PASS_ROWS);
-        p.cols = (int)(n1 - j < BF16FP32__AMX_PASS_COLS ? n1 - j : BF16FP32__AMX_PASS_COLS);
+        place(&p, a, i, m1, j, n1);
         stream_pass(&t, &p, a->w + j * a->ldw, a->ldw);
       }
     _tile_release();
@@ -232,12 +244,11 @@ void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t 
   for (int64_t c0 = 0; c0 < chunks; c0 += block) {
     const int64_t c1 = c0 + block < chunks ? c0 + block : chunks;
     for (int64_t j = n0; j < n1; j += BF16FP32__AMX_PASS_COLS) {
-      p.cols = (int)(n1 - j < BF16FP32__AMX_PASS_COLS ? n1 - j : BF16FP32__AMX_PASS_COLS);
+      place(&p, a, m0, m1, j, n1); /* the panel's columns */
       for (int64_t c = c0; c < c1; c++)
         pack_pair(&p, a->w + j * a->ldw, a->ldw, c, panel + (c - c0) * 2 * CHUNK_BYTES);
       for (int64_t i = m0; i < m1; i += BF16FP32__AMX_PASS_ROWS) {
-        p.x = a->x + i * a->ldx, p.out = a->out + i * a->ldo + j;
-        p.rows = (int)(m1 - i < BF16FP32__AMX_PASS_ROWS ? m1 - i : BF16FP32__AMX_PASS_ROWS);
+        place(&p, a, i, m1, j, n1);
         set_tiles(&t, &p);
         if (c0 == 0) zero_sums(&p);
         else sums_io(&p, 1);
