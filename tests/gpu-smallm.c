@@ -43,6 +43,9 @@ static void make_set(set *s, int64_t mmax, int64_t n, int64_t k, int64_t px, int
   CHECK(s->hx && s->hw && s->ref && s->absdot && s->full);
   sup_fill_bf16(s->hx, (size_t)(mmax * s->ldx), seed);
   sup_fill_bf16(s->hw, (size_t)(n * s->ldw), seed + 1);
+  /* The padding holds NaN: a kernel that reads it shows. */
+  sup_nan_outside(s->hx, (size_t)(mmax * s->ldx), s->hx, mmax, k, s->ldx);
+  sup_nan_outside(s->hw, (size_t)(n * s->ldw), s->hw, n, k, s->ldw);
   if (special) {
     s->hx[0 * s->ldx + 1] = 0x7fc0; /* row 0: NaN everywhere */
     s->hx[1 * s->ldx + 2] = 0x7f80; /* row 1: +-Inf ... */

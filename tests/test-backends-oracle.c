@@ -1,7 +1,8 @@
 /* Every available backend, forced in turn (host ones always, device ones when a GPU is there),
  * against the fp64 oracle on one grid of shapes: odd sizes, padded leading dimensions, pointers
  * offset by one element, M = 1, K = 1, K not a multiple of anything, NaN and Inf. Outputs are
- * poisoned first, padding columns must stay untouched. */
+ * poisoned first, padding columns must stay untouched; the inputs' padding holds NaN, which a
+ * backend must not read. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,8 @@ static void make_operands(const grid_case *c, uint64_t seed, operands *o) {
   o->x = malloc(o->nx * 2), o->w = malloc(o->nw * 2), o->out = malloc(o->no * 4);
   sup_fill_bf16(o->x, o->nx, seed);
   sup_fill_bf16(o->w, o->nw, seed + 1);
+  sup_nan_outside(o->x, o->nx, o->x + c->offset, c->m, c->k, ldx);
+  sup_nan_outside(o->w, o->nw, o->w + c->offset, c->n, c->k, ldw);
   sup_poison_f32(o->out, o->no);
   if (c->special) {
     const uint16_t nan = 0x7fc0, inf = 0x7f80, ninf = 0xff80;

@@ -37,16 +37,6 @@ static void operands_free(operands *o) {
   memset(o, 0, sizeof *o);
 }
 
-/* The elements of buf outside the rows x cols operand at `start` (its padding columns and the
- * guards) become NaN: a kernel that reads one, even to multiply it by a zero, shows. */
-static void nan_outside(uint16_t *buf, size_t size, const uint16_t *start, int64_t rows,
-                        int64_t cols, int64_t ld) {
-  for (size_t i = 0; i < size; i++) {
-    const int64_t at = (int64_t)i - (start - buf);
-    if (at < 0 || at >= rows * ld || at % ld >= cols) buf[i] = 0x7fc0; /* a quiet NaN */
-  }
-}
-
 /* shift 1 makes x, w 2-byte aligned and out 4-byte aligned (odd element offsets). */
 static int operands_make(operands *o, int64_t m, int64_t n, int64_t k, int64_t padx, int64_t padw,
                          int64_t pado, int shift, uint64_t seed) {
@@ -65,8 +55,8 @@ static int operands_make(operands *o, int64_t m, int64_t n, int64_t k, int64_t p
   sup_fill_bf16(o->wbuf, ws, seed * 3 + 2);
   o->x = o->xbuf + GUARD + shift;
   o->w = o->wbuf + GUARD + shift;
-  nan_outside(o->xbuf, xs, o->x, m, k, o->ldx);
-  nan_outside(o->wbuf, ws, o->w, n, k, o->ldw);
+  sup_nan_outside(o->xbuf, xs, o->x, m, k, o->ldx);
+  sup_nan_outside(o->wbuf, ws, o->w, n, k, o->ldw);
   o->out = o->obuf + GUARD + shift;
   return 0;
 }

@@ -32,6 +32,14 @@ void sup_fill_bf16(uint16_t *p, size_t count, uint64_t seed) { bf16fp32__fill_ra
 
 void sup_poison_f32(float *p, size_t count) { bf16fp32__poison_f32(p, count); }
 
+void sup_nan_outside(uint16_t *buf, size_t size, const uint16_t *start, int64_t rows, int64_t cols,
+                     int64_t ld) {
+  for (size_t i = 0; i < size; i++) {
+    const int64_t at = (int64_t)i - (start - buf);
+    if (at < 0 || at >= rows * ld || at % ld >= cols) buf[i] = 0x7fc0;
+  }
+}
+
 typedef struct oracle_part {
   int64_t m0, m1, n, k, ldx, ldw;
   const uint16_t *x, *w;
