@@ -49,7 +49,11 @@ void x86_model_tile_loadconfig(const void *config) {
     x86_model_tile_release();
     return;
   }
-  int ok = c.palette == 1 && c.start_row == 0;
+  if (c.start_row != 0) { /* legal: a restart after an interrupt, which the model does not do */
+    x86_model_fault("LDTILECFG: a restart row (start_row), not modelled");
+    return;
+  }
+  int ok = c.palette == 1;
   for (int i = 0; i < 14; i++) ok &= c.reserved[i] == 0;
   for (int t = 0; t < 16; t++) {
     const int rows = c.rows[t], colsb = c.colsb[t];

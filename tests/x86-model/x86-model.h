@@ -6,10 +6,11 @@
  * Loads and stores touch exactly the bytes the instructions would (masked-off elements are not
  * read), so AddressSanitizer sees every access a kernel makes. The tile instructions check their
  * operands as the hardware does and count a fault (x86_model_faults) where it would raise #GP or
- * #UD: a configuration it refuses, a tile used unconfigured, shapes that do not agree. The
- * arithmetic is the SDM's pseudo-code (products of bf16 pairs by fused multiply-adds, input
- * denormals as zero, output denormals flushed, round to nearest even); that the hardware's bits
- * equal the model's is not assumed: the tests hold both to the fp64 oracle's bound.
+ * #UD (a configuration it refuses, a tile used unconfigured, shapes that do not agree), and where
+ * it cannot follow (a configuration that restarts at a later row). The arithmetic is the SDM's
+ * pseudo-code (products of bf16 pairs by fused multiply-adds, input denormals as zero, output
+ * denormals flushed, round to nearest even); that the hardware's bits equal the model's is not
+ * assumed: the tests hold both to the fp64 oracle's bound.
  *
  * Its functions take and return 64-byte vectors by value, as the intrinsics do: built without
  * -mavx512f, the compilers warn that such a function's ABI differs from an AVX-512 build's, which
