@@ -370,7 +370,7 @@ static void test_level(void *states[2], bf16fp32__simd_isa isa, const char *kind
 }
 
 #if BF16FP32_X86_MODEL
-/* On a CPU that has the level: how many elements of one call the model and the hardware give
+/* On a CPU that has the level: in how many rows of one call the model and the hardware give
  * different bits (printed, not checked: the model follows the SDM's pseudo-code, and the tests
  * hold each to the oracle's bound alone). */
 static void model_against_hardware(void *state, bf16fp32__simd_isa isa,
@@ -415,7 +415,7 @@ static void test_models(void *states[2], bf16fp32__simd_isa top) {
     test_level(states, models[i].isa, " (model)");
     if (top >= models[i].isa) model_against_hardware(states[0], models[i].isa, models[i].block);
   }
-  EXPECT(x86_model_faults() == 0, "%ld instructions the hardware would refuse, the first: %s",
+  EXPECT(x86_model_faults() == 0, "%ld tile instructions faulted, the first: %s",
          x86_model_faults(), x86_model_first_fault());
 }
 #endif
