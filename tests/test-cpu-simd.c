@@ -355,9 +355,57 @@ static void test_cap(bf16fp32__simd_isa top) {
         bf16fp32__simd_isa_from_name(NULL) == BF16FP32__ISA_NONE);
 }
 
-/* Every case, on both states (1 and 3 threads), as they are set: a level and its kernel. */
-static void test_level(void *states[2], bf16fp32__simd_isa isa, const char *kind) {
+/* A kernel called directly, as the backend does not: without scratch where it would have some
+ * (the path when the pool cannot allocate it: the AMX kernel streams w for every pass of rows,
+ * the AVX-512 one reads w where it lies), and on a block inside the operands (nothing written
+ * outside it). The same bits as the whole call with scratch, which the oracle checks. */
+static void test_block_paths(bf16fp32__simd_block_fn block) {
+  static const int64_t cases[][3] = {{70, 50, 2048}, {45, 37, 1111}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    operands o;
+    const int64_t k = cases[c][2];
+    uint16_t *scratch = aligned_alloc(64, (size_t)(bf16fp32__simd_scratch_elems(k) * 2 + 63) / 64 * 64);
+    float *whole = malloc((size_t)(cases[c][0] * (cases[c][1] + 3)) * 4);
+    if (!scratch || !whole || operands_make(&o, cases[c][0], cases[c][1], k, 0, 0, 3, 0, 60 + c)) {
+      CHECK(!"out of memory");
+      free(scratch), free(whole);
+      return;
+    }
+    const size_t cnt = (size_t)(o.m * o.ldo);
+    bf16fp32__simd_args a = {o.x, o.w, o.out, o.m, o.n, o.k, o.ldx, o.ldw, o.ldo, 1};
+    poison(&o);
+    block(&a, 0, o.m, 0, o.n, scratch);
+    sup_check_result r = sup_check(o.m, o.n, k, o.x, o.ldx, o.w, o.ldw, o.out, o.ldo);
+    EXPECT(sup_check_ok(&r) && guards_ok(&o), "block with scratch, m=%lld k=%lld",
+           (long long)o.m, (long long)k);
+    memcpy(whole, o.out, cnt * 4);
+    poison(&o);
+    block(&a, 0, o.m, 0, o.n, NULL);
+    EXPECT(!memcmp(whole, o.out, cnt * 4), "block without scratch, m=%lld k=%lld: other bits",
+           (long long)o.m, (long long)k);
+    const int64_t m0 = 5, m1 = o.m - 3, n0 = 9, n1 = o.n - 4;
+    poison(&o);
+    block(&a, m0, m1, n0, n1, scratch);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < o.m; i++)
+      for (int64_t j = 0; j < o.ldo; j++) {
+        const int inside = i >= m0 && i < m1 && j >= n0 && j < n1;
+        const float *e = o.out + i * o.ldo + j;
+        wrong += inside ? memcmp(e, whole + i * o.ldo + j, 4) != 0 : !poisoned(e);
+      }
+    EXPECT(wrong == 0 && guards_ok(&o), "block [%lld,%lld) x [%lld,%lld): %lld elements wrong",
+           (long long)m0, (long long)m1, (long long)n0, (long long)n1, (long long)wrong);
+    free(scratch), free(whole);
+    operands_free(&o);
+  }
+}
+
+/* Every case, on both states (1 and 3 threads), as they are set: a level and its kernel (block),
+ * which is also called directly. */
+static void test_level(void *states[2], bf16fp32__simd_isa isa, bf16fp32__simd_block_fn block,
+                       const char *kind) {
   const int before = testing_failures;
+  test_block_paths(block);
   for (int t = 0; t < 2; t++) {
     test_shapes(states[t], 1000 + 17 * (uint64_t)isa + (uint64_t)t);
     test_large(states[t]);
@@ -412,7 +460,7 @@ static void test_models(void *states[2], bf16fp32__simd_isa top) {
     for (int t = 0; t < 2; t++)
       CHECK(bf16fp32__cpu_simd_force_kernel(states[t], models[i].isa, models[i].block) == 0);
     CHECK(bf16fp32__cpu_simd_isa(states[0]) == models[i].isa);
-    test_level(states, models[i].isa, " (model)");
+    test_level(states, models[i].isa, models[i].block, " (model)");
     if (top >= models[i].isa) model_against_hardware(states[0], models[i].isa, models[i].block);
   }
   EXPECT(x86_model_faults() == 0, "%ld tile instructions faulted, the first: %s",
@@ -460,7 +508,8 @@ int main(void) {
   for (int isa = top; isa >= BF16FP32__ISA_LOWEST; isa--) {
     for (int t = 0; t < 2; t++)
       CHECK(bf16fp32__cpu_simd_force_isa(states[t], (bf16fp32__simd_isa)isa) == 0);
-    test_level(states, (bf16fp32__simd_isa)isa, "");
+    test_level(states, (bf16fp32__simd_isa)isa, bf16fp32__simd_block_for((bf16fp32__simd_isa)isa),
+               "");
   }
 #if BF16FP32_X86_MODEL
   test_models(states, top);

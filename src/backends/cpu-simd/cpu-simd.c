@@ -25,7 +25,7 @@
 typedef struct simd_state {
   bf16fp32__simd_isa detected;    /* what the machine runs */
   bf16fp32__simd_isa isa;         /* what calls use: detected, or lower when a test forces it */
-  bf16fp32__simd_block_fn kernel; /* NULL: the level's own (block_for); else a test's */
+  bf16fp32__simd_block_fn kernel; /* NULL: the level's own; else a test's */
   bf16fp32__pool *pool;
   /* Per pool thread, used by the pool's owner only: copies of w or x, grown on demand. */
   uint16_t **scratch;
@@ -51,7 +51,7 @@ typedef struct simd_job {
   int64_t copy_x_ld;  /* > 0: each thread first copies x to its scratch at this stride */
 } simd_job;
 
-static bf16fp32__simd_block_fn block_for(bf16fp32__simd_isa isa) {
+bf16fp32__simd_block_fn bf16fp32__simd_block_for(bf16fp32__simd_isa isa) {
 #if defined(__aarch64__)
   (void)isa; /* one level */
   return bf16fp32__simd_block_neon;
@@ -231,7 +231,7 @@ static bf16fp32_status simd_run(void *state, const bf16fp32__call *c) {
   const int size = bf16fp32__pool_size(st->pool);
   simd_job job = {
       .a = {c->x, c->w, c->out, s->m, s->n, s->k, s->ldx, s->ldw, s->ldo, .x_cold = 0},
-      .block = st->kernel ? st->kernel : block_for(st->isa),
+      .block = st->kernel ? st->kernel : bf16fp32__simd_block_for(st->isa),
   };
   /* Columns: each thread then streams its own part of w (M = 1). Rows when the columns are too
    * few to go round and the rows are many. Shares are multiples of the widest tile (or of row

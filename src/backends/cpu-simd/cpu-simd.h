@@ -146,6 +146,8 @@ void bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t
                                int64_t n1, uint16_t *scratch);
 void bf16fp32__simd_block_neon(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
                                int64_t n1, uint16_t *scratch);
+/* The kernel of a level of this build's architecture (NULL where none is built). */
+bf16fp32__simd_block_fn bf16fp32__simd_block_for(bf16fp32__simd_isa isa);
 
 /* Test hooks on a state made by the backend's probe. force: 0 on success, -1 when the level is
  * above what was detected, of another architecture, or NONE. The thread count is the one probe
