@@ -364,14 +364,16 @@ static void test_block_paths(bf16fp32__simd_block_fn block) {
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     operands o;
     const int64_t k = cases[c][2];
-    uint16_t *scratch = aligned_alloc(64, (size_t)(bf16fp32__simd_scratch_elems(k) * 2 + 63) / 64 * 64);
-    float *whole = malloc((size_t)(cases[c][0] * (cases[c][1] + 3)) * 4);
-    if (!scratch || !whole || operands_make(&o, cases[c][0], cases[c][1], k, 0, 0, 3, 0, 60 + c)) {
+    const int made = operands_make(&o, cases[c][0], cases[c][1], k, 0, 0, 3, 0, 60 + c) == 0;
+    const size_t cnt = (size_t)(o.m * o.ldo);
+    uint16_t *scratch = bf16fp32__simd_scratch_alloc(bf16fp32__simd_scratch_elems(k));
+    float *whole = malloc(cnt * 4);
+    if (!made || !scratch || !whole) {
       CHECK(!"out of memory");
       free(scratch), free(whole);
+      operands_free(&o);
       return;
     }
-    const size_t cnt = (size_t)(o.m * o.ldo);
     bf16fp32__simd_args a = {o.x, o.w, o.out, o.m, o.n, o.k, o.ldx, o.ldw, o.ldo, 1};
     poison(&o);
     block(&a, 0, o.m, 0, o.n, scratch);

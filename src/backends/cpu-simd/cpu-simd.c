@@ -187,7 +187,7 @@ static bf16fp32_status simd_prewarm(void *state, const bf16fp32__shape *s, const
 static uint16_t *scratch_for(simd_state *st, int tid, int64_t elems) {
   if (st->scratch_elems[tid] < elems) {
     free(st->scratch[tid]);
-    st->scratch[tid] = aligned_alloc(64, (size_t)(elems * 2 + 63) / 64 * 64);
+    st->scratch[tid] = bf16fp32__simd_scratch_alloc(elems);
     st->scratch_elems[tid] = st->scratch[tid] ? elems : 0;
   }
   return st->scratch[tid];
@@ -216,7 +216,7 @@ static void run_job(simd_state *st, simd_job *job, int64_t total, int64_t grain,
     else bf16fp32__pool_run(st->pool, job_part, job);
     bf16fp32__pool_end(st->pool);
   } else {
-    scratch[0] = wants_scratch ? aligned_alloc(64, (size_t)(elems * 2 + 63) / 64 * 64) : NULL;
+    scratch[0] = wants_scratch ? bf16fp32__simd_scratch_alloc(elems) : NULL;
     atomic_init(&ranges[0].v, (uint64_t)total << 32);
     job->nt = 1;
     job_part(job, 0);

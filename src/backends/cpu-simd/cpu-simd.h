@@ -4,6 +4,7 @@
 #define BF16FP32_CPU_SIMD_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 /* The levels of one architecture are ordered: a higher one implies that the CPU and OS also
  * run the lower ones. A machine has the levels of its own architecture only. */
@@ -120,6 +121,11 @@ static inline int64_t bf16fp32__simd_span_end(int64_t at, int64_t end, int64_t s
 static inline int64_t bf16fp32__simd_scratch_elems(int64_t k) {
   const int64_t rows = bf16fp32__simd_w_block_rows(k);
   return (rows + rows / 3) * bf16fp32__simd_packed_ld(k);
+}
+
+/* Scratch of `elems` uint16 elements, 64-byte aligned (free() it); NULL when memory is short. */
+static inline uint16_t *bf16fp32__simd_scratch_alloc(int64_t elems) {
+  return aligned_alloc(64, (size_t)(elems * 2 + 63) / 64 * 64);
 }
 
 /* Computes out[m0:m1, n0:n1] on the calling thread; scratch (NULL: read w in place) holds
