@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cpu-simd.h"
+#include "measure.h"
 #include "support.h"
 
 void amx_v0(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
@@ -86,9 +87,13 @@ static void *work(void *arg) {
   }
 }
 
-static int cmp(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
+/* One call of variant v on s->a, every thread taking its share, with the variant's unit. */
+static void call(shared *s, int v, const int64_t few[3], const int64_t many[3]) {
+  s->variant = v;
+  s->unit = s->a.m <= BF16FP32__SIMD_FEW_ROWS ? few[v] : many[v];
+  pthread_barrier_wait(&s->start);
+  share(s, 0);
+  pthread_barrier_wait(&s->done);
 }
 
 static int parse_list(const char *text, int64_t *out, int max) {
@@ -136,7 +141,7 @@ int main(int argc, char **argv) {
   sup_fill_bf16(pool, POOL_BYTES / 2, 7);
   memcpy(x, pool, (size_t)256 * 7168 * 2);
   for (int t = 0; t < s.threads; t++)
-    s.scratch[t] = aligned_alloc(64, (size_t)(bf16fp32__simd_scratch_elems(7168) * 2 + 63) / 64 * 64);
+    s.scratch[t] = bf16fp32__simd_scratch_alloc(bf16fp32__simd_scratch_elems(7168));
   pthread_barrier_init(&s.start, NULL, (unsigned)s.threads);
   pthread_barrier_init(&s.done, NULL, (unsigned)s.threads);
   worker workers[MAX_THREADS];
@@ -163,12 +168,8 @@ int main(int argc, char **argv) {
         if (at + wbytes > POOL_BYTES) at = 0;
         s.a = (bf16fp32__simd_args){x, pool + at / 2, out, m, n, k, k, k, n, 1};
         at += (wbytes + 4095) / 4096 * 4096;
-        s.variant = v;
-        s.unit = m <= BF16FP32__SIMD_FEW_ROWS ? few[v] : many[v];
         const double t0 = sup_now();
-        pthread_barrier_wait(&s.start);
-        share(&s, 0);
-        pthread_barrier_wait(&s.done);
+        call(&s, v, few, many);
         if (!warm) times[v * calls + (c / variants - 1)] = (sup_now() - t0) * 1e6;
       }
       /* The variants change where the work goes, not the sums: each one's output, written over
@@ -177,17 +178,10 @@ int main(int argc, char **argv) {
       for (int v = 0; v < variants; v++) {
         memset(v ? out : ref, 0xff, (size_t)(m * n * 4));
         s.a.out = v ? out : ref;
-        s.variant = v;
-        s.unit = m <= BF16FP32__SIMD_FEW_ROWS ? few[v] : many[v];
-        pthread_barrier_wait(&s.start);
-        share(&s, 0);
-        pthread_barrier_wait(&s.done);
+        call(&s, v, few, many);
         if (v && memcmp(out, ref, (size_t)(m * n * 4))) same = 0;
       }
-      for (int v = 0; v < variants; v++) {
-        qsort(times + v * calls, (size_t)calls, sizeof *times, cmp);
-        med[v] = times[v * calls + calls / 2];
-      }
+      for (int v = 0; v < variants; v++) med[v] = bf16fp32__median(times + v * calls, calls);
       printf("%5lld %5lld %4lld", (long long)n, (long long)k, (long long)m);
       for (int v = 0; v < variants; v++) printf(" %10.1f", med[v]);
       for (int v = 1; v < variants; v++) printf(" %11.3f", med[v] / med[0]);
