@@ -35,12 +35,6 @@
 #define X_LD_BYTES (7168 * 2)   /* x's row stride in the panel pattern */
 #define CHUNKS 64               /* k chunks a panel (and an x slice) spans, as the kernel's */
 
-typedef struct tile_config {
-  uint8_t palette, start_row, reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-} tile_config;
-
 enum mode { TDP4, TDP2, L1, L2, PANEL, LOADS, PF2X, PF2, PF4, MODES };
 static const char *const mode_names[MODES] = {"tdp4", "tdp2", "l1", "l2", "panel", "loads",
                                               "pf2x", "pf2", "pf4"};
@@ -53,7 +47,7 @@ typedef struct job {
 } job;
 
 static void configure(void) {
-  tile_config c;
+  bf16fp32__amx_tile_config c;
   memset(&c, 0, sizeof c);
   c.palette = 1;
   for (int r = 0; r < 8; r++) c.colsb[r] = 64, c.rows[r] = 16;

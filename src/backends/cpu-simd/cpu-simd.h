@@ -146,6 +146,12 @@ void bf16fp32__simd_block_avx512bf16(const bf16fp32__simd_args *a, int64_t m0, i
  * host). */
 #define BF16FP32__AMX_PASS_COLS 32
 #define BF16FP32__AMX_UNIT_COLS 128
+/* LDTILECFG's 64-byte operand (palette 1: 8 tiles of up to 16 rows of 64 bytes). */
+typedef struct bf16fp32__amx_tile_config {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} bf16fp32__amx_tile_config;
 void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
                               int64_t n1, uint16_t *scratch);
 void bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,

@@ -29,12 +29,6 @@
 #define PANEL_CHUNKS 64     /* k chunks of a panel: 2 x 64 KB, kept in L2 with x's slice */
 #define PREFETCH_CHUNKS 8   /* how far ahead of its packing a streaming pass requests w */
 
-typedef struct tile_config {
-  uint8_t palette, start_row, reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-} tile_config;
-
 /* Row tile i's x and sum tiles hold exactly rows[i] rows (x tiles then load in place even when
  * a pass is short of rows; an element's sum does not depend on how many rows its tile has).
  * Loading a configuration zeroes every tile, so it changes only between passes. */
@@ -44,7 +38,7 @@ typedef struct tiles {
 
 static void configure(tiles *t, int rows0, int rows1) {
   if (t->rows[0] == rows0 && t->rows[1] == rows1) return;
-  tile_config c;
+  bf16fp32__amx_tile_config c;
   memset(&c, 0, sizeof c);
   c.palette = 1;
   for (int r = 0; r < 8; r++) c.colsb[r] = 64, c.rows[r] = 16;
