@@ -3,7 +3,6 @@
  * one tiny CPU run and, where there is a GPU, a tiny decode step with fillers, plainly and under
  * PDL with each filler trigger. */
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,14 +27,14 @@ static void slurp(const char *path, char *buf) {
   fclose(f);
 }
 
-/* Runs `bf16fp32 CMD ARGS...` (NULL-terminated), stdout and stderr into out_buf / err_buf.
+/* Runs `bf16fp32 CMD ARGS...` (args NULL-terminated), stdout and stderr into out_buf / err_buf.
  * Returns the exit status, or -1 when it did not exit normally. */
-static int run_cli_v(const char *cmd, const char *first, va_list ap) {
+static int run_cli(const char *cmd, const char *const *args) {
   const char *argv[64];
   int argc = 0;
   argv[argc++] = bin;
   argv[argc++] = cmd;
-  for (const char *a = first; a && argc < 62; a = va_arg(ap, const char *)) argv[argc++] = a;
+  for (const char *const *a = args; *a && argc < 62; a++) argv[argc++] = *a;
   argv[argc] = NULL;
   char out_path[512], err_path[512];
   snprintf(out_path, sizeof out_path, "%s/stdout", tmpdir);
@@ -60,21 +59,9 @@ static int run_cli_v(const char *cmd, const char *first, va_list ap) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static int run_bench(const char *first, ...) {
-  va_list ap;
-  va_start(ap, first);
-  const int rc = run_cli_v("bench", first, ap);
-  va_end(ap);
-  return rc;
-}
-
-static int run_tune(const char *first, ...) {
-  va_list ap;
-  va_start(ap, first);
-  const int rc = run_cli_v("tune", first, ap);
-  va_end(ap);
-  return rc;
-}
+/* The argument list's end is added here: a NULL passed through `...` is not a pointer everywhere. */
+#define run_bench(...) run_cli("bench", (const char *const[]){__VA_ARGS__, NULL})
+#define run_tune(...) run_cli("tune", (const char *const[]){__VA_ARGS__, NULL})
 
 #define EXPECT_IN(buf, text)                                                              \
   do {                                                                                    \
@@ -139,75 +126,75 @@ int main(void) {
   char loc[600];
 
   /* --help: usage on stdout, exit 0. */
-  CHECK(run_bench("--help", NULL) == 0);
+  CHECK(run_bench("--help") == 0);
   EXPECT_IN(out_buf, "usage: bf16fp32 bench");
 
   /* Unknown backend: names it, lists the known ones, exit 2, before any work. */
-  CHECK(run_bench("--cpu", "--suite", ok, "--backends", "cpu-ref,no-such-backend", NULL) == 2);
+  CHECK(run_bench("--cpu", "--suite", ok, "--backends", "cpu-ref,no-such-backend") == 2);
   EXPECT_IN(err_buf, "unknown backend \"no-such-backend\"");
   EXPECT_IN(err_buf, "cpu-ref");
 
   /* Unreadable suite: names the file. */
   char missing[600];
   snprintf(missing, sizeof missing, "%s/does-not-exist.txt", tmpdir);
-  CHECK(run_bench("--cpu", "--suite", missing, NULL) == 1);
+  CHECK(run_bench("--cpu", "--suite", missing) == 1);
   EXPECT_IN(err_buf, missing);
   EXPECT_IN(err_buf, "cannot read");
 
   /* Malformed lines: file:line and what is wrong. */
-  CHECK(run_bench("--cpu", "--suite", bad_field, NULL) == 1);
+  CHECK(run_bench("--cpu", "--suite", bad_field) == 1);
   snprintf(loc, sizeof loc, "%s:3:", bad_field);
   EXPECT_IN(err_buf, loc);
   EXPECT_IN(err_buf, "\"abc\"");
-  CHECK(run_bench("--cpu", "--suite", bad_m, NULL) == 1);
+  CHECK(run_bench("--cpu", "--suite", bad_m) == 1);
   snprintf(loc, sizeof loc, "%s:3:", bad_m);
   EXPECT_IN(err_buf, loc);
-  CHECK(run_bench("--cpu", "--suite", bad_count, NULL) == 1);
+  CHECK(run_bench("--cpu", "--suite", bad_count) == 1);
   snprintf(loc, sizeof loc, "%s:1:", bad_count);
   EXPECT_IN(err_buf, loc);
-  CHECK(run_bench("--cpu", "--suite", dup, NULL) == 1);
+  CHECK(run_bench("--cpu", "--suite", dup) == 1);
   snprintf(loc, sizeof loc, "%s:2:", dup);
   EXPECT_IN(err_buf, loc);
-  CHECK(run_bench("--cpu", "--suite", empty, NULL) == 1);
+  CHECK(run_bench("--cpu", "--suite", empty) == 1);
   EXPECT_IN(err_buf, empty);
 
   /* Bad options: usage errors, exit 2. */
-  CHECK(run_bench("--cpu", "--suite", ok, "--m", "1,,4", NULL) == 2);
+  CHECK(run_bench("--cpu", "--suite", ok, "--m", "1,,4") == 2);
   EXPECT_IN(err_buf, "--m");
-  CHECK(run_bench("--cpu", "--suite", ok, "--m", "0", NULL) == 2);
-  CHECK(run_bench("--no-such-option", NULL) == 2);
+  CHECK(run_bench("--cpu", "--suite", ok, "--m", "0") == 2);
+  CHECK(run_bench("--no-such-option") == 2);
   EXPECT_IN(err_buf, "--no-such-option");
-  CHECK(run_bench("--suite", NULL) == 2);
-  CHECK(run_bench("--threads", "many", NULL) == 2);
-  CHECK(run_bench("--decode-step", "dsv4-mega", NULL) == 2);
+  CHECK(run_bench("--suite") == 2);
+  CHECK(run_bench("--threads", "many") == 2);
+  CHECK(run_bench("--decode-step", "dsv4-mega") == 2);
   EXPECT_IN(err_buf, "dsv4-mega");
-  CHECK(run_bench("--batch", "1,4", NULL) == 2);
-  CHECK(run_bench("--filler-kb", "64", NULL) == 2);
+  CHECK(run_bench("--batch", "1,4") == 2);
+  CHECK(run_bench("--filler-kb", "64") == 2);
   EXPECT_IN(err_buf, "only goes with --decode-step");
-  CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-kb", "0", NULL) == 2);
+  CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-kb", "0") == 2);
   EXPECT_IN(err_buf, "--filler-kb");
-  CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-kb", "4k", NULL) == 2);
+  CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-kb", "4k") == 2);
   EXPECT_IN(err_buf, "\"4k\"");
-  CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-kb", "64", "--filler-trigger", "late", NULL) == 2);
+  CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-kb", "64", "--filler-trigger", "late") == 2);
   EXPECT_IN(err_buf, "\"late\"");
-  CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-trigger", "entry", NULL) == 2);
+  CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-trigger", "entry") == 2);
   EXPECT_IN(err_buf, "only goes with --filler-kb");
   /* The step tuner takes the same fillers, with the same checks. */
-  CHECK(run_tune("--filler-kb", "64", NULL) == 2);
+  CHECK(run_tune("--filler-kb", "64") == 2);
   EXPECT_IN(err_buf, "--decode-step");
-  CHECK(run_tune("--decode-step", "dsv4-flash", "--filler-kb", "0", NULL) == 2);
+  CHECK(run_tune("--decode-step", "dsv4-flash", "--filler-kb", "0") == 2);
   EXPECT_IN(err_buf, "--filler-kb");
-  CHECK(run_tune("--decode-step", "dsv4-flash", "--filler-kb", "64", "--filler-trigger", "late", NULL) == 2);
+  CHECK(run_tune("--decode-step", "dsv4-flash", "--filler-kb", "64", "--filler-trigger", "late") == 2);
   EXPECT_IN(err_buf, "'late'");
-  CHECK(run_tune("--decode-step", "dsv4-flash", "--filler-trigger", "end", NULL) == 2);
+  CHECK(run_tune("--decode-step", "dsv4-flash", "--filler-trigger", "end") == 2);
   EXPECT_IN(err_buf, "only goes with --filler-kb");
-  CHECK(run_bench("--cpu", "--suite", ok, "--shapes", "tiny.zzz", NULL) == 2);
+  CHECK(run_bench("--cpu", "--suite", ok, "--shapes", "tiny.zzz") == 2);
   EXPECT_IN(err_buf, "tiny.zzz");
-  CHECK(run_bench("--cpu", "--suite", ok, "--csv", "/nonexistent-dir/x.csv", NULL) == 1);
+  CHECK(run_bench("--cpu", "--suite", ok, "--csv", "/nonexistent-dir/x.csv") == 1);
   EXPECT_IN(err_buf, "/nonexistent-dir/x.csv");
 
   /* A tiny real run: every CPU backend, auto and the baseline row for each (N, K, M). */
-  CHECK(run_bench("--cpu", "--suite", ok, "--m", "1,3", "--replays", "5", "--csv", csv, NULL) == 0);
+  CHECK(run_bench("--cpu", "--suite", ok, "--m", "1,3", "--replays", "5", "--csv", csv) == 0);
   EXPECT_IN(out_buf, "vs-oneDNN");
   EXPECT_IN(out_buf, "tiny.a");
   EXPECT_IN(out_buf, "auto");
@@ -248,7 +235,7 @@ int main(void) {
 
   /* cpu-ref beyond its size limit is shown as skipped, not timed. */
   CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--backends",
-                  "cpu-ref,auto", "--cpu-ref-limit", "100", NULL) == 0);
+                  "cpu-ref,auto", "--cpu-ref-limit", "100") == 0);
   EXPECT_IN(out_buf, "skipped (too slow");
 
   /* A decode step of two GEMMs (one of K not a multiple of 64) with a filler before each call,
@@ -261,7 +248,7 @@ int main(void) {
     for (int t = 0; t < 4; t++) {
       if (t) setenv("BF16FP32_PDL", "1", 1);
       CHECK(run_bench("--decode-step", "dsv4-flash", "--suite", step, "--batch", "1,3",
-                      "--filler-kb", "256", "--filler-trigger", trigger[t], NULL) == 0);
+                      "--filler-kb", "256", "--filler-trigger", trigger[t]) == 0);
       unsetenv("BF16FP32_PDL");
       EXPECT_IN(out_buf, "fillers us");
       EXPECT_IN(out_buf, "flash.a=");
