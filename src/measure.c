@@ -264,8 +264,9 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
   uint16_t *x = (uint16_t *)aligned_alloc(64, copies * xstride * 2);
   uint16_t *w = (uint16_t *)aligned_alloc(64, copies * wstride * 2);
   float *out = (float *)aligned_alloc(64, (on * 4 + 63) / 64 * 64);
-  int *inner = (int *)calloc((size_t)count, sizeof *inner);
-  double *samples = (double *)calloc((size_t)count * (size_t)replays, sizeof *samples);
+  /* + 1: count may be 0, and calloc(0) may return NULL (as the device side allocates). */
+  int *inner = (int *)calloc((size_t)count + 1, sizeof *inner);
+  double *samples = (double *)calloc((size_t)count * (size_t)replays + 1, sizeof *samples);
   bf16fp32__call *calls = (bf16fp32__call *)calloc(copies, sizeof *calls);
   size_t next = 0; /* the copy the next timed call uses */
   if (!x || !w || !out || !inner || !samples || !calls) {
