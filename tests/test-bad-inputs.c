@@ -12,14 +12,7 @@ enum { M = 3, N = 5, K = 7, LD = 9 };
 static uint16_t xbuf[M * LD + 8], wbuf[N * LD + 8];
 static float obuf[M * LD + 8];
 
-static int all_poisoned(void) {
-  for (size_t i = 0; i < sizeof obuf / sizeof obuf[0]; i++) {
-    uint32_t bits;
-    memcpy(&bits, &obuf[i], sizeof bits);
-    if (bits != SUP_POISON_BITS) return 0;
-  }
-  return 1;
-}
+static int all_poisoned(void) { return sup_poisoned(obuf, sizeof obuf / sizeof obuf[0]); }
 
 typedef struct bad_case {
   const char *what;

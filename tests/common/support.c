@@ -78,6 +78,12 @@ static int is_poison_bits(float f) {
   return bits == SUP_POISON_BITS;
 }
 
+int sup_poisoned(const float *p, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    if (!is_poison_bits(p[i])) return 0;
+  return 1;
+}
+
 sup_check_result sup_compare(int64_t m, int64_t n, int64_t k, const double *ref, const double *absdot,
                              const float *out, int64_t ldo) {
   sup_check_result r;

@@ -17,6 +17,8 @@ uint64_t sup_rng_next(uint64_t *state);
 /* count bf16 values uniform in (-0.5, 0.5), never zero (the library's measurement data). */
 void sup_fill_bf16(uint16_t *p, size_t count, uint64_t seed);
 void sup_poison_f32(float *p, size_t count);
+/* 1 when all count elements at p still hold the poison (nothing wrote them). */
+int sup_poisoned(const float *p, size_t count);
 /* A quiet NaN into every element of buf (size elements) outside the rows x cols operand at start
  * (stride ld): its padding columns, and whatever lies before or after it. A backend that reads
  * one, even to multiply it by a zero, shows in its output. */
