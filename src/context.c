@@ -32,13 +32,15 @@ int bf16fp32__context_device(const bf16fp32_context *ctx) {
   return ctx->cfg.device >= 0 && in_creator(ctx) ? ctx->cfg.device : -1;
 }
 
-static void family_of(const bf16fp32__config *cfg, char *family, size_t len) {
+static void family_of(const bf16fp32__config *cfg, char *family, size_t len, int *sm_count) {
   int major = 0, minor = 0, sms = 0;
   char name[256];
   snprintf(family, len, "cpu");
+  *sm_count = 0;
   if (cfg->device < 0) return;
   if (bf16fp32__device_describe(cfg->device, &major, &minor, &sms, name, sizeof name) != BF16FP32_OK)
     return;
+  *sm_count = sms;
   if (major == 9 && minor == 0)
     snprintf(family, len, "sm_90");
   else
@@ -105,7 +107,7 @@ static bf16fp32_status build(bf16fp32_context *ctx) {
   if (st != BF16FP32_OK) return st;
   ctx->cfg = cfg;
   atomic_store(&ctx->forced, forced);
-  family_of(&ctx->cfg, ctx->family, sizeof ctx->family);
+  family_of(&ctx->cfg, ctx->family, sizeof ctx->family, &ctx->sm_count);
   probe_all(ctx);
   if (forced >= 0 && !ctx->slot[forced].available)
     bf16fp32__log(&ctx->cfg, 1, "forced backend %s is unavailable (%s): using auto",

@@ -26,6 +26,7 @@ struct bf16fp32_context {
   char opt_tune_file[1024];
   bf16fp32__config cfg;        /* options with the environment over them */
   char family[16];             /* rule family: "sm_90", "cuda" (other GPUs) or "cpu" */
+  int sm_count;                /* the device's SMs (0 without one): some rules hold at one count */
   pthread_rwlock_t lock;
   atomic_int forced;           /* registry index of the forced backend, -1 for auto */
   bf16fp32__backend_slot slot[BF16FP32__MAX_BACKENDS];
@@ -43,7 +44,9 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
  * not carry into a fork's child: there the context acts as one made without a device. */
 int bf16fp32__context_device(const bf16fp32_context *ctx);
 
-/* rules.c: the built-in rule's backend (registry index) for a shape in a family, or -1. */
-int bf16fp32__rule_choice(const char *family, const bf16fp32__shape *s, char *why, size_t why_len);
+/* rules.c: the built-in rule's backend (registry index) for a shape in a family on a device with
+ * sm_count SMs, or -1. */
+int bf16fp32__rule_choice(const char *family, int sm_count, const bf16fp32__shape *s, char *why,
+                          size_t why_len);
 
 #endif
