@@ -33,8 +33,8 @@ static bool measured(int sm_count, int64_t n, int64_t k) {
   return false;
 }
 
-/* sm_90 entries follow the H200 benchmarks: smallm where it beat cuBLAS in the same run,
- * cuBLAS elsewhere. At M <= 4 smallm was 0.996-1.49x cuBLAS on the nine DSV4 shapes
+/* sm_90 entries follow the H200 benchmarks (the 132-SM DSV4 entry the H100's too): smallm where
+ * it beat cuBLAS in the same run, cuBLAS elsewhere. At M <= 4 smallm was 0.996-1.49x cuBLAS on the nine DSV4 shapes
  * (docs/bench-h200.txt) and 1.04-1.11x at 4096x4096 and 7168x2048, but 0.95-0.97x at
  * 1536x7168, where its untuned split fills 96 of 132 SMs (docs/bench-other-h200.txt; `bf16fp32
  * tune` fixes such shapes). At N <= 384 it was 1.09-1.33x cuBLAS at M = 64 on eight shapes,

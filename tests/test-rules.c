@@ -1,5 +1,5 @@
-/* The built-in rules: which backend each device family gets first for a shape range, and why
- * (the sm_90 ranges follow the H200 benchmarks named in src/rules.c). */
+/* The built-in rules: which backend each device family (and SM count) gets first for a shape
+ * range, and why (the sm_90 ranges follow the H100 and H200 benchmarks named in src/rules.c). */
 #include <string.h>
 
 #include "context.h"
