@@ -3,42 +3,31 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/smallm/smallm-splits.h"
 #include "context.h"
 
 typedef struct rule {
   const char *family; /* "sm_90", "cuda" (any other GPU), "cpu" */
   int64_t m_max, n_max, k_max;
-  bool measured_only; /* only the (N, K) of measured_shapes, on a GPU of MEASURED_SMS SMs */
+  bool measured_only; /* only where smallm has a measured split for (N, K) and the SM count */
   const char *backend;
   const char *why;
 } rule;
 
 #define ANY INT64_MAX
 
-/* The DeepSeek-V4 (N, K), for which smallm has splits and stagings measured on 132 SMs
- * (smallm-config.c). Plainly launched, with no tuned table, smallm took 0.56-0.96x cuBLAS's time
- * at M = 8, 16 and 32 on all nine, on an H100 SXM (session 79) and on the H200 (session 76);
- * at M = 64 it was slower at four of them on either. Other shapes of that size run an untuned
- * split: 1536x7168 took 1.12-1.26x cuBLAS's time at M = 16-32 on the H200. */
-#define MEASURED_SMS 132
-static const int64_t measured_shapes[][2] = {
-    {256, 4096}, {512, 4096}, {1024, 4096}, {2048, 4096}, {256, 7168},
-    {384, 7168}, {512, 7168}, {1024, 7168}, {2048, 7168},
-};
-
-static bool measured(int sm_count, int64_t n, int64_t k) {
-  if (sm_count != MEASURED_SMS) return false;
-  for (size_t i = 0; i < sizeof measured_shapes / sizeof measured_shapes[0]; i++)
-    if (measured_shapes[i][0] == n && measured_shapes[i][1] == k) return true;
-  return false;
-}
-
-/* sm_90 entries follow the H200 benchmarks (the 132-SM DSV4 entry the H100's too): smallm where
- * it beat cuBLAS in the same run, cuBLAS elsewhere. At M <= 4 smallm was 0.996-1.49x cuBLAS on the nine DSV4 shapes
+/* sm_90 entries follow the H200 benchmarks: smallm where it beat cuBLAS in the same run, cuBLAS
+ * elsewhere. At M <= 4 smallm was 0.996-1.49x cuBLAS on the nine DSV4 shapes
  * (docs/bench-h200.txt) and 1.04-1.11x at 4096x4096 and 7168x2048, but 0.95-0.97x at
  * 1536x7168, where its untuned split fills 96 of 132 SMs (docs/bench-other-h200.txt; `bf16fp32
  * tune` fixes such shapes). At N <= 384 it was 1.09-1.33x cuBLAS at M = 64 on eight shapes,
- * DSV4's and router shapes of other sizes (1.22-1.53x at M = 32 on DSV4's). */
+ * DSV4's and router shapes of other sizes (1.22-1.53x at M = 32 on DSV4's). The measured_only
+ * entry follows the H100's benchmark too: on the DSV4 (N, K), where smallm has splits and
+ * stagings measured on 132 SMs (smallm-splits.h), plainly launched and with no tuned table,
+ * smallm took 0.56-0.96x cuBLAS's time at M = 8, 16 and 32 on all nine, on an H100 SXM
+ * (session 79) and on the H200 (session 76); at M = 64 it was slower at four of them on either.
+ * Other shapes of that size run an untuned split: 1536x7168 took 1.12-1.26x cuBLAS's time at
+ * M = 16-32 on the H200. */
 static const rule rules[] = {
     {"sm_90", 4, ANY, ANY, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
     {"sm_90", 64, 384, ANY, false, "smallm", "M <= 64, narrow weights: smallm beats cuBLAS here"},
@@ -46,7 +35,8 @@ static const rule rules[] = {
      "M <= 32, a DSV4 shape on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
     {"sm_90", 16, 1024, 4096, false, "smallm",
      "decode-sized M, narrow weights: smallm beats cuBLAS here"},
-    {"sm_90", ANY, ANY, ANY, false, "cublas", "cuBLAS: faster than smallm at this size on the H200"},
+    {"sm_90", ANY, ANY, ANY, false, "cublas",
+     "cuBLAS: faster than smallm at this size on the H200"},
     {"cuda", ANY, ANY, ANY, false, "cublas", "GPU without a tuned kernel: cuBLAS"},
     {"cpu", ANY, ANY, ANY, false, "cpu-simd", "host call: SIMD bf16 dot products"},
 };
@@ -58,7 +48,7 @@ int bf16fp32__rule_choice(const char *family, int sm_count, const bf16fp32__shap
     const rule *r = &rules[i];
     if (strcmp(r->family, fam) != 0 || s->m > r->m_max || s->n > r->n_max || s->k > r->k_max)
       continue;
-    if (r->measured_only && !measured(sm_count, s->n, s->k)) continue;
+    if (r->measured_only && !bf16fp32__smallm_tuned_for(s->n, s->k, sm_count)) continue;
     int b = bf16fp32__registry_find(r->backend);
     if (b < 0) continue;
     if (why) snprintf(why, why_len, "rule %s #%zu: %s", r->family, i, r->why);

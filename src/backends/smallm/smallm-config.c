@@ -1,6 +1,7 @@
 /* smallm launch configuration as pure C: the (N, K) split that fixes the summation order, and
  * the M-dependent token tiling and K batching chosen to fit registers and shared memory. */
 #include "smallm-config.h"
+#include "smallm-splits.h"
 
 int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int64_t ldw,
                               int64_t ldo, int align) {
@@ -10,23 +11,6 @@ int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int6
          k >= 8 && k % 8 == 0 && k <= (1 << 24) && ldx % 8 == 0 && ldw % 8 == 0 &&
          ldo % 8 == 0 && align == 16;
 }
-
-/* Splits measured fastest on an H200 (132 SMs) for the DeepSeek-V4 shapes, weighing M <= 64
- * first and M = 256 next, and the token tilings (bit b: mt = 2^b) where the decode kernel beat
- * the tiled one (bench/smallm-probe.cu split sweep, 2026-11-30; docs/smallm-notes.md). At
- * N = 2048, 16 / 1 (session 7): 2-9 % faster than 32 / 2 at M <= 16 and within 2 % at 32-64,
- * but 25-45 % slower above M = 64, where cuBLAS is faster than either. At 512 x K, 32 / 4
- * (session 20, smallm-probe --split-stream, then each M's kernel re-measured): 64 blocks in
- * clusters of 4 instead of 128 in clusters of 8 took 0.80-0.99x the time at M <= 64 in plain
- * launches and 0.77-1.02x under PDL, 0.86-0.93x at M = 256, but 1.14-1.23x at M = 128.
- * Every split sums in its own fixed order; which one a shape uses must not depend on M. */
-static const struct {
-  int n, k, rows, ksplit, decode_mask;
-} tuned_132[] = {
-    {256, 4096, 32, 8, 0x0},  {512, 4096, 32, 4, 0x1},  {1024, 4096, 16, 2, 0xf},
-    {2048, 4096, 16, 1, 0xf}, {256, 7168, 32, 8, 0x1},  {384, 7168, 32, 8, 0xb},
-    {512, 7168, 32, 4, 0xf},  {1024, 7168, 16, 2, 0xf}, {2048, 7168, 16, 1, 0xf},
-};
 
 /* Wide-kernel blocks (rows x tokens, and groups: blocks sharing a tile of a one-slice split)
  * measured fastest on an H200 where the rule in bf16fp32__smallm_choose picks another kernel or
@@ -70,13 +54,12 @@ int bf16fp32__smallm_choose_split(int64_t n, int64_t k, int sm_count, bf16fp32__
   s->decode_mask = n >= 1024 ? 0xf : 0x0;
   int64_t split = sm_count / (n / s->rows);
   if (split > BF16FP32__SMALLM_MAX_SPLIT) split = BF16FP32__SMALLM_MAX_SPLIT;
-  if (sm_count == 132)
-    for (size_t i = 0; i < sizeof tuned_132 / sizeof tuned_132[0]; i++)
-      if (tuned_132[i].n == n && tuned_132[i].k == k) {
-        s->rows = tuned_132[i].rows;
-        split = tuned_132[i].ksplit;
-        s->decode_mask = tuned_132[i].decode_mask;
-      }
+  const bf16fp32__smallm_tuned_split *tuned = bf16fp32__smallm_tuned_for(n, k, sm_count);
+  if (tuned) {
+    s->rows = tuned->rows;
+    split = tuned->ksplit;
+    s->decode_mask = tuned->decode_mask;
+  }
   if (split > subs) split = subs;
   if (split < 1) split = 1;
   s->ksplit = (int)split;
