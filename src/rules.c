@@ -26,13 +26,18 @@ typedef struct rule {
  * stagings measured on 132 SMs (smallm-splits.h), plainly launched and with no tuned table,
  * smallm took 0.56-0.96x cuBLAS's time at M = 8, 16 and 32 on all nine, on an H100 SXM
  * (session 79) and on the H200 (session 76); at M = 64 it was slower at four of them on either.
- * Other shapes of that size run an untuned split: 1536x7168 took 1.12-1.26x cuBLAS's time at
- * M = 16-32 on the H200. */
+ * At M = 33-64 it stays faster at 512x4096 and 1024x4096: on the H200 0.79-0.97x cuBLAS's time
+ * (session 80, rules alone; its tune agrees, docs/tune-h200.tsv), and 20-100 us off dsv4-flash's
+ * decode step at batch 33-64; on the H100 0.80-0.93x at M = 33 and 64 (sessions 79-80, M = 40-56
+ * not measured there). Other shapes of that size run an untuned split: 1536x7168 took
+ * 1.12-1.26x cuBLAS's time at M = 16-32 on the H200. */
 static const rule rules[] = {
     {"sm_90", 4, ANY, ANY, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
     {"sm_90", 64, 384, ANY, false, "smallm", "M <= 64, narrow weights: smallm beats cuBLAS here"},
     {"sm_90", 32, ANY, ANY, true, "smallm",
      "M <= 32, a DSV4 shape on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
+    {"sm_90", 64, 1024, 4096, true, "smallm",
+     "M <= 64, a DSV4 shape of K = 4096 on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
     {"sm_90", 16, 1024, 4096, false, "smallm",
      "decode-sized M, narrow weights: smallm beats cuBLAS here"},
     {"sm_90", ANY, ANY, ANY, false, "cublas",

@@ -27,6 +27,12 @@ int main(void) {
   EXPECT(strcmp(rule_for("sm_90", 132, dev, 32, 512, 7168), "smallm") == 0, "512x7168 M = 32");
   EXPECT(strcmp(rule_for("sm_90", 132, dev, 5, 2048, 7168), "smallm") == 0, "2048x7168 M = 5");
   EXPECT(strcmp(rule_for("sm_90", 132, dev, 33, 2048, 4096), "cublas") == 0, "2048x4096 M = 33");
+  /* Except at K = 4096 and N <= 1024, where smallm goes on up to M = 64. */
+  EXPECT(strcmp(rule_for("sm_90", 132, dev, 64, 1024, 4096), "smallm") == 0, "1024x4096 M = 64");
+  EXPECT(strcmp(rule_for("sm_90", 132, dev, 33, 512, 4096), "smallm") == 0, "512x4096 M = 33");
+  EXPECT(strcmp(rule_for("sm_90", 132, dev, 65, 1024, 4096), "cublas") == 0, "1024x4096 M = 65");
+  EXPECT(strcmp(rule_for("sm_90", 132, dev, 33, 512, 7168), "cublas") == 0, "512x7168 M = 33");
+  EXPECT(strcmp(rule_for("sm_90", 114, dev, 33, 1024, 4096), "cublas") == 0, "114 SMs, M = 33");
   EXPECT(strcmp(rule_for("sm_90", 114, dev, 32, 512, 7168), "cublas") == 0, "114 SMs");
   EXPECT(strcmp(rule_for("sm_90", 132, dev, 16, 1536, 7168), "cublas") == 0, "1536x7168 M = 16");
   EXPECT(strcmp(rule_for("sm_90", 132, dev, 16, 2048, 2048), "cublas") == 0, "2048x2048 M = 16");
