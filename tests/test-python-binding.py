@@ -64,6 +64,15 @@ with bf16fp32.Context() as ctx:
         ctx.linear(Buffer(m, 8, 'bf16'), Buffer(n, 8, 'bf16'), ob)
         c.expect(ob.untouched(), f'M = {m}, N = {n}: nothing written')
 
+    # An array without elements may come with any strides (numpy exports (0, 0) for them).
+    for m, n, k in ((0, 4, 8), (3, 0, 8), (3, 4, 0)):
+        ob = Buffer(m, n, 'f32', strides=(0, 0) if m * n == 0 else None)
+        ob.fill_bits(POISON)
+        ctx.linear(Buffer(m, k, 'bf16', strides=(0, 0) if m * k == 0 else None),
+                   Buffer(n, k, 'bf16', strides=(0, 0) if n * k == 0 else None), ob)
+        done = ob.untouched() if m * n == 0 else ob.rows_values() == [[0.0] * n] * m
+        c.expect(done, f'{m}x{n}x{k}, empty operands strided (0, 0): out as the sizes say')
+
     # Bad arrays: the binding's exceptions, out untouched.
     def bad(what, exc, status=None, x=None, w=None, out=None, m=3, n=4, k=16):
         ob = out if out is not None else Buffer(m, n, 'f32')

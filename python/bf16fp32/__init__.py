@@ -39,6 +39,8 @@ def _int64s(values):
 def _leading_dim(view, what):
     """The row pitch of a 2-D view in elements; its rows must be contiguous."""
     rows, cols = view.shape
+    if rows == 0 or cols == 0:  # no elements: any strides (numpy exports 0); the C call reads none
+        return cols
     if cols > 1 and view.strides[1] != 1:
         raise ValueError(f'{what}: elements of a row must be contiguous (stride '
                          f'{view.strides[1]}, not 1)')
