@@ -85,6 +85,9 @@ with bf16fp32.Context() as ctx:
     bad('x fp32', TypeError, x=Buffer(3, 16, 'f32'))
     bad('out bf16', TypeError, out=Buffer(3, 4, 'bf16'))
     bad('x 1-D', ValueError, x=Buffer(3, 16, 'bf16', shape=(48,), strides=(1,)))
+    bad('x 0-D', ValueError, x=Buffer(3, 16, 'bf16', shape=(), strides=()))
+    bad('x 9-D', ValueError,
+        x=Buffer(3, 16, 'bf16', shape=(1,) * 7 + (3, 16), strides=(0,) * 7 + (16, 1)))
     bad('K differs', ValueError, w=Buffer(4, 15, 'bf16'))
     bad('out shape', ValueError, out=Buffer(4, 3, 'f32'))
     bad('x columns strided', ValueError, x=Buffer(16, 3, 'bf16', shape=(3, 16), strides=(1, 3)))

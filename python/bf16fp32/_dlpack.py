@@ -41,17 +41,20 @@ class View:
         if not hasattr(array, '__dlpack__'):
             raise TypeError(f'{type(array).__name__} does not export DLPack (__dlpack__)')
         self._capsule = array.__dlpack__(stream=stream)
-        t = _ManagedTensor.from_address(_capsule_pointer(self._capsule, b'dltensor')).dl_tensor
-        if not 0 <= t.ndim <= 8 or (t.ndim and not t.shape):
-            raise ValueError(f'malformed DLPack export: ndim {t.ndim}, shape '
-                             f'{"NULL" if not t.shape else "given"}')
-        self.address = t.data + t.byte_offset if t.data else 0  # NULL stays NULL for the C check
-        self.dtype = (t.dtype.code, t.dtype.bits, t.dtype.lanes)
-        self.shape = tuple(t.shape[i] for i in range(t.ndim))
-        if t.strides:
-            self.strides = tuple(t.strides[i] for i in range(t.ndim))
-        else:
-            self.strides = _row_major(self.shape)
+        # The DLTensor opens the managed record, so it is read in place (faster than the
+        # record's field); pointer slices read shape and strides in one step each.
+        t = _Tensor.from_address(_capsule_pointer(self._capsule, b'dltensor'))
+        ndim, shape = t.ndim, t.shape
+        if not 0 <= ndim <= 8 or (ndim and not shape):
+            raise ValueError(f'malformed DLPack export: ndim {ndim}, shape '
+                             f'{"NULL" if not shape else "given"}')
+        data = t.data
+        self.address = data + t.byte_offset if data else 0  # NULL stays NULL for the C check
+        dtype = t.dtype
+        self.dtype = (dtype.code, dtype.bits, dtype.lanes)
+        self.shape = tuple(shape[:ndim])
+        strides = t.strides
+        self.strides = tuple(strides[:ndim]) if strides else _row_major(self.shape)
 
 
 def _row_major(shape):
