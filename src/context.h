@@ -45,8 +45,8 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
 int bf16fp32__context_device(const bf16fp32_context *ctx);
 
 /* rules.c: the built-in rule's backend (registry index) for a shape in a family on a device with
- * sm_count SMs, or -1. */
-int bf16fp32__rule_choice(const char *family, int sm_count, const bf16fp32__shape *s, char *why,
-                          size_t why_len);
+ * sm_count SMs, for a context that launches with PDL or not, or -1. */
+int bf16fp32__rule_choice(const char *family, int sm_count, bool pdl, const bf16fp32__shape *s,
+                          char *why, size_t why_len);
 
 #endif

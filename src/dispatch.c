@@ -34,7 +34,7 @@ static void build_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int for
   const char *variants[2] = {NULL, NULL};
   const bool pdl = ctx->cfg.use_pdl != 0;
   int ntuned = ctx->tune ? bf16fp32__tune_choice(ctx->tune, s, pdl, tuned, variants, NULL, 0) : 0;
-  int rule = bf16fp32__rule_choice(ctx->family, ctx->sm_count, s, NULL, 0);
+  int rule = bf16fp32__rule_choice(ctx->family, ctx->sm_count, pdl, s, NULL, 0);
   p->order_len = 0;
   p->reason = REASON_NONE;
   p->variant_of = -1;
@@ -61,7 +61,7 @@ static void build_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int for
   if (rule >= 0 && usable(ctx, rule, s)) {
     if (p->order_len == 0) {
       p->reason = REASON_RULE;
-      if (why) bf16fp32__rule_choice(ctx->family, ctx->sm_count, s, why, why_len);
+      if (why) bf16fp32__rule_choice(ctx->family, ctx->sm_count, pdl, s, why, why_len);
     }
     add_unique(p, rule);
   }

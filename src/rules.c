@@ -10,6 +10,7 @@ typedef struct rule {
   const char *family; /* "sm_90", "cuda" (any other GPU), "cpu" */
   int64_t m_max, n_max, k_max;
   bool measured_only; /* only where smallm has a measured split for (N, K) and the SM count */
+  bool pdl_only;      /* only for a context that launches with programmatic dependent launch */
   const char *backend;
   const char *why;
 } rule;
@@ -30,30 +31,40 @@ typedef struct rule {
  * (session 80, rules alone; its tune agrees, docs/tune-h200.tsv), and 20-100 us off dsv4-flash's
  * decode step at batch 33-64; on the H100 0.80-0.93x at M = 33 and 64 (sessions 79-80, M = 40-56
  * not measured there). Other shapes of that size run an untuned split: 1536x7168 took
- * 1.12-1.26x cuBLAS's time at M = 16-32 on the H200. */
+ * 1.12-1.26x cuBLAS's time at M = 16-32 on the H200. Under PDL smallm stays faster further:
+ * at M = 33-48 on all nine DSV4 shapes (rules alone, at the four that the entries above leave
+ * to cuBLAS there 0.88-0.99x cuBLAS's time on the H200 in session 80 and 0.86-0.97x on the
+ * H100 in session 81, where plainly it took 0.95-1.11x) and at 2048x4096 up to M = 64 (M = 56
+ * and 64: 0.93-0.98x on both cards, plainly 1.01-1.12x). */
 static const rule rules[] = {
-    {"sm_90", 4, ANY, ANY, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
-    {"sm_90", 64, 384, ANY, false, "smallm", "M <= 64, narrow weights: smallm beats cuBLAS here"},
-    {"sm_90", 32, ANY, ANY, true, "smallm",
+    {"sm_90", 4, ANY, ANY, false, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
+    {"sm_90", 64, 384, ANY, false, false, "smallm",
+     "M <= 64, narrow weights: smallm beats cuBLAS here"},
+    {"sm_90", 32, ANY, ANY, true, false, "smallm",
      "M <= 32, a DSV4 shape on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
-    {"sm_90", 64, 1024, 4096, true, "smallm",
+    {"sm_90", 64, 1024, 4096, true, false, "smallm",
      "M <= 64, a DSV4 shape of K = 4096 on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
-    {"sm_90", 16, 1024, 4096, false, "smallm",
+    {"sm_90", 48, ANY, ANY, true, true, "smallm",
+     "M <= 48 under PDL, a DSV4 shape on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
+    {"sm_90", 64, 2048, 4096, true, true, "smallm",
+     "M <= 64 under PDL, a DSV4 shape of K = 4096 on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
+    {"sm_90", 16, 1024, 4096, false, false, "smallm",
      "decode-sized M, narrow weights: smallm beats cuBLAS here"},
-    {"sm_90", ANY, ANY, ANY, false, "cublas",
+    {"sm_90", ANY, ANY, ANY, false, false, "cublas",
      "cuBLAS: faster than smallm at this size on the H200"},
-    {"cuda", ANY, ANY, ANY, false, "cublas", "GPU without a tuned kernel: cuBLAS"},
-    {"cpu", ANY, ANY, ANY, false, "cpu-simd", "host call: SIMD bf16 dot products"},
+    {"cuda", ANY, ANY, ANY, false, false, "cublas", "GPU without a tuned kernel: cuBLAS"},
+    {"cpu", ANY, ANY, ANY, false, false, "cpu-simd", "host call: SIMD bf16 dot products"},
 };
 
-int bf16fp32__rule_choice(const char *family, int sm_count, const bf16fp32__shape *s, char *why,
-                          size_t why_len) {
+int bf16fp32__rule_choice(const char *family, int sm_count, bool pdl, const bf16fp32__shape *s,
+                          char *why, size_t why_len) {
   const char *fam = s->where == BF16FP32_HOST ? "cpu" : family;
   for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
     const rule *r = &rules[i];
     if (strcmp(r->family, fam) != 0 || s->m > r->m_max || s->n > r->n_max || s->k > r->k_max)
       continue;
     if (r->measured_only && !bf16fp32__smallm_tuned_for(s->n, s->k, sm_count)) continue;
+    if (r->pdl_only && !pdl) continue;
     int b = bf16fp32__registry_find(r->backend);
     if (b < 0) continue;
     if (why) snprintf(why, why_len, "rule %s #%zu: %s", r->family, i, r->why);
