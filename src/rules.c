@@ -29,13 +29,14 @@ typedef struct rule {
  * (session 79) and on the H200 (session 76); at M = 64 it was slower at four of them on either.
  * At M = 33-64 it stays faster at 512x4096 and 1024x4096: on the H200 0.79-0.97x cuBLAS's time
  * (session 80, rules alone; its tune agrees, docs/tune-h200.tsv), and 20-100 us off dsv4-flash's
- * decode step at batch 33-64; on the H100 0.80-0.93x at M = 33 and 64 (sessions 79-80, M = 40-56
- * not measured there). Other shapes of that size run an untuned split: 1536x7168 took
- * 1.12-1.26x cuBLAS's time at M = 16-32 on the H200. Under PDL smallm stays faster further:
- * at M = 33-48 on all nine DSV4 shapes (rules alone, at the four that the entries above leave
- * to cuBLAS there 0.88-0.99x cuBLAS's time on the H200 in session 80 and 0.86-0.97x on the
- * H100 in session 81, where plainly it took 0.95-1.11x) and at 2048x4096 up to M = 64 (M = 56
- * and 64: 0.93-0.98x on both cards, plainly 1.01-1.12x). */
+ * decode step at batch 33-64; on the H100 0.79-0.93x at M = 33-64 (session 81). Other shapes
+ * of that size run an untuned split: 1536x7168 took 1.12-1.26x cuBLAS's time at M = 16-32 on
+ * the H200. Under PDL smallm stays faster further: at M = 33-48 on all nine DSV4 shapes (rules
+ * alone, at the four that the entries above leave to cuBLAS there 0.88-0.99x cuBLAS's time on
+ * the H200 in session 80 and 0.86-0.97x on the H100 in session 81, where plainly it took
+ * 0.95-1.11x) and at 2048x4096 up to M = 64 (M = 56 and 64: 0.93-0.98x on both cards, plainly
+ * 1.01-1.12x); on the H100 the PDL decode steps at batch 33-64 were 48-230 us faster with them
+ * (session 81). */
 static const rule rules[] = {
     {"sm_90", 4, ANY, ANY, false, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
     {"sm_90", 64, 384, ANY, false, false, "smallm",
@@ -47,7 +48,8 @@ static const rule rules[] = {
     {"sm_90", 48, ANY, ANY, true, true, "smallm",
      "M <= 48 under PDL, a DSV4 shape on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
     {"sm_90", 64, 2048, 4096, true, true, "smallm",
-     "M <= 64 under PDL, a DSV4 shape of K = 4096 on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
+     "M <= 64 under PDL, a DSV4 shape of K = 4096 on 132 SMs: "
+     "smallm beats cuBLAS here (H100, H200)"},
     {"sm_90", 16, 1024, 4096, false, false, "smallm",
      "decode-sized M, narrow weights: smallm beats cuBLAS here"},
     {"sm_90", ANY, ANY, ANY, false, false, "cublas",
