@@ -22,21 +22,24 @@ typedef struct rule {
  * (docs/bench-h200.txt) and 1.04-1.11x at 4096x4096 and 7168x2048, but 0.95-0.97x at
  * 1536x7168, where its untuned split fills 96 of 132 SMs (docs/bench-other-h200.txt; `bf16fp32
  * tune` fixes such shapes). At N <= 384 it was 1.09-1.33x cuBLAS at M = 64 on eight shapes,
- * DSV4's and router shapes of other sizes (1.22-1.53x at M = 32 on DSV4's). The measured_only
- * entry follows the H100's benchmark too: on the DSV4 (N, K), where smallm has splits and
- * stagings measured on 132 SMs (smallm-splits.h), plainly launched and with no tuned table,
- * smallm took 0.56-0.96x cuBLAS's time at M = 8, 16 and 32 on all nine, on an H100 SXM
- * (session 79) and on the H200 (session 76); at M = 64 it was slower at four of them on either.
- * At M = 33-64 it stays faster at 512x4096 and 1024x4096: on the H200 0.79-0.97x cuBLAS's time
+ * DSV4's and router shapes of other sizes (1.22-1.53x at M = 32 on DSV4's).
+ *
+ * The measured_only entries follow the H100's benchmark too: on the DSV4 (N, K), where smallm has
+ * splits and stagings measured on 132 SMs (smallm-splits.h), plainly launched and with no tuned
+ * table, smallm took 0.56-0.96x cuBLAS's time at M = 8, 16 and 32 on all nine, on an H100 SXM
+ * (session 79) and on the H200 (session 76); at M = 64 it was slower at four of them on either. At
+ * M = 33-64 it stays faster at 512x4096 and 1024x4096: on the H200 0.79-0.97x cuBLAS's time
  * (session 80, rules alone; its tune agrees, docs/tune-h200.tsv), and 20-100 us off dsv4-flash's
- * decode step at batch 33-64; on the H100 0.79-0.93x at M = 33-64 (session 81). Other shapes
- * of that size run an untuned split: 1536x7168 took 1.12-1.26x cuBLAS's time at M = 16-32 on
- * the H200. Under PDL smallm stays faster further: at M = 33-48 on all nine DSV4 shapes (rules
- * alone, at the four that the entries above leave to cuBLAS there 0.88-0.99x cuBLAS's time on
- * the H200 in session 80 and 0.86-0.97x on the H100 in session 81, where plainly it took
- * 0.95-1.11x) and at 2048x4096 up to M = 64 (M = 56 and 64: 0.93-0.98x on both cards, plainly
- * 1.01-1.12x); on the H100 the PDL decode steps at batch 33-64 were 48-230 us faster with them
- * (session 81). */
+ * decode step at batch 33-64; on the H100 0.79-0.93x at M = 33-64 (session 81). Other shapes of
+ * that size run an untuned split: 1536x7168 took 1.12-1.26x cuBLAS's time at M = 16-32 on the
+ * H200.
+ *
+ * The pdl_only entries: under PDL smallm stays faster further: at M = 33-48 on all nine DSV4
+ * shapes (rules alone, at the four that the entries above leave to cuBLAS there 0.88-0.99x
+ * cuBLAS's time on the H200 in session 80 and 0.86-0.97x on the H100 in session 81, where plainly
+ * it took 0.95-1.11x) and at 2048x4096 up to M = 64 (M = 56 and 64: 0.93-0.98x on both cards,
+ * plainly 1.01-1.12x); on the H100 the PDL decode steps at batch 33-64 were 48-231 us faster with
+ * them (session 81). */
 static const rule rules[] = {
     {"sm_90", 4, ANY, ANY, false, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
     {"sm_90", 64, 384, ANY, false, false, "smallm",
