@@ -42,9 +42,9 @@ typedef struct rule {
  * them (session 81). At M = 49-64 under PDL smallm takes 0.94-1.03x cuBLAS's time at the other
  * shapes of N >= 1024 (1024x7168, 2048x7168; 0.94-1.03x on the H100, 0.99-1.03x on the H200) but
  * 1.12-1.17x at 512x7168, which stays on cuBLAS; dsv4-pro's PDL step on the H100 was 102-134 us
- * faster at batch 56-64 (session 82). The 256x4096 router under PDL takes 0.80-0.98x cuBLAS's
- * time at M = 65-128 (the H200 in sessions 48 and 80, the H100 in session 82), and dsv4-flash's
- * PDL step on the H100 was 39-57 us faster with it at batch 80-128 (session 82). */
+ * faster at batch 56-64 (session 82). The 256x4096 router under PDL takes 0.82-0.93x cuBLAS's
+ * time at M = 65-128 on the H200 (sessions 48 and 80) and 0.81-1.01x on the H100, where
+ * dsv4-flash's PDL step was 38-57 us faster with it at batch 72-128 (session 82). */
 static const rule rules[] = {
     {"sm_90", 4, ANY, ANY, false, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
     {"sm_90", 64, 384, ANY, false, false, "smallm",
@@ -61,7 +61,8 @@ static const rule rules[] = {
      "M <= 64 under PDL, a DSV4 shape of N >= 1024 on 132 SMs: "
      "smallm on par with cuBLAS or faster (H100, H200)"},
     {"sm_90", 128, 256, 4096, true, true, "smallm",
-     "M <= 128 under PDL, the 256x4096 router on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
+     "M <= 128 under PDL, the 256x4096 router on 132 SMs: "
+     "smallm on par with cuBLAS or faster (H100, H200)"},
     {"sm_90", 16, 1024, 4096, false, false, "smallm",
      "decode-sized M, narrow weights: smallm beats cuBLAS here"},
     {"sm_90", ANY, ANY, ANY, false, false, "cublas",
