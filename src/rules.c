@@ -34,16 +34,17 @@ typedef struct rule {
  * that size run an untuned split: 1536x7168 took 1.12-1.26x cuBLAS's time at M = 16-32 on the
  * H200.
  *
- * The pdl_only entries: under PDL smallm stays faster further: at M = 33-48 on all nine DSV4
+ * The pdl_only entries: under PDL smallm stays faster further. At M = 33-48 on all nine DSV4
  * shapes (rules alone, at the four that the entries above leave to cuBLAS there 0.88-0.99x
  * cuBLAS's time on the H200 in session 80 and 0.86-0.97x on the H100 in session 81, where plainly
  * it took 0.95-1.11x) and at 2048x4096 up to M = 64 (M = 56 and 64: 0.93-0.98x on both cards,
- * plainly 1.01-1.12x); on the H100 the PDL decode steps at batch 33-64 were 48-231 us faster with
- * them (session 81). At M = 49-64 under PDL smallm takes 0.94-1.03x cuBLAS's time at 1024x7168
- * and 2048x7168 (0.99-1.03x of it on the H200) but 1.12-1.17x at 512x7168, which stays on cuBLAS;
- * dsv4-pro's PDL step on the H100 was 93-134 us faster at batch 56-64 (session 82). The 256x4096 router under PDL takes 0.82-0.93x cuBLAS's
- * time at M = 65-128 on the H200 (sessions 48 and 80) and 0.81-1.01x on the H100, where
- * dsv4-flash's PDL step was 38-57 us faster with it at batch 72-128 (session 82). */
+ * plainly 1.01-1.12x); the H100's PDL decode steps at batch 33-64 were 48-231 us faster with these
+ * (session 81). At M = 49-64 it takes 0.94-1.03x cuBLAS's time at 1024x7168 and 2048x7168 too
+ * (0.99-1.03x on the H200) but 1.12-1.17x at 512x7168, which stays on cuBLAS; dsv4-pro's PDL step
+ * on the H100 was 93-134 us faster at batch 56-64 with them (session 82). The 256x4096 router
+ * takes 0.82-0.93x cuBLAS's time at M = 65-128 on the H200 (sessions 48 and 80) and 0.81-1.01x
+ * on the H100, where dsv4-flash's PDL step was 38-57 us faster with it at batch 72-128
+ * (session 82). */
 static const rule rules[] = {
     {"sm_90", 4, ANY, ANY, false, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
     {"sm_90", 64, 384, ANY, false, false, "smallm",
