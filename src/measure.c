@@ -430,17 +430,3 @@ bf16fp32_status bf16fp32__time_graphs(bf16fp32__graph_job *jobs, int count, int 
   return bf16fp32__time_graphs_on(jobs, count, warmup, replays, NULL);
 }
 
-bf16fp32_status bf16fp32__time_graph(bf16fp32_status (*record)(void *user, void *stream),
-                                     void *user, int warmup, int replays, double *median_ms) {
-  if (median_ms) *median_ms = -1.0;
-  if (!record || !median_ms) return bf16fp32__fail(BF16FP32_NULL_POINTER, "time_graph");
-  bf16fp32__graph_job job;
-  memset(&job, 0, sizeof job);
-  job.record = record;
-  job.user = user;
-  bf16fp32_status st = bf16fp32__time_graphs(&job, 1, warmup, replays);
-  if (st != BF16FP32_OK) return st;
-  if (job.status != BF16FP32_OK) return job.status;
-  *median_ms = job.median_ms;
-  return BF16FP32_OK;
-}

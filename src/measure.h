@@ -52,11 +52,6 @@ bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n,
                                   bf16fp32__candidate *cands, int count,
                                   const bf16fp32__measure_opts *opt);
 
-/* GPU: captures record(user, stream) once into a graph on a fresh stream, replays it warmup
- * times, then `replays` times each timed with events; *median_ms is the median replay. */
-bf16fp32_status bf16fp32__time_graph(bf16fp32_status (*record)(void *user, void *stream),
-                                     void *user, int warmup, int replays, double *median_ms);
-
 /* Marks a candidate failed with status s and this thread's last error as the detail; its times
  * become unknown. */
 void bf16fp32__candidate_fail(bf16fp32__candidate *c, bf16fp32_status s);
@@ -98,7 +93,8 @@ typedef struct bf16fp32__graph_job {
 bf16fp32_status bf16fp32__time_graphs(bf16fp32__graph_job *jobs, int count, int warmup,
                                       int replays);
 /* The same on the caller's stream (not the legacy default stream; NULL: a fresh one), for a
- * run of many timings: the backends keep per-stream state (measure_opts.stream). */
+ * run of many timings: the backends keep per-stream state (measure_opts.stream), and graphs
+ * timed on a fresh stream per run were slower from the second run on (session 83). */
 bf16fp32_status bf16fp32__time_graphs_on(bf16fp32__graph_job *jobs, int count, int warmup,
                                          int replays, void *stream);
 
