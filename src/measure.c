@@ -425,8 +425,3 @@ bf16fp32_status bf16fp32__time_graphs_on(bf16fp32__graph_job *jobs, int count, i
 #endif
 }
 
-bf16fp32_status bf16fp32__time_graphs(bf16fp32__graph_job *jobs, int count, int warmup,
-                                      int replays) {
-  return bf16fp32__time_graphs_on(jobs, count, warmup, replays, NULL);
-}
-

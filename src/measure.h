@@ -75,12 +75,12 @@ void bf16fp32__candidate_times(bf16fp32__candidate *c, double *samples, int n, d
 /* --- added: the pieces the measure is made of, for the decode-step benchmark and the tuner --- */
 
 /* Several graphs timed in one run: each job's prepare (optional: prewarm, poison outputs) runs
- * on one stream (a fresh one, or the caller's: bf16fp32__time_graphs_on), then its record is captured, instantiated, replayed once and its
- * check (optional: compare the outputs) runs after that replay; then warm-up replays and timed
- * rounds with the jobs interleaved (the first job rotates each round; each timed replay follows
- * an untimed one of the same graph). A job whose prepare, record or check fails gets that
- * status and no time; the call returns non-OK only when nothing could be timed because of the
- * stream or device (NO_DEVICE, OUT_OF_MEMORY, fatal). */
+ * on one stream (bf16fp32__time_graphs_on's), then its record is captured, instantiated, replayed
+ * once and its check (optional: compare the outputs) runs after that replay; then warm-up
+ * replays and timed rounds with the jobs interleaved (the first job rotates each round; each
+ * timed replay follows an untimed one of the same graph). A job whose prepare, record or check
+ * fails gets that status and no time; the call returns non-OK only when nothing could be timed
+ * because of the stream or device (NO_DEVICE, OUT_OF_MEMORY, fatal). */
 typedef struct bf16fp32__graph_job {
   bf16fp32_status (*prepare)(void *user, void *stream);
   bf16fp32_status (*record)(void *user, void *stream);
@@ -90,11 +90,10 @@ typedef struct bf16fp32__graph_job {
   double median_ms;       /* result: median replay; < 0 when not timed */
 } bf16fp32__graph_job;
 
-bf16fp32_status bf16fp32__time_graphs(bf16fp32__graph_job *jobs, int count, int warmup,
-                                      int replays);
-/* The same on the caller's stream (not the legacy default stream; NULL: a fresh one), for a
- * run of many timings: the backends keep per-stream state (measure_opts.stream), and graphs
- * timed on a fresh stream per run were slower from the second run on (session 83). */
+/* The jobs timed on the caller's stream (not the legacy default stream; NULL: a fresh one, for
+ * a single run). A run of many timings passes one stream to all: the backends keep per-stream
+ * state (measure_opts.stream), and graphs timed on a fresh stream per run were slower from the
+ * second run on (session 83). */
 bf16fp32_status bf16fp32__time_graphs_on(bf16fp32__graph_job *jobs, int count, int warmup,
                                          int replays, void *stream);
 

@@ -1,9 +1,10 @@
-/* The measure's rounds (bf16fp32__time_graphs, which the bench's decode step uses, and whose
- * round loop bf16fp32__measure shares): each graph is replayed once when it is made (for its
- * check), once per warm-up round, then twice per timed round, a lead-in and the timed replay
- * back to back, the first graph rotating with the round; every job that ran gets a median, and
- * a job whose record fails gets its status and no time. Each graph is one host-function node
- * that logs which job's replay ran, so the log is the order of the replays on the stream. */
+/* The measure's rounds (bf16fp32__time_graphs_on, which the bench's decode step and the step tuner
+ * use, and whose round loop bf16fp32__measure shares; here on a fresh stream): each graph is
+ * replayed once when it is made (for its check), once per warm-up round, then twice per timed
+ * round, a lead-in and the timed replay back to back, the first graph rotating with the round;
+ * every job that ran gets a median, and a job whose record fails gets its status and no time. Each
+ * graph is one host-function node that logs which job's replay ran, so the log is the order of the
+ * replays on the stream. */
 #include <cuda_runtime_api.h>
 #include <math.h>
 
@@ -51,7 +52,7 @@ int main(void) {
   }
   /* a fourth job that cannot be recorded: it must not stop the others */
   jobs[JOBS] = (bf16fp32__graph_job){.record = record_fails, .user = NULL};
-  CHECK_OK(bf16fp32__time_graphs(jobs, JOBS + 1, WARMUP, REPLAYS));
+  CHECK_OK(bf16fp32__time_graphs_on(jobs, JOBS + 1, WARMUP, REPLAYS, NULL));
 
   /* the expected order: the first replays in job order, the warm-up rounds in job order, then
    * per timed round each job twice, starting from job round % jobs (the failed job is skipped
