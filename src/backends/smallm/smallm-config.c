@@ -346,7 +346,7 @@ static const struct {
      * three interleaved rounds, batch 1 / 2 / 4 / 6 678 / 699 / 717 / 753 -> 669 / 692 / 707 /
      * 734 us per step; dsv4-flash batch 5 / 8 / 17 / 48 395 / 398 / 470 / 621 -> 388 / 382 /
      * 463 / 606; level elsewhere). Session 84, with every batch of the step on one stream (an H100
-     * SXM, three interleaved rounds): 1024x7168 M = 1-4 on 5 x 2 instead of 7 x 2 took 0.17-0.37 us
+     * SXM, three interleaved rounds): 1024x7168 M = 1-4 on 5 x 2 instead of 7 x 2 took 0.19-0.37 us
      * off each call alone and added 18-36 us to the pro step at batch 1-4 (4.5-11 with 4 MB
      * fillers), so 7 x 2 stays. */
     {2048, 7168, PDL, 0xf, 5, 3, 1, 0, 0},
