@@ -446,13 +446,14 @@ static void test_stream(void) {
   CHECK(stream_early(1, 256, 7168, 1) == 1 && stream_early(8, 256, 7168, 1) == 1);
   CHECK(stream_early(9, 256, 7168, 1) == 0 && stream_early(1, 256, 7168, 0) == 0);
   CHECK(stream_early(1, 2048, 7168, 1) == 0 && stream_early(1, 256, 4096, 1) == 0);
-  /* 1024 x 7168 under PDL: 7 x 2 at M = 1-4, 5 x 2 at M = 5-16 with one block per SM where two
-   * do not fit (no entry asks for two per SM there since session 46: the decode step) */
+  /* 1024 x 7168 under PDL: 7 x 2 at M = 1-4, 5 x 2 at M = 5-16, one block per SM (no entry asks
+   * for two per SM there since session 46: the decode step; at M = 5 the stages would let two fit,
+   * and the footprint is raised past half an SM) */
   const size_t half = (H200_SMEM + 1024) / 2 - 1024;
   expect_stream(1, 1024, 7168, H200_SMS, 1, 7, 2);
   expect_stream(4, 1024, 7168, H200_SMS, 1, 7, 2);
   expect_stream(5, 1024, 7168, H200_SMS, 1, 5, 2);
-  CHECK(stream_over(5, 1024, 7168, 1) == 0 && stream_smem(5, 1024, 7168, 1) <= half);
+  CHECK(stream_over(5, 1024, 7168, 1) == 0 && stream_smem(5, 1024, 7168, 1) == half + 1);
   expect_stream(6, 1024, 7168, H200_SMS, 1, 5, 2);
   CHECK(stream_over(6, 1024, 7168, 1) == 0 && stream_smem(6, 1024, 7168, 1) > half);
   expect_stream(7, 1024, 7168, H200_SMS, 1, 5, 2);
@@ -465,6 +466,37 @@ static void test_stream(void) {
   CHECK(stream_over(21, 1024, 4096, 1) == 0 && stream_smem(21, 1024, 4096, 1) > half);
   CHECK(stream_over(22, 1024, 4096, 1) == 0 && stream_smem(22, 1024, 4096, 1) > half);
   CHECK(stream_over(21, 1024, 4096, 0) == 0); /* plain: the sums after the rings */
+  /* Every stream default of one wave takes more than half an SM but the entry that asks for two
+   * (1024 x 4096 M = 1 under PDL, above): the router at M = 33-34 and 2048 x 4096 at M = 1-5
+   * would fit two; the footprint is their own from M = 35 and M = 6 on */
+  CHECK(stream_smem(33, 384, 7168, 1) == half + 1 && stream_smem(34, 384, 7168, 0) == half + 1);
+  CHECK(stream_smem(35, 384, 7168, 1) > half + 1);
+  CHECK(stream_smem(1, 2048, 4096, 0) == half + 1 && stream_smem(5, 2048, 4096, 1) == half + 1);
+  CHECK(stream_smem(6, 2048, 4096, 0) > half + 1);
+  for (int m = 1; m <= 64; m++) {
+    const int64_t nk[][2] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 4096}, {384, 7168},
+                             {2048, 7168}, {1024, 7168}, {512, 7168}, {256, 7168}};
+    for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++)
+      for (int pdl = 0; pdl < 2; pdl++) {
+        const size_t smem = stream_smem(m, nk[i][0], nk[i][1], pdl);
+        EXPECT(smem == 0 || smem > half || (m == 1 && nk[i][0] == 1024 && nk[i][1] == 4096 && pdl),
+               "%lldx%lld M = %d pdl %d: %zu bytes, two blocks per SM", (long long)nk[i][0],
+               (long long)nk[i][1], m, pdl, smem);
+      }
+  }
+  /* not where the grid exceeds one block per SM, nor for another kernel */
+  {
+    bf16fp32__smallm_config c;
+    CHECK(table_config(33, 384, 7168, 1, &c) == 1);
+    c.stream_smem = 1000;
+    bf16fp32__smallm_stream_one_per_sm(&c, c.grid_x * c.grid_y - 1, H200_SMEM);
+    CHECK(c.stream_smem == 1000);
+    bf16fp32__smallm_stream_one_per_sm(&c, c.grid_x * c.grid_y, H200_SMEM);
+    CHECK(c.stream_smem == half + 1);
+    c.stream = 0, c.stream_smem = 1000;
+    bf16fp32__smallm_stream_one_per_sm(&c, H200_SMS, H200_SMEM);
+    CHECK(c.stream_smem == 1000);
+  }
 
   bf16fp32__smallm_config c;
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);

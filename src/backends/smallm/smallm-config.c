@@ -388,6 +388,9 @@ static int tokens_fit(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t 
 static size_t share_smem(const bf16fp32__smallm_config *c, int64_t m, int64_t pitch, int xreg,
                          int tiles);
 
+/* What a block may take for two to fit an SM: each also holds the 1 KB the system reserves. */
+static size_t half_sm(size_t smem_limit) { return (smem_limit + 1024) / 2 - 1024; }
+
 static int m_class(int64_t m) {
   return m == 1 ? 0 : m <= 4 ? 1 : m <= 8 ? 2 : m <= 16 ? 3 : m <= 32 ? 4 : m <= 48 ? 5 : 6;
 }
@@ -416,8 +419,7 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
         return;
     return;
   }
-  /* what a block may take for two to fit an SM: each also holds 1 KB the system reserves */
-  const size_t half = (smem_limit + 1024) / 2 - 1024;
+  const size_t half = half_sm(smem_limit);
   for (size_t i = 0; i < sizeof stream_132 / sizeof stream_132[0]; i++) {
     if (stream_132[i].n != n || stream_132[i].k != k ||
         !launch_applies(stream_132[i].launch, use_pdl) ||
@@ -429,6 +431,7 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
                    stream_132[i].two ? half : smem_limit) == 0) {
       *c = t;
       c->stream_early = stream_132[i].early;
+      if (!stream_132[i].two) bf16fp32__smallm_stream_one_per_sm(c, sm_count, smem_limit);
       return;
     }
   }
@@ -561,6 +564,18 @@ int bf16fp32__smallm_use_stream_at(bf16fp32__smallm_config *c, int64_t m, int su
                                    int groups, int over, size_t smem_limit) {
   if (over != 0 && over != 1) return -1;
   return stream_fit(c, m, subs, stages, stages, groups, over, smem_limit);
+}
+
+/* Session 84 (an H100 SXM, rules alone, docs/smallm-notes.md): the pro router at M = 33-34 on
+ * 1 x 3 stages (111.5 KB, two blocks per SM; one from M = 35 on) took 851-877 us per router-only
+ * step under PDL with 4 MB fillers against 575 at M = 35, and the whole pro step 2129-2160 against
+ * 1867 (back to back 1416-1419 against 1238), where one shape at a time M = 33-35 took 5.66-5.69
+ * us alike. */
+void bf16fp32__smallm_stream_one_per_sm(bf16fp32__smallm_config *c, int sm_count,
+                                        size_t smem_limit) {
+  const size_t half = half_sm(smem_limit);
+  if (c->stream && (int64_t)c->grid_x * c->grid_y <= sm_count && c->stream_smem <= half)
+    c->stream_smem = half + 1;
 }
 
 int bf16fp32__smallm_pair_applies(const bf16fp32__smallm_config *c, int use_pdl) {
