@@ -39,12 +39,17 @@ typedef struct rule {
  * cuBLAS's time on the H200 in session 80 and 0.86-0.97x on the H100 in session 81, where plainly
  * it took 0.95-1.11x) and at 2048x4096 up to M = 64 (M = 56 and 64: 0.93-0.98x on both cards,
  * plainly 1.01-1.12x); the H100's PDL decode steps at batch 33-64 were 48-231 us faster with these
- * (session 81). At M = 49-64 it takes 0.94-1.03x cuBLAS's time at 1024x7168 and 2048x7168 too
- * (0.99-1.03x on the H200) but 1.12-1.17x at 512x7168, which stays on cuBLAS; dsv4-pro's PDL step
- * on the H100 was 93-134 us faster at batch 56-64 with them (session 82). The 256x4096 router
- * takes 0.82-0.93x cuBLAS's time at M = 65-128 on the H200 (sessions 48 and 80) and 0.81-1.01x
- * on the H100, where dsv4-flash's PDL step was 38-57 us faster with it at batch 72-128
- * (session 82). */
+ * (session 81). Session 84 (H100, rules alone, two interleaved rounds) weighed each PDL entry in
+ * three step models, as session 56 did the tuned table's: back to back, and with 4 MB fillers
+ * before every GEMM that let it launch after their reads or at their entry. These two win in
+ * two of the three (pro batch 40 / 48: back to back 237 / 220 us and with fillers triggering at
+ * entry 70 / 36 faster, after their reads 64 / 81 slower; flash, 2048x4096 at M = 49-64, batch
+ * 56-64: back to back 48-55 and at entry 17 faster, after the reads 9-14 slower). Two that
+ * session 82 added lost in two and went: 1024x7168 and 2048x7168 at M = 49-64 (pro batch
+ * 56 / 64: back to back 134 / 100 us faster, after the reads 94 / 142 and at entry 11 / 52
+ * slower, where auto took 1.04 / 1.11x cuBLAS's time per step) and the 256x4096 router at
+ * M = 65-128 (flash batch 72-128: back to back 39-52 faster, after the reads 8-59 and at entry
+ * 31-58 slower). */
 static const rule rules[] = {
     {"sm_90", 4, ANY, ANY, false, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
     {"sm_90", 64, 384, ANY, false, false, "smallm",
@@ -55,13 +60,8 @@ static const rule rules[] = {
      "M <= 64, a DSV4 shape of K = 4096 on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
     {"sm_90", 48, ANY, ANY, true, true, "smallm",
      "M <= 48 under PDL, a DSV4 shape on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
-    {"sm_90", 64, 512, ANY, true, true, "cublas",
-     "M = 49-64 under PDL, a DSV4 shape of N = 512 on 132 SMs: cuBLAS beats smallm here"},
-    {"sm_90", 64, ANY, ANY, true, true, "smallm",
-     "M <= 64 under PDL, a DSV4 shape of N >= 1024 on 132 SMs: "
-     "smallm on par with cuBLAS or faster (H100, H200)"},
-    {"sm_90", 128, 256, 4096, true, true, "smallm",
-     "M <= 128 under PDL, the 256x4096 router on 132 SMs: "
+    {"sm_90", 64, ANY, 4096, true, true, "smallm",
+     "M <= 64 under PDL, a DSV4 shape of K = 4096 on 132 SMs: "
      "smallm on par with cuBLAS or faster (H100, H200)"},
     {"sm_90", 16, 1024, 4096, false, false, "smallm",
      "decode-sized M, narrow weights: smallm beats cuBLAS here"},

@@ -44,24 +44,23 @@ int main(void) {
   expect_rule("cublas", "sm_90", 114, PLAIN, dev, 32, 512, 7168);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 1536, 7168);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 2048, 2048);
-  /* Under PDL smallm goes on up to M = 48 on the DSV4 shapes, and to 64 at N >= 1024. */
+  /* Under PDL smallm goes on up to M = 48 on the DSV4 shapes, and to 64 at K = 4096 (2048x4096
+   * too); not at M = 49-64 at K = 7168 but for the routers, nor above M = 64. */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 512, 7168);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 2048, 7168);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 49, 512, 7168);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 64, 512, 7168);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 64, 512, 4096);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 64, 384, 7168);
-  expect_rule("smallm", "sm_90", 132, PDL, dev, 49, 1024, 7168);
-  expect_rule("smallm", "sm_90", 132, PDL, dev, 64, 2048, 7168);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 49, 1024, 7168);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 64, 2048, 7168);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 64, 2048, 7168);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 65, 2048, 7168);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 49, 2048, 4096);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 64, 2048, 4096);
-  /* and the 256x4096 router to M = 128 (not plainly, not wider routers). */
-  expect_rule("smallm", "sm_90", 132, PDL, dev, 65, 256, 4096);
-  expect_rule("smallm", "sm_90", 132, PDL, dev, 128, 256, 4096);
-  expect_rule("cublas", "sm_90", 132, PDL, dev, 129, 256, 4096);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 65, 256, 4096);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 65, 256, 4096);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 128, 384, 7168);
-  expect_rule("cublas", "sm_90", 114, PDL, dev, 128, 256, 4096);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 65, 2048, 4096);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 48, 2048, 4096);
   expect_rule("cublas", "sm_90", 114, PDL, dev, 33, 2048, 4096);

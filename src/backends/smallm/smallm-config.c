@@ -290,7 +290,9 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * sums over the rings make room, up to M = 48-58). Under PDL, small stages (3 x 2) at
  * M = 5-16 leave room on each SM for a block of the next call, which then starts its copies
  * while this one runs (1024x7168 M = 5 against 8, 5 x 2: 4.93 against 5.89 us, where the
- * stages of M = 8 no longer leave that room). */
+ * stages of M = 8 no longer leave that room). Since session 84 a block of a one-wave grid takes
+ * more than half an SM but where an entry asks for two (bf16fp32__smallm_stream_one_per_sm):
+ * the room left is for a smaller block of another call, not for a second one of the same. */
 enum { PLAIN = 0, PDL = 1, EITHER = 2 };
 /* Whether a table entry for launch kind `launch` applies to a call with (use_pdl) or without
  * programmatic dependent launch. */
@@ -307,11 +309,12 @@ static int launch_applies(int launch, int use_pdl) {
  * per step, 5 x 2 one block per SM 742.3-743.4 (three interleaved rounds), so it went. */
 static const struct {
   int n, k, launch, mclasses, subs, stages, groups;
-  /* 1: only with its stage count and where two blocks of it fit an SM: under PDL the next call's
-   * block then starts beside this one (session 18, the partial sums over the rings: 1024x7168
-   * M = 6, 5 x 2, 5.56 -> 4.72 us; M = 7-8, 3 x 3 with the weights into L2, 5.59-5.63 ->
-   * 5.19-5.23; 1024x4096 M = 20, 3 x 2, 5.23 -> 4.45; with the sums over the rings' start, two
-   * blocks per SM were 1-7 % slower at 1024x7168 M = 20 and 40-48 and 256x7168 M = 40-48) */
+  /* 1: only with its stage count and where two blocks of it fit an SM (0: one block per SM,
+   * bf16fp32__smallm_stream_one_per_sm): under PDL the next call's block then starts beside
+   * this one (session 18, the partial sums over the rings: 1024x7168 M = 6, 5 x 2, 5.56 -> 4.72
+   * us; M = 7-8, 3 x 3 with the weights into L2, 5.59-5.63 -> 5.19-5.23; 1024x4096 M = 20,
+   * 3 x 2, 5.23 -> 4.45; with the sums over the rings' start, two blocks per SM were 1-7 %
+   * slower at 1024x7168 M = 20 and 40-48 and 256x7168 M = 40-48) */
   int two;
   /* c->stream_early (PDL entries): the next call may launch once this one's blocks have all
    * entered, not once they have all passed griddepcontrol.wait, so that its blocks fetch their
