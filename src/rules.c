@@ -60,9 +60,9 @@ static const rule rules[] = {
      "M <= 64, a DSV4 shape of K = 4096 on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
     {"sm_90", 48, ANY, ANY, true, true, "smallm",
      "M <= 48 under PDL, a DSV4 shape on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
-    {"sm_90", 64, ANY, 4096, true, true, "smallm",
+    {"sm_90", 64, 2048, 4096, true, true, "smallm",
      "M <= 64 under PDL, a DSV4 shape of K = 4096 on 132 SMs: "
-     "smallm on par with cuBLAS or faster (H100, H200)"},
+     "smallm beats cuBLAS here (H100, H200)"},
     {"sm_90", 16, 1024, 4096, false, false, "smallm",
      "decode-sized M, narrow weights: smallm beats cuBLAS here"},
     {"sm_90", ANY, ANY, ANY, false, false, "cublas",
