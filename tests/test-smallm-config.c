@@ -449,11 +449,11 @@ static void test_stream(void) {
   /* 1024 x 7168 under PDL: 7 x 2 at M = 1-4, 5 x 2 at M = 5-16, one block per SM (no entry asks
    * for two per SM there since session 46: the decode step; at M = 5 the stages would let two fit,
    * and the footprint is raised past half an SM) */
-  const size_t half = (H200_SMEM + 1024) / 2 - 1024;
+  const size_t half = (H200_SMEM + 1024) / 2 - 1024, over_half = half + 16;
   expect_stream(1, 1024, 7168, H200_SMS, 1, 7, 2);
   expect_stream(4, 1024, 7168, H200_SMS, 1, 7, 2);
   expect_stream(5, 1024, 7168, H200_SMS, 1, 5, 2);
-  CHECK(stream_over(5, 1024, 7168, 1) == 0 && stream_smem(5, 1024, 7168, 1) == half + 1);
+  CHECK(stream_over(5, 1024, 7168, 1) == 0 && stream_smem(5, 1024, 7168, 1) == over_half);
   expect_stream(6, 1024, 7168, H200_SMS, 1, 5, 2);
   CHECK(stream_over(6, 1024, 7168, 1) == 0 && stream_smem(6, 1024, 7168, 1) > half);
   expect_stream(7, 1024, 7168, H200_SMS, 1, 5, 2);
@@ -469,10 +469,10 @@ static void test_stream(void) {
   /* Every stream default of one wave takes more than half an SM but the entry that asks for two
    * (1024 x 4096 M = 1 under PDL, above): the router at M = 33-34 and 2048 x 4096 at M = 1-5
    * would fit two; the footprint is their own from M = 35 and M = 6 on */
-  CHECK(stream_smem(33, 384, 7168, 1) == half + 1 && stream_smem(34, 384, 7168, 0) == half + 1);
-  CHECK(stream_smem(35, 384, 7168, 1) > half + 1);
-  CHECK(stream_smem(1, 2048, 4096, 0) == half + 1 && stream_smem(5, 2048, 4096, 1) == half + 1);
-  CHECK(stream_smem(6, 2048, 4096, 0) > half + 1);
+  CHECK(stream_smem(33, 384, 7168, 1) == over_half && stream_smem(34, 384, 7168, 0) == over_half);
+  CHECK(stream_smem(35, 384, 7168, 1) > over_half);
+  CHECK(stream_smem(1, 2048, 4096, 0) == over_half && stream_smem(5, 2048, 4096, 1) == over_half);
+  CHECK(stream_smem(6, 2048, 4096, 0) > over_half);
   for (int m = 1; m <= 64; m++) {
     const int64_t nk[][2] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 4096}, {384, 7168},
                              {2048, 7168}, {1024, 7168}, {512, 7168}, {256, 7168}};
@@ -489,12 +489,12 @@ static void test_stream(void) {
     bf16fp32__smallm_config c;
     CHECK(table_config(33, 384, 7168, 1, &c) == 1);
     c.stream_smem = 1000;
-    bf16fp32__smallm_stream_one_per_sm(&c, c.grid_x * c.grid_y - 1, H200_SMEM);
+    bf16fp32__smallm_one_per_sm(&c, c.grid_x * c.grid_y - 1, H200_SMEM);
     CHECK(c.stream_smem == 1000);
-    bf16fp32__smallm_stream_one_per_sm(&c, c.grid_x * c.grid_y, H200_SMEM);
-    CHECK(c.stream_smem == half + 1);
+    bf16fp32__smallm_one_per_sm(&c, c.grid_x * c.grid_y, H200_SMEM);
+    CHECK(c.stream_smem == over_half);
     c.stream = 0, c.stream_smem = 1000;
-    bf16fp32__smallm_stream_one_per_sm(&c, H200_SMS, H200_SMEM);
+    bf16fp32__smallm_one_per_sm(&c, H200_SMS, H200_SMEM);
     CHECK(c.stream_smem == 1000);
   }
 
@@ -713,6 +713,34 @@ static void test_share(void) {
           c.share_late_l2 == table[i].l2 && (c.share ? c.share_tiles : 0) == table[i].tiles &&
           (!c.share || !c.stream));
   }
+  /* Every share default of one wave takes more than half an SM (since session 85: the routers
+   * and 512 x 4096 would fit two at M <= 28), a multiple of 16 bytes, with the push's receive
+   * slots at its end; a grid of more blocks than SMs keeps its own footprint. */
+  const size_t half = (H200_SMEM + 1024) / 2 - 1024;
+  const int64_t nk[][2] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 4096}, {384, 7168},
+                           {2048, 7168}, {1024, 7168}, {512, 7168}, {256, 7168}};
+  int raised = 0;
+  for (int m = 1; m <= 64; m++)
+    for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++)
+      for (int pdl = 0; pdl < 2; pdl++) {
+        CHECK(bf16fp32__smallm_choose_for(m, nk[i][0], nk[i][1], H200_SMS, pdl, H200_SMEM, &c) == 0);
+        if (!c.share) continue;
+        bf16fp32__smallm_config own = c;
+        own.share_smem = 0;
+        CHECK(bf16fp32__smallm_share_tiles(&own, m, c.share_tiles, H200_SMEM) == 0);
+        const int one_wave = c.grid_x * c.grid_y <= H200_SMS;
+        EXPECT(c.share_smem % 16 == 0 && (one_wave ? c.share_smem > half : c.share_smem == own.share_smem) &&
+                   c.share_smem >= own.share_smem,
+               "%lldx%lld M = %d pdl %d: %zu bytes (own %zu)", (long long)nk[i][0],
+               (long long)nk[i][1], m, pdl, c.share_smem, own.share_smem);
+        raised += c.share_smem > own.share_smem;
+      }
+  CHECK(raised > 0);
+  CHECK(bf16fp32__smallm_choose_for(24, 384, 7168, H200_SMS, 1, H200_SMEM, &c) == 0 && c.share &&
+        c.share_smem == half + 16);
+  c.share_smem = 1000;
+  bf16fp32__smallm_one_per_sm(&c, c.grid_x * c.grid_y - 1, H200_SMEM);
+  CHECK(c.share_smem == 1000);
 }
 
 /* The fold kernel: where it applies (M <= 8; 16 or 32 chains of at most 8 sub-chunks; the rows

@@ -291,7 +291,7 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * M = 5-16 leave room on each SM for a block of the next call, which then starts its copies
  * while this one runs (1024x7168 M = 5 against 8, 5 x 2: 4.93 against 5.89 us, where the
  * stages of M = 8 no longer leave that room). Since session 84 a block of a one-wave grid takes
- * more than half an SM but where an entry asks for two (bf16fp32__smallm_stream_one_per_sm):
+ * more than half an SM but where an entry asks for two (bf16fp32__smallm_one_per_sm):
  * the room left is for a smaller block of another call, not for a second one of the same. */
 enum { PLAIN = 0, PDL = 1, EITHER = 2 };
 /* Whether a table entry for launch kind `launch` applies to a call with (use_pdl) or without
@@ -310,7 +310,7 @@ static int launch_applies(int launch, int use_pdl) {
 static const struct {
   int n, k, launch, mclasses, subs, stages, groups;
   /* 1: only with its stage count and where two blocks of it fit an SM (0: one block per SM,
-   * bf16fp32__smallm_stream_one_per_sm): under PDL the next call's block then starts beside
+   * bf16fp32__smallm_one_per_sm): under PDL the next call's block then starts beside
    * this one (session 18, the partial sums over the rings: 1024x7168 M = 6, 5 x 2, 5.56 -> 4.72
    * us; M = 7-8, 3 x 3 with the weights into L2, 5.59-5.63 -> 5.19-5.23; 1024x4096 M = 20,
    * 3 x 2, 5.23 -> 4.45; with the sums over the rings' start, two blocks per SM were 1-7 %
@@ -434,7 +434,7 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
                    stream_132[i].two ? half : smem_limit) == 0) {
       *c = t;
       c->stream_early = stream_132[i].early;
-      if (!stream_132[i].two) bf16fp32__smallm_stream_one_per_sm(c, sm_count, smem_limit);
+      if (!stream_132[i].two) bf16fp32__smallm_one_per_sm(c, sm_count, smem_limit);
       return;
     }
   }
@@ -520,8 +520,10 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
       if (bf16fp32__smallm_use_share(&t, m, n, k, share_132[i].xreg, share_132[i].wpre,
                                      smem_limit) == 0 &&
           bf16fp32__smallm_share_late(&t, share_132[i].late, share_132[i].l2) == 0 &&
-          bf16fp32__smallm_share_tiles(&t, m, share_132[i].tiles, smem_limit) == 0)
+          bf16fp32__smallm_share_tiles(&t, m, share_132[i].tiles, smem_limit) == 0) {
+        bf16fp32__smallm_one_per_sm(&t, sm_count, smem_limit);
         *c = t;
+      }
       return;
     }
 }
@@ -573,12 +575,19 @@ int bf16fp32__smallm_use_stream_at(bf16fp32__smallm_config *c, int64_t m, int su
  * 1 x 3 stages (111.5 KB, two blocks per SM; one from M = 35 on) took 851-877 us per router-only
  * step under PDL with 4 MB fillers against 575 at M = 35, and the whole pro step 2129-2160 against
  * 1867 (back to back 1416-1419 against 1238), where one shape at a time M = 33-35 took 5.66-5.69
- * us alike. */
-void bf16fp32__smallm_stream_one_per_sm(bf16fp32__smallm_config *c, int sm_count,
-                                        size_t smem_limit) {
-  const size_t half = half_sm(smem_limit);
-  if (c->stream && (int64_t)c->grid_x * c->grid_y <= sm_count && c->stream_smem <= half)
-    c->stream_smem = half + 1;
+ * us alike. Session 85, the share kernel (an H100 SXM, three interleaved rounds, under PDL): the
+ * pro router at M = 17-28 (64-96 blocks of 61-112 KB) 43-48 us faster per router-only step with
+ * fillers that trigger after their reads and 44-57 with fillers that trigger at entry, 14-21
+ * slower back to back; the flash router at M = 1-32 up to 26 / 26 faster and up to 13 slower;
+ * 512x4096 at M = 17-21 5-8 / 28 faster, 7-8 slower. Plain launches within noise. */
+void bf16fp32__smallm_one_per_sm(bf16fp32__smallm_config *c, int sm_count, size_t smem_limit) {
+  /* past half an SM and a multiple of 16 bytes: the share kernel lays its push's receive slots
+   * at the end of its shared memory */
+  const size_t over_half = (half_sm(smem_limit) + 16) & ~(size_t)15;
+  size_t *smem = c->stream ? &c->stream_smem : c->share ? &c->share_smem : NULL;
+  if (smem && (int64_t)c->grid_x * c->grid_y <= sm_count && *smem < over_half &&
+      over_half <= smem_limit)
+    *smem = over_half;
 }
 
 int bf16fp32__smallm_pair_applies(const bf16fp32__smallm_config *c, int use_pdl) {

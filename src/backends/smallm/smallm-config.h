@@ -268,15 +268,15 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
 int bf16fp32__smallm_use_stream_at(bf16fp32__smallm_config *c, int64_t m, int subs, int stages,
                                    int groups, int over, size_t smem_limit);
 
-/* Raises the stream kernel's shared memory (c->stream_smem) past half of what an SM holds where
- * two of its blocks would fit one SM and its grid is at most one block per SM (sm_count):
- * started while a predecessor's blocks still held the SMs (under PDL, behind a kernel that lets
- * it launch early), such blocks cost a decode step up to 4.9 us per call more (two to an SM, as
- * read from the step times; the placement was not traced). The table's defaults and the variants of their form
- * (smallm-variant.c) take it; a stream entry marked `two` (which asks for two blocks per SM) and
- * paired launches do not. */
-void bf16fp32__smallm_stream_one_per_sm(bf16fp32__smallm_config *c, int sm_count,
-                                        size_t smem_limit);
+/* Raises the stream or share kernel's shared memory (c->stream_smem, c->share_smem) past half
+ * of what an SM holds where two of its blocks would fit one SM and its grid is at most one
+ * block per SM (sm_count): started while a predecessor's blocks still held the SMs (under PDL,
+ * behind a kernel that lets it launch early), such blocks cost a decode step up to 4.9 us per
+ * call more (two to an SM, as read from the step times; the placement was not traced), though
+ * back-to-back calls of one shape gain from it (the next call's block starts beside this one).
+ * The tables' defaults and the variants of their form (smallm-variant.c) take it; a stream
+ * entry marked `two` (which asks for two blocks per SM) and paired launches do not. */
+void bf16fp32__smallm_one_per_sm(bf16fp32__smallm_config *c, int sm_count, size_t smem_limit);
 
 /* Switches c, chosen for m > 64 tokens, to the stream kernel in blocks of 64 tokens (the last
  * block the rest) along a third grid dimension: each block runs as for M = 64 (the same split,

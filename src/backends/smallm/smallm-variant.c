@@ -50,7 +50,7 @@ int bf16fp32__smallm_apply_variant(bf16fp32__smallm_config *c, const char *text,
          bf16fp32__smallm_use_stream_at(&t, m, (int)f[1], (int)f[2], (int)f[3], (int)f[4],
                                         smem_limit) == 0;
     if (ok) t.stream_early = (int)f[5];
-    if (ok && count == 6) bf16fp32__smallm_stream_one_per_sm(&t, sm_count, smem_limit);
+    if (ok && count == 6) bf16fp32__smallm_one_per_sm(&t, sm_count, smem_limit);
     /* paired launches apply under PDL only, where the variants are timed as the launches run */
     if (ok && count == 7) ok = bf16fp32__smallm_stream_pair(&t, 1) == 0;
     break;
@@ -59,6 +59,7 @@ int bf16fp32__smallm_apply_variant(bf16fp32__smallm_config *c, const char *text,
          bf16fp32__smallm_use_share(&t, m, n, k, (int)f[1], (int)f[2], smem_limit) == 0 &&
          bf16fp32__smallm_share_late(&t, (int)f[3], (int)f[4]) == 0 &&
          bf16fp32__smallm_share_tiles(&t, m, (int)f[5], smem_limit) == 0;
+    if (ok) bf16fp32__smallm_one_per_sm(&t, sm_count, smem_limit);
     break;
   case FOLD:
     ok = count == 1 && bf16fp32__smallm_use_fold(&t, m, n, k, smem_limit) == 0;
