@@ -723,14 +723,15 @@ static void test_share(void) {
   for (int m = 1; m <= 64; m++)
     for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++)
       for (int pdl = 0; pdl < 2; pdl++) {
-        CHECK(bf16fp32__smallm_choose_for(m, nk[i][0], nk[i][1], H200_SMS, pdl, H200_SMEM, &c) == 0);
+        CHECK(bf16fp32__smallm_choose_for(m, nk[i][0], nk[i][1], H200_SMS, pdl, H200_SMEM,
+                                          &c) == 0);
         if (!c.share) continue;
-        bf16fp32__smallm_config own = c;
+        bf16fp32__smallm_config own = c; /* the footprint of its own layout */
         own.share_smem = 0;
         CHECK(bf16fp32__smallm_share_tiles(&own, m, c.share_tiles, H200_SMEM) == 0);
         const int one_wave = c.grid_x * c.grid_y <= H200_SMS;
-        EXPECT(c.share_smem % 16 == 0 && (one_wave ? c.share_smem > half : c.share_smem == own.share_smem) &&
-                   c.share_smem >= own.share_smem,
+        EXPECT(c.share_smem % 16 == 0 && c.share_smem >= own.share_smem &&
+                   (one_wave ? c.share_smem > half : c.share_smem == own.share_smem),
                "%lldx%lld M = %d pdl %d: %zu bytes (own %zu)", (long long)nk[i][0],
                (long long)nk[i][1], m, pdl, c.share_smem, own.share_smem);
         raised += c.share_smem > own.share_smem;

@@ -578,8 +578,10 @@ int bf16fp32__smallm_use_stream_at(bf16fp32__smallm_config *c, int64_t m, int su
  * us alike. Session 85, the share kernel (an H100 SXM, three interleaved rounds, under PDL): the
  * pro router at M = 17-28 (64-96 blocks of 61-112 KB) 43-48 us faster per router-only step with
  * fillers that trigger after their reads and 44-57 with fillers that trigger at entry, 14-21
- * slower back to back; the flash router at M = 1-32 up to 26 / 26 faster and up to 13 slower;
- * 512x4096 at M = 17-21 5-8 / 28 faster, 7-8 slower. Plain launches within noise. */
+ * slower back to back; the flash router alone at M = 1-32 up to 26 us faster with either kind
+ * of filler and up to 13 slower back to back; 512x4096 alone at M = 17-21 5-8 and 28 faster,
+ * 7-8 slower. One shape at a time those calls took 1.10-1.17x the time (the next call's block no
+ * longer starts beside this one). Plain launches within noise. */
 void bf16fp32__smallm_one_per_sm(bf16fp32__smallm_config *c, int sm_count, size_t smem_limit) {
   /* past half an SM and a multiple of 16 bytes: the share kernel lays its push's receive slots
    * at the end of its shared memory */
