@@ -17,6 +17,9 @@ static const size_t H200_SMEM = 232448; /* sharedMemPerBlockOptin on sm_90 */
 static const int dsv4[][2] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 4096}, {384, 7168},
                               {2048, 7168}, {1024, 7168}, {512, 7168}, {256, 7168}};
 
+/* What a block may take for two to fit an SM: each also holds the 1 KB the system reserves. */
+static size_t h200_half_sm(void) { return (H200_SMEM + 1024) / 2 - 1024; }
+
 static void test_shape_ok(void) {
   for (int i = 0; i < 9; i++) {
     int64_t n = dsv4[i][0], k = dsv4[i][1];
@@ -440,7 +443,7 @@ static void test_stream(void) {
    * M = 1 (with 4 x 2, two blocks per SM) and 256 x 7168 at M = 1-8 (there the share kernel's
    * entries win under PDL); not 512 x 7168 (the pro decode step) */
   CHECK(stream_early(1, 1024, 4096, 1) == 1 && stream_early(2, 1024, 4096, 1) == 0);
-  CHECK(stream_smem(1, 1024, 4096, 1) <= (H200_SMEM + 1024) / 2 - 1024);
+  CHECK(stream_smem(1, 1024, 4096, 1) <= h200_half_sm());
   CHECK(stream_early(1, 512, 7168, 1) == 0 && stream_early(8, 512, 7168, 1) == 0);
   CHECK(stream_early(8, 512, 7168, 0) == 0);
   CHECK(stream_early(1, 256, 7168, 1) == 1 && stream_early(8, 256, 7168, 1) == 1);
@@ -449,7 +452,7 @@ static void test_stream(void) {
   /* 1024 x 7168 under PDL: 7 x 2 at M = 1-4, 5 x 2 at M = 5-16, one block per SM (no entry asks
    * for two per SM there since session 46: the decode step; at M = 5 the stages would let two fit,
    * and the footprint is raised past half an SM) */
-  const size_t half = (H200_SMEM + 1024) / 2 - 1024, over_half = half + 16;
+  const size_t half = h200_half_sm(), over_half = half + 16;
   expect_stream(1, 1024, 7168, H200_SMS, 1, 7, 2);
   expect_stream(4, 1024, 7168, H200_SMS, 1, 7, 2);
   expect_stream(5, 1024, 7168, H200_SMS, 1, 5, 2);
@@ -473,17 +476,14 @@ static void test_stream(void) {
   CHECK(stream_smem(35, 384, 7168, 1) > over_half);
   CHECK(stream_smem(1, 2048, 4096, 0) == over_half && stream_smem(5, 2048, 4096, 1) == over_half);
   CHECK(stream_smem(6, 2048, 4096, 0) > over_half);
-  for (int m = 1; m <= 64; m++) {
-    const int64_t nk[][2] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 4096}, {384, 7168},
-                             {2048, 7168}, {1024, 7168}, {512, 7168}, {256, 7168}};
-    for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++)
+  for (int m = 1; m <= 64; m++)
+    for (size_t i = 0; i < sizeof dsv4 / sizeof dsv4[0]; i++)
       for (int pdl = 0; pdl < 2; pdl++) {
-        const size_t smem = stream_smem(m, nk[i][0], nk[i][1], pdl);
-        EXPECT(smem == 0 || smem > half || (m == 1 && nk[i][0] == 1024 && nk[i][1] == 4096 && pdl),
-               "%lldx%lld M = %d pdl %d: %zu bytes, two blocks per SM", (long long)nk[i][0],
-               (long long)nk[i][1], m, pdl, smem);
+        const int n = dsv4[i][0], k = dsv4[i][1];
+        const size_t smem = stream_smem(m, n, k, pdl);
+        EXPECT(smem == 0 || smem > half || (m == 1 && n == 1024 && k == 4096 && pdl),
+               "%dx%d M = %d pdl %d: %zu bytes, two blocks per SM", n, k, m, pdl, smem);
       }
-  }
   /* not where the grid exceeds one block per SM, nor for another kernel */
   {
     bf16fp32__smallm_config c;
@@ -716,15 +716,13 @@ static void test_share(void) {
   /* Every share default of one wave takes more than half an SM (since session 85: the routers
    * and 512 x 4096 would fit two at M <= 28), a multiple of 16 bytes, with the push's receive
    * slots at its end; a grid of more blocks than SMs keeps its own footprint. */
-  const size_t half = (H200_SMEM + 1024) / 2 - 1024;
-  const int64_t nk[][2] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 4096}, {384, 7168},
-                           {2048, 7168}, {1024, 7168}, {512, 7168}, {256, 7168}};
+  const size_t half = h200_half_sm();
   int raised = 0;
   for (int m = 1; m <= 64; m++)
-    for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++)
+    for (size_t i = 0; i < sizeof dsv4 / sizeof dsv4[0]; i++)
       for (int pdl = 0; pdl < 2; pdl++) {
-        CHECK(bf16fp32__smallm_choose_for(m, nk[i][0], nk[i][1], H200_SMS, pdl, H200_SMEM,
-                                          &c) == 0);
+        const int n = dsv4[i][0], k = dsv4[i][1];
+        CHECK(bf16fp32__smallm_choose_for(m, n, k, H200_SMS, pdl, H200_SMEM, &c) == 0);
         if (!c.share) continue;
         bf16fp32__smallm_config own = c; /* the footprint of its own layout */
         own.share_smem = 0;
@@ -732,8 +730,8 @@ static void test_share(void) {
         const int one_wave = c.grid_x * c.grid_y <= H200_SMS;
         EXPECT(c.share_smem % 16 == 0 && c.share_smem >= own.share_smem &&
                    (one_wave ? c.share_smem > half : c.share_smem == own.share_smem),
-               "%lldx%lld M = %d pdl %d: %zu bytes (own %zu)", (long long)nk[i][0],
-               (long long)nk[i][1], m, pdl, c.share_smem, own.share_smem);
+               "%dx%d M = %d pdl %d: %zu bytes (own %zu)", n, k, m, pdl, c.share_smem,
+               own.share_smem);
         raised += c.share_smem > own.share_smem;
       }
   CHECK(raised > 0);
