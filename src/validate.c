@@ -24,10 +24,13 @@ bf16fp32__shape bf16fp32__make_shape(bf16fp32_location where, int64_t m, int64_t
   return s;
 }
 
-/* Elements spanned by rows x ld with the last row only `cols` long must fit comfortably. */
+/* Elements spanned by rows x ld with the last row only `cols` long must fit comfortably, and
+ * so must ld itself: a one-row operand never steps by it, but the backends form its multiples
+ * (cpu-simd's scratch holds 32 rows of a padded k, so 2^56 leaves int64_t room). */
 static int span_fits(int64_t rows, int64_t ld, int64_t cols) {
-  const int64_t limit = (int64_t)1 << 60;
-  return rows == 0 || (rows - 1) <= (limit - cols) / ld; /* ld >= cols >= 1 here */
+  const int64_t limit = (int64_t)1 << 56;
+  if (rows == 0) return 1;
+  return ld <= limit && (rows - 1) <= (limit - cols) / ld; /* ld >= cols >= 1 here */
 }
 
 static bf16fp32_status check_memory(const void *p, const char *name, bf16fp32_location where,
@@ -60,7 +63,7 @@ bf16fp32_status bf16fp32__validate(bf16fp32_location where, int64_t m, int64_t n
   if (!out) return bf16fp32__fail(BF16FP32_NULL_POINTER, "out is NULL");
   if ((uintptr_t)out % sizeof(float))
     return bf16fp32__fail(BF16FP32_MISALIGNED, "out is not 4-byte aligned");
-  if (!span_fits(m, ldo, n)) return bf16fp32__fail(BF16FP32_BAD_SIZE, "m x ldo is too large");
+  if (!span_fits(m, ldo, n)) return bf16fp32__fail(BF16FP32_BAD_SIZE, "m x ldo is too large (2^56 elements at most)");
   bf16fp32_status st = check_memory(out, "out", where, have_device);
   if (st != BF16FP32_OK || k == 0) return st;
   if (ldx < k) return bf16fp32__fail(BF16FP32_BAD_LEADING_DIM, "ldx=%lld < k=%lld", (long long)ldx, (long long)k);
@@ -70,7 +73,7 @@ bf16fp32_status bf16fp32__validate(bf16fp32_location where, int64_t m, int64_t n
   if ((uintptr_t)x % 2) return bf16fp32__fail(BF16FP32_MISALIGNED, "x is not 2-byte aligned");
   if ((uintptr_t)w % 2) return bf16fp32__fail(BF16FP32_MISALIGNED, "w is not 2-byte aligned");
   if (!span_fits(m, ldx, k) || !span_fits(n, ldw, k))
-    return bf16fp32__fail(BF16FP32_BAD_SIZE, "m x ldx or n x ldw is too large");
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "m x ldx or n x ldw is too large (2^56 elements at most)");
   if ((st = check_memory(x, "x", where, have_device)) != BF16FP32_OK) return st;
   return check_memory(w, "w", where, have_device);
 }

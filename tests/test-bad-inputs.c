@@ -47,6 +47,12 @@ static void test_bad_calls(bf16fp32_context *ctx) {
        BF16FP32_MISALIGNED},
       {"out 2-byte aligned", 0, M, N, K, x, LD, w, LD, (float *)((char *)o + 2), LD, BF16FP32_MISALIGNED},
       {"huge sizes", 0, (int64_t)1 << 40, N, K, x, (int64_t)1 << 40, w, LD, o, LD, BF16FP32_BAD_SIZE},
+      /* one row: the span is one row long, but k, n and the leading dimensions are still bounded */
+      {"one row, huge k", 0, 1, N, INT64_MAX, x, INT64_MAX, w, INT64_MAX, o, LD, BF16FP32_BAD_SIZE},
+      {"one row, huge n", 0, 1, (int64_t)1 << 61, 0, x, LD, w, LD, o, (int64_t)1 << 61,
+       BF16FP32_BAD_SIZE},
+      {"one row of w, huge ldw", 0, M, 1, K, x, LD, w, INT64_MAX, o, LD, BF16FP32_BAD_SIZE},
+      {"one row of x, huge ldx", 0, 1, N, K, x, (int64_t)1 << 57, w, LD, o, LD, BF16FP32_BAD_SIZE},
       {"bad location", 7, M, N, K, x, LD, w, LD, o, LD, BF16FP32_BAD_OPTION},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
