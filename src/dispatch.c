@@ -160,7 +160,7 @@ bf16fp32_status bf16fp32__explain(bf16fp32_context *ctx, const bf16fp32__shape *
   uint32_t quarantined = bf16fp32__plan_get(&ctx->plans, s, &cached) ? cached.quarantined : 0;
   for (int i = 0; i < p.order_len; i++) {
     if (quarantined & (1u << p.order[i])) continue;
-    if (i > 0 && why) {
+    if (i > 0 && why && why_len) {
       size_t used = strlen(why);
       snprintf(why + used, why_len - used, "; %s is quarantined for this shape",
                bf16fp32__registry[p.order[0]].name);
