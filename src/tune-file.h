@@ -25,7 +25,8 @@ bf16fp32_status bf16fp32__tune_file_parse(const char *text, size_t len, bf16fp32
                                           bf16fp32__tune_warn_fn warn, void *user);
 void bf16fp32__tune_file_clear(bf16fp32__tune_file *f);
 
-/* Reads and parses path. IO_ERROR with the errno in *err (ENOENT: there is no file). */
+/* Reads and parses path. IO_ERROR with the errno in *err (ENOENT: there is no file), or 0 where
+ * no system call failed (not a regular file, too large): last_error says which. */
 bf16fp32_status bf16fp32__tune_file_read(const char *path, bf16fp32__tune_file *f, int *err,
                                          bf16fp32__tune_warn_fn warn, void *user);
 

@@ -37,7 +37,8 @@ bf16fp32_status bf16fp32__tune_file_read(const char *path, bf16fp32__tune_file *
   struct stat sb;
   memset(f, 0, sizeof *f);
   *err = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer (S_ISREG refuses it below) */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     *err = errno;
     return bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: %s", path, strerror(*err));
@@ -47,10 +48,13 @@ bf16fp32_status bf16fp32__tune_file_read(const char *path, bf16fp32__tune_file *
     st = bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: %s", path, strerror(*err));
     goto cleanup;
   }
-  if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > MAX_FILE_BYTES) {
-    *err = S_ISDIR(sb.st_mode) ? EISDIR : EFBIG;
-    st = bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: not a regular file of at most %u MiB",
-                        path, MAX_FILE_BYTES >> 20);
+  if (!S_ISREG(sb.st_mode)) { /* a directory, a FIFO, a device */
+    st = bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: not a regular file", path);
+    goto cleanup;
+  }
+  if ((uint64_t)sb.st_size > MAX_FILE_BYTES) {
+    st = bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: larger than %u MiB", path,
+                        MAX_FILE_BYTES >> 20);
     goto cleanup;
   }
   size_t cap = (size_t)sb.st_size + 1, len = 0;
@@ -164,8 +168,10 @@ bf16fp32_status bf16fp32__tune_file_lock(const char *path, int *fd) {
   bf16fp32_status st = make_parents(path);
   if (st != BF16FP32_OK) return st;
   snprintf(lock, sizeof lock, "%s.lock", path);
-  int f = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (f < 0 && errno == EACCES) f = open(lock, O_RDONLY | O_CLOEXEC); /* another user's: flock still works */
+  /* O_NONBLOCK: a FIFO in the lock's place must not block the open (flock takes any file) */
+  int f = open(lock, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (f < 0 && errno == EACCES) /* another user's: flock still works */
+    f = open(lock, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (f < 0) return bf16fp32__fail(BF16FP32_IO_ERROR, "lock file %s: %s", lock, strerror(errno));
   while (flock(f, LOCK_EX) != 0) {
     if (errno == EINTR) continue;
@@ -219,6 +225,7 @@ bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune
   BF16FP32__TRY(bf16fp32__tune_file_lock(path, &lock));
   st = bf16fp32__tune_file_read(path, &old, &err, warn, user);
   if (st != BF16FP32_OK && err != ENOENT) goto cleanup;
+  if (st != BF16FP32_OK) bf16fp32__clear_error(); /* no file yet is no failure: leave no detail */
   st = BF16FP32_OK;
   if (err == ENOENT) {
     memset(&old, 0, sizeof old);

@@ -417,7 +417,19 @@ static void test_load(void) {
   dcfg.log_level = 1;
   memset(&log, 0, sizeof log);
   t = bf16fp32__tune_load_for_context(&dcfg);
-  EXPECT(!t && log.count == 1, "a directory");
+  EXPECT(!t && log.count == 1 && any_contains(&log, dir, "not a regular file"), "a directory");
+  /* A FIFO given as the file: refused at once (its open must not wait for a writer; the alarm
+   * ends the test if it does). */
+  char fifo[1024];
+  path_in_dir(fifo, sizeof fifo, "fifo.tsv");
+  EXPECT(mkfifo(fifo, 0600) == 0, "mkfifo: %s", strerror(errno));
+  dcfg = test_config(fifo, &log);
+  dcfg.log_level = 1;
+  memset(&log, 0, sizeof log);
+  alarm(60);
+  t = bf16fp32__tune_load_for_context(&dcfg);
+  alarm(0);
+  EXPECT(!t && log.count == 1 && any_contains(&log, fifo, "not a regular file"), "a FIFO");
   EXPECT(bf16fp32_last_error()[0] == '\0', "loading leaves no error behind: %s", bf16fp32_last_error());
   free(text);
 }
@@ -467,6 +479,7 @@ static void test_merge(void) {
 
   EXPECT(bf16fp32__tune_file_merge(path, &gpu_only, e, 4, collect_warning, &w) == BF16FP32_OK, "gpu merge: %s",
          bf16fp32_last_error());
+  EXPECT(bf16fp32_last_error()[0] == '\0', "a new file leaves no error behind: %s", bf16fp32_last_error());
   EXPECT(bf16fp32__tune_file_merge(path, &cpu_only, e + 4, n - 4, collect_warning, &w) == BF16FP32_OK, "cpu merge");
   EXPECT(w.count == 0, "no notes (%d)", w.count);
   bf16fp32__tune_file f;
@@ -554,6 +567,13 @@ static void test_merge(void) {
   snprintf(blocked, sizeof blocked, "%s/x/y.tsv", path); /* a file used as a directory */
   EXPECT(bf16fp32__tune_file_write_atomic(blocked, "x\n", 2) == BF16FP32_IO_ERROR, "blocked");
   EXPECT(bf16fp32__tune_file_merge(blocked, &cpu_only, e + 4, 1, NULL, NULL) == BF16FP32_IO_ERROR, "blocked merge");
+  /* Into a FIFO: IO_ERROR at once, nothing waits for a writer (the alarm ends the test if so). */
+  char fifo[1100];
+  snprintf(fifo, sizeof fifo, "%s/sub/fifo.tsv", dir);
+  EXPECT(mkfifo(fifo, 0600) == 0, "mkfifo: %s", strerror(errno));
+  alarm(60);
+  EXPECT(bf16fp32__tune_file_merge(fifo, &cpu_only, e + 4, 1, NULL, NULL) == BF16FP32_IO_ERROR, "FIFO merge");
+  alarm(0);
 }
 
 static void test_emit_c(void) {
