@@ -58,7 +58,8 @@ typedef struct bf16fp32_context bf16fp32_context;
 typedef void (*bf16fp32_log_fn)(void *user, int level, const char *line);
 
 typedef struct bf16fp32_options {
-  int device;                /* CUDA device ordinal; -1: the current device at create */
+  int device;                /* CUDA device ordinal; -1: the current device at create (below -1:
+                                BF16FP32_BAD_OPTION) */
   int cpu_threads;           /* CPU backends' threads; 0: one per usable CPU (affinity, cgroup quota) */
   const char *algo;          /* "auto" or a backend name; NULL: auto */
   int use_pdl;               /* 1: our kernels use programmatic dependent launch: they start
@@ -74,7 +75,7 @@ typedef struct bf16fp32_options {
 
 /* Fills the defaults. Environment variables (README) are read at create and reset and
  * override the options: BF16FP32_ALGO, BF16FP32_THREADS, BF16FP32_PDL, BF16FP32_LOG,
- * BF16FP32_WORKSPACE_MB, BF16FP32_TUNE_FILE. */
+ * BF16FP32_WORKSPACE_MB, BF16FP32_TUNE_FILE, BF16FP32_TUNE_BUILTIN, BF16FP32_CPU_ISA. */
 void bf16fp32_options_init(bf16fp32_options *opt);
 
 /* One context per device; opt may be NULL (defaults). On failure *ctx is NULL. */

@@ -1,5 +1,6 @@
 /* Resolves a context's configuration: the options, then the environment variables over them.
  * Read at create and at reset only. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -23,7 +24,9 @@ static int parse_int(const char *s, long lo, long hi, long *out) {
   if (!s || !*s) return 0;
   errno = 0;
   long v = strtol(s, &end, 10);
-  if (errno || *end != '\0' || v < lo || v > hi || s[0] == ' ' || s[0] == '+') return 0;
+  /* strtol would also take leading white space and a plus sign */
+  if (errno || *end != '\0' || v < lo || v > hi || !(isdigit((unsigned char)s[0]) || s[0] == '-'))
+    return 0;
   *out = v;
   return 1;
 }
@@ -62,6 +65,9 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
   if (opt->cpu_threads < 0 || opt->cpu_threads > 1024)
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "cpu_threads=%d: expected 0 (every usable CPU) to 1024",
                           opt->cpu_threads);
+  if (opt->device < -1)
+    return bf16fp32__fail(BF16FP32_BAD_OPTION, "device=%d: expected -1 (the current one) or an ordinal",
+                          opt->device);
   if (opt->log_level < 0 || opt->log_level > 2 || opt->use_pdl < 0 || opt->use_pdl > 1)
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "log_level must be 0..2 and use_pdl 0 or 1");
   if (opt->algo && strlen(opt->algo) >= sizeof cfg->algo)
@@ -79,7 +85,7 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
   cfg->tune_builtin = (int)builtin;
   /* cpu-simd's cap: a level name of any architecture (the backend says when it is not its own). */
   const char *isa = getenv("BF16FP32_CPU_ISA");
-  if (isa && *isa && strcmp(isa, "auto") != 0) {
+  if (isa && strcmp(isa, "auto") != 0) { /* set but empty is a bad value, as elsewhere */
     if (bf16fp32__simd_isa_from_name(isa) == BF16FP32__ISA_NONE)
       return bf16fp32__fail(BF16FP32_BAD_ENV,
                             "BF16FP32_CPU_ISA='%.32s': expected auto, avx2, avx512bf16, amx or neon",
@@ -97,7 +103,7 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
 
   const char *algo = getenv("BF16FP32_ALGO");
   const char *source = "BF16FP32_ALGO";
-  if (!algo || !*algo) {
+  if (!algo) {
     algo = opt->algo;
     source = "option algo";
   }

@@ -250,7 +250,8 @@ static void test_environment(void) {
       {"BF16FP32_THREADS", "abc"}, {"BF16FP32_THREADS", "-1"}, {"BF16FP32_THREADS", "4x"},
       {"BF16FP32_THREADS", ""},    {"BF16FP32_LOG", "3"},      {"BF16FP32_PDL", "yes"},
       {"BF16FP32_WORKSPACE_MB", "0"}, {"BF16FP32_ALGO", "cpu ref"}, {"BF16FP32_CPU_ISA", "avx3"},
-      {"BF16FP32_CPU_ISA", "AMX"},
+      {"BF16FP32_CPU_ISA", "AMX"}, {"BF16FP32_ALGO", ""}, {"BF16FP32_CPU_ISA", ""},
+      {"BF16FP32_THREADS", "\t1"}, {"BF16FP32_LOG", "\n1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     bf16fp32_context *c2 = NULL;
@@ -278,6 +279,9 @@ static void test_environment(void) {
   bf16fp32_options_init(&opt);
   opt.algo = "nosuch";
   CHECK(bf16fp32_create(&ctx, &opt) == BF16FP32_UNKNOWN_BACKEND);
+  bf16fp32_options_init(&opt);
+  opt.device = -2; /* only -1 means "the current device" */
+  CHECK(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_OPTION);
 }
 
 int main(void) {
