@@ -128,6 +128,14 @@ int main(void) {
   /* --help: usage on stdout, exit 0. */
   CHECK(run_bench("--help") == 0);
   EXPECT_IN(out_buf, "usage: bf16fp32 bench");
+  /* info, check and select answer --help with the program's usage */
+  static const char *const plain_cmds[] = {"info", "check", "select"};
+  for (int i = 0; i < 3; i++) {
+    CHECK(run_cli(plain_cmds[i], (const char *const[]){"--help", NULL}) == 0);
+    EXPECT_IN(out_buf, "usage: bf16fp32 COMMAND");
+  }
+  CHECK(run_cli("check", (const char *const[]){"--no-such-option", NULL}) == 2);
+  EXPECT_IN(err_buf, "unknown or incomplete option");
 
   /* Unknown backend: names it, lists the known ones, exit 2, before any work. */
   CHECK(run_bench("--cpu", "--suite", ok, "--backends", "cpu-ref,no-such-backend") == 2);
