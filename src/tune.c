@@ -133,6 +133,39 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* A GEMM of a step: its weight shape and its place in the request. */
+typedef struct step_gemm {
+  int64_t n, k;
+  int index;
+} step_gemm;
+
+static int cmp_step_gemm(const void *a, const void *b) {
+  const step_gemm *x = a, *y = b;
+  if (x->n != y->n) return (x->n > y->n) - (x->n < y->n);
+  if (x->k != y->k) return (x->k > y->k) - (x->k < y->k);
+  return (x->index > y->index) - (x->index < y->index);
+}
+
+/* BAD_OPTION naming the first two GEMMs of the same weight shape, if any: sorted, so that a long
+ * request is checked in n log n, not n^2. */
+static bf16fp32_status check_step_unique(const int64_t *nk_pairs, int count) {
+  step_gemm *g = malloc((size_t)count * sizeof *g);
+  if (!g) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d GEMMs", count);
+  for (int i = 0; i < count; i++) g[i] = (step_gemm){nk_pairs[2 * i], nk_pairs[2 * i + 1], i};
+  qsort(g, (size_t)count, sizeof *g, cmp_step_gemm);
+  int j = -1, i = -1; /* the pair with the lowest second index */
+  for (int t = 1; t < count; t++)
+    if (g[t].n == g[t - 1].n && g[t].k == g[t - 1].k && (i < 0 || g[t].index < i))
+      j = g[t - 1].index, i = g[t].index;
+  bf16fp32_status st = BF16FP32_OK;
+  if (i >= 0)
+    st = bf16fp32__fail(BF16FP32_BAD_OPTION,
+                        "tune: GEMMs %d and %d of the step are both %lldx%lld: give it once, with its "
+                        "calls added", j, i, (long long)nk_pairs[2 * i], (long long)nk_pairs[2 * i + 1]);
+  free(g);
+  return st;
+}
+
 /* A step: on the device, calls per step in [0, 2^20] with at least one and at most 2^20 in all,
  * each weight shape once (its entries are keyed by (N, K)). */
 static bf16fp32_status check_step(const bf16fp32__tune_request *r) {
@@ -145,14 +178,10 @@ static bf16fp32_status check_step(const bf16fp32__tune_request *r) {
     total += r->calls[i];
     if (total > BF16FP32__STEP_MAX_CALLS)
       return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: more than 2^20 calls per step");
-    for (int j = 0; j < i; j++)
-      if (r->nk_pairs[2 * j] == r->nk_pairs[2 * i] && r->nk_pairs[2 * j + 1] == r->nk_pairs[2 * i + 1])
-        return bf16fp32__fail(BF16FP32_BAD_OPTION,
-                              "tune: GEMMs %d and %d of the step are both %lldx%lld: give it once, "
-                              "with its calls added", j, i, (long long)r->nk_pairs[2 * i],
-                              (long long)r->nk_pairs[2 * i + 1]);
   }
   if (total == 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "tune: the step has no calls");
+  bf16fp32_status st = check_step_unique(r->nk_pairs, r->pair_count);
+  if (st != BF16FP32_OK) return st;
   return bf16fp32__step_check_fillers("tune", r->filler_kb, r->filler_trigger);
 }
 

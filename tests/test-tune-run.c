@@ -122,6 +122,29 @@ int main(void) {
   EXPECT(bf16fp32_tune_step(ctx, pairs, negative, 2, ms, 5, NULL) == BF16FP32_BAD_SIZE, "step: calls < 0");
   EXPECT(bf16fp32_tune_step(ctx, twice, calls, 2, ms, 5, NULL) == BF16FP32_BAD_OPTION, "step: a shape twice");
   EXPECT(bf16fp32_tune_step(ctx, pairs, calls, 0, ms, 5, NULL) == BF16FP32_BAD_SIZE, "step: no GEMMs");
+  /* The longest step: a repeated shape is named in time (the alarm fails a quadratic check),
+   * and without one the request goes on to the device. */
+  enum { LONG = 1 << 20 };
+  int64_t *many = malloc(2 * sizeof *many * LONG);
+  int *ones = malloc(sizeof *ones * LONG);
+  if (many && ones) {
+    for (int i = 0; i < LONG; i++) {
+      many[2 * i] = 16 + 16 * (i % 4096), many[2 * i + 1] = 8 + 8 * (i / 4096);
+      ones[i] = 1;
+    }
+    alarm(120);
+    if (bf16fp32__context_config(ctx)->device < 0) /* with a device it would tune them all */
+      EXPECT(bf16fp32_tune_step(ctx, many, ones, LONG, ms, 5, NULL) == BF16FP32_NO_DEVICE,
+             "long step: no device");
+    many[2 * (LONG - 1)] = many[2 * 7], many[2 * (LONG - 1) + 1] = many[2 * 7 + 1];
+    many[2 * (LONG - 2)] = many[2 * 9], many[2 * (LONG - 2) + 1] = many[2 * 9 + 1];
+    EXPECT(bf16fp32_tune_step(ctx, many, ones, LONG, ms, 5, NULL) == BF16FP32_BAD_OPTION &&
+               strstr(bf16fp32_last_error(), "GEMMs 9 and 1048574"), "long step: a shape twice: %s",
+           bf16fp32_last_error());
+    alarm(0);
+  }
+  free(many);
+  free(ones);
   /* Fillers: between a step's GEMMs only, 0 to 2^20 KB each, with a known trigger. */
   bf16fp32__tune_request r;
   memset(&r, 0, sizeof r);
