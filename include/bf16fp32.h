@@ -35,7 +35,8 @@ extern "C" {
   X(CUBLAS_ERROR, "a cuBLAS or cuBLASLt call failed")                                       \
   X(TUNE_FILE, "the tuning file is unreadable, malformed or for another device")            \
   X(IO_ERROR, "a file could not be read or written")                                        \
-  X(INTERNAL, "internal error")
+  X(INTERNAL, "internal error")                                                             \
+  X(OVERLAP, "out shares memory with x or w")
 
 typedef enum bf16fp32_status {
 #define BF16FP32_STATUS_ENUM(name, msg) BF16FP32_##name,
@@ -86,7 +87,8 @@ void bf16fp32_destroy(bf16fp32_context *ctx);
 bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx);
 
 /* out[m,n] = sum_k x[m*ldx+k] * w[n*ldw+k]; x and w are bf16 bit patterns (uint16).
- * Row-major, ldx >= k, ldw >= k, ldo >= n; out is fully overwritten and must not alias x or w.
+ * Row-major, ldx >= k, ldw >= k, ldo >= n; out is fully overwritten and must not share a byte
+ * with the rows of x or w (BF16FP32_OVERLAP).
  * m == 0 or n == 0: nothing is done (pointers may be NULL). k == 0: out is set to zeros.
  * stream: a cudaStream_t for device calls (NULL = legacy default stream); ignored on host. */
 bf16fp32_status bf16fp32_linear(bf16fp32_context *ctx, bf16fp32_location where, int64_t m,

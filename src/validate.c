@@ -33,6 +33,35 @@ static int span_fits(int64_t rows, int64_t ld, int64_t cols) {
   return ld <= limit && (rows - 1) <= (limit - cols) / ld; /* ld >= cols >= 1 here */
 }
 
+/* A matrix's bytes: `rows` rows of `width` bytes, `pitch` bytes apart, from `base`. */
+typedef struct region {
+  uintptr_t base;
+  int64_t rows, pitch, width;
+} region;
+
+/* Floor of a / b for b > 0. */
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); }
+
+/* Whether two regions share a byte. Their spans (first to last byte) are compared first; where
+ * those meet, each row of the region of fewer rows is checked against the one row of the other
+ * that could touch it (the first to end past its start), so rows that interleave without
+ * touching are allowed. The spans fit in 2^59 bytes (span_fits), so offsets fit int64_t. */
+static int regions_overlap(region a, region b) {
+  if (a.rows > b.rows) {
+    region t = a;
+    a = b, b = t;
+  }
+  const int64_t d = (int64_t)(b.base - a.base); /* b's start from a's, either sign */
+  if (d >= (a.rows - 1) * a.pitch + a.width || -d >= (b.rows - 1) * b.pitch + b.width) return 0;
+  for (int64_t i = 0; i < a.rows; i++) {
+    const int64_t lo = i * a.pitch - d; /* a's row i from b's start */
+    int64_t j = floor_div(lo - b.width, b.pitch) + 1; /* b's first row ending past lo */
+    if (j < 0) j = 0;
+    if (j < b.rows && j * b.pitch < lo + a.width) return 1;
+  }
+  return 0;
+}
+
 static bf16fp32_status check_memory(const void *p, const char *name, bf16fp32_location where,
                                     int have_device) {
   int kind = 0;
@@ -75,5 +104,11 @@ bf16fp32_status bf16fp32__validate(bf16fp32_location where, int64_t m, int64_t n
   if (!span_fits(m, ldx, k) || !span_fits(n, ldw, k))
     return bf16fp32__fail(BF16FP32_BAD_SIZE, "m x ldx or n x ldw is too large (2^56 elements at most)");
   if ((st = check_memory(x, "x", where, have_device)) != BF16FP32_OK) return st;
-  return check_memory(w, "w", where, have_device);
+  if ((st = check_memory(w, "w", where, have_device)) != BF16FP32_OK) return st;
+  const region o = {(uintptr_t)out, m, 4 * ldo, 4 * n};
+  if (regions_overlap(o, (region){(uintptr_t)x, m, 2 * ldx, 2 * k}))
+    return bf16fp32__fail(BF16FP32_OVERLAP, "out shares memory with x");
+  if (regions_overlap(o, (region){(uintptr_t)w, n, 2 * ldw, 2 * k}))
+    return bf16fp32__fail(BF16FP32_OVERLAP, "out shares memory with w");
+  return BF16FP32_OK;
 }

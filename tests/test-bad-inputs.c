@@ -75,6 +75,73 @@ static void test_bad_calls(bf16fp32_context *ctx) {
   CHECK(all_poisoned());
 }
 
+/* out must not share a byte with x's or w's rows: OVERLAP, nothing written. Rows that interleave
+ * in one buffer without touching are allowed and computed. */
+static void test_overlap(bf16fp32_context *ctx) {
+  enum { P = 64 }; /* bytes per row of a shared buffer: x's row (2 K bytes) then out's (4 N) */
+  static float shared[M * P / 4];
+  uint16_t *xs = (uint16_t *)shared;
+  float *os = shared + 2 * K / 4 + 1; /* 16 bytes past x's row start, after its 14 */
+  sup_fill_bf16(xs, M * P / 2, 3);
+  /* out's rows over x's rows: every row */
+  CHECK(bf16fp32_linear(ctx, BF16FP32_HOST, M, N, K, xs, P / 2, wbuf, LD, (float *)shared, P / 4,
+                        NULL) == BF16FP32_OVERLAP);
+  /* out's one element over x's last one only (x's row ends 2 bytes into it) */
+  CHECK(bf16fp32_linear(ctx, BF16FP32_HOST, 1, 1, K, xs, K, wbuf, LD, (float *)(xs + K - 1), 1,
+                        NULL) == BF16FP32_OVERLAP);
+  /* ... and just past it: allowed */
+  CHECK_OK(bf16fp32_linear(ctx, BF16FP32_HOST, 1, 1, K - 1, xs, K, wbuf, LD,
+                           (float *)(xs + K - 1), 1, NULL));
+  /* out on w (w's first row) */
+  CHECK(bf16fp32_linear(ctx, BF16FP32_HOST, M, N, K, xbuf, LD, wbuf, LD, (float *)(wbuf + 8), LD,
+                        NULL) == BF16FP32_OVERLAP);
+  CHECK(strstr(bf16fp32_last_error(), "with w") != NULL);
+  /* interleaved: x's row r at r P, out's row r at r P + 16 (x's row is 14 bytes): allowed */
+  uint16_t xc[M * K];
+  for (int i = 0; i < M; i++) memcpy(xc + i * K, xs + i * P / 2, sizeof(uint16_t) * K);
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) os[i * P / 4 + j] = -1.0f;
+  CHECK_OK(bf16fp32_linear(ctx, BF16FP32_HOST, M, N, K, xs, P / 2, wbuf, LD, os, P / 4, NULL));
+  float oc[M * N];
+  for (int i = 0; i < M; i++) {
+    CHECK(memcmp(xc + i * K, xs + i * P / 2, sizeof(uint16_t) * K) == 0); /* x as it was */
+    memcpy(oc + i * N, os + i * P / 4, sizeof(float) * N);
+  }
+  sup_check_result r = sup_check(M, N, K, xc, K, wbuf, LD, oc, N);
+  CHECK(sup_check_ok(&r));
+  /* out's row just before x's next row: the touching case, one byte apart, is allowed too */
+  CHECK_OK(bf16fp32_linear(ctx, BF16FP32_HOST, M, 4, K, xs, P / 2, wbuf, LD, os + 8, P / 4, NULL));
+}
+
+/* Random layouts of x and out in one buffer: OVERLAP exactly when some byte of out's rows is a
+ * byte of x's rows (a byte map says which). */
+static void test_overlap_random(bf16fp32_context *ctx) {
+  enum { BYTES = 4096 };
+  static float buf[BYTES / 4];
+  static unsigned char mark[BYTES];
+  uint64_t seed = 12345;
+  int overlapping = 0, apart = 0;
+  for (int t = 0; t < 3000; t++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t v = seed >> 11;
+    const int64_t m = 1 + (int64_t)(v % 4), n = 1 + (int64_t)(v / 4 % 6), k = 1 + (int64_t)(v / 24 % 9);
+    const int64_t ldx = k + (int64_t)(v / 216 % 20), ldo = n + (int64_t)(v / 4320 % 12);
+    const int64_t xo = 2 * (int64_t)(v / 51840 % 800), oo = 4 * (int64_t)(v / 41472000 % 400);
+    if (xo + 2 * ((m - 1) * ldx + k) > BYTES || oo + 4 * ((m - 1) * ldo + n) > BYTES) continue;
+    memset(mark, 0, sizeof mark);
+    for (int64_t i = 0; i < m; i++) memset(mark + xo + 2 * i * ldx, 1, (size_t)(2 * k));
+    int want = 0;
+    for (int64_t i = 0; i < m && !want; i++)
+      for (int64_t b = 0; b < 4 * n && !want; b++) want = mark[oo + 4 * i * ldo + b];
+    uint16_t *x = (uint16_t *)((char *)buf + xo);
+    float *out = (float *)((char *)buf + oo);
+    bf16fp32_status st = bf16fp32_linear(ctx, BF16FP32_HOST, m, n, k, x, ldx, wbuf, LD, out, ldo, NULL);
+    CHECK(st == (want ? BF16FP32_OVERLAP : BF16FP32_OK));
+    overlapping += want, apart += !want;
+  }
+  CHECK(overlapping > 100 && apart > 100); /* both kinds were drawn */
+}
+
 static void test_empty_sizes(bf16fp32_context *ctx) {
   /* m == 0 or n == 0: nothing to do, pointers are not looked at */
   CHECK_OK(bf16fp32_linear(ctx, BF16FP32_HOST, 0, N, K, NULL, 0, NULL, 0, NULL, 0, NULL));
@@ -138,6 +205,8 @@ int main(void) {
   CHECK_OK(bf16fp32_create(&ctx, NULL));
   if (!ctx) return testing_summary("test-bad-inputs");
   test_bad_calls(ctx);
+  test_overlap(ctx);
+  test_overlap_random(ctx);
   test_empty_sizes(ctx);
   test_other_entry_points(ctx);
   test_status_table();
