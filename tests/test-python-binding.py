@@ -2,8 +2,11 @@
 """The Python binding on host memory: every host backend against the fp64 oracle through DLPack
 (odd sizes, row pitches, M = 1, K = 0, NaN/Inf, poisoned outputs), bad arrays and bad calls
 (each a clear exception, nothing written), the context's queries, threads, and a fork."""
+import copy
 import math
 import os
+import pathlib
+import pickle
 import signal
 import sys
 import tempfile
@@ -108,6 +111,33 @@ with bf16fp32.Context() as ctx:
             return (2, 0)
 
     bad('mixed devices', ValueError, w=Device(4, 16, 'bf16'))
+
+    # DLPack 1.x producers: read-only x and w are read; a read-only out is refused.
+    x, w = random_rows(3, 16, r), random_rows(4, 16, r)
+    xb = Buffer(3, 16, 'bf16', versioned=True, read_only=True)
+    wb = Buffer(4, 16, 'bf16', versioned=True, read_only=True)
+    xb.set_rows(x)
+    wb.set_rows(w)
+    ob = Buffer(3, 4, 'f32', versioned=True)
+    ob.fill_bits(POISON)
+    ctx.linear(xb, wb, ob)
+    c.expect(check_against_oracle(x, w, ob.rows_values(), 'DLPack 1.x') == 0,
+             'DLPack 1.x, read-only x and w: oracle bound')
+    bad('out read-only', ValueError, out=Buffer(3, 4, 'f32', versioned=True, read_only=True))
+
+    # out over x's memory: OVERLAP from the library before anything runs, x as it was.
+    xb = Buffer(3, 16, 'bf16')
+    xb.set_rows(random_rows(3, 16, r))
+    before = xb._raw()
+    over = Buffer(3, 4, 'f32')
+    over.address = xb.address + 8
+    c.raises(bf16fp32.Error, lambda: ctx.linear(xb, Buffer(4, 16, 'bf16'), over), 'out over x',
+             'OVERLAP')
+    c.expect(xb._raw() == before, 'out over x: x as it was')
+
+    # A context is one handle: no copies (two would destroy it twice), no pickles.
+    c.raises(TypeError, lambda: copy.copy(ctx), 'copy of a context')
+    c.raises(TypeError, lambda: pickle.dumps(ctx), 'pickle of a context')
     c.raises(bf16fp32.Error, lambda: ctx.force_backend('no-such-backend'), 'unknown backend',
              'UNKNOWN_BACKEND')
     err = c.raises(bf16fp32.Error, lambda: ctx.select(-1, 4, 4, bf16fp32.HOST), 'select M < 0',
@@ -189,6 +219,15 @@ with ctx:
     c.raises(ValueError, lambda: ctx.tune_step([(256, 4096, 2)], [1], trigger='late'),
              'tune_step, unknown trigger')
 
+# Options: integers that fit their C fields, a str backend name, a path, a callable log.
+c.raises(TypeError, lambda: bf16fp32.Context(algo=5), 'algo not a str')
+c.raises(TypeError, lambda: bf16fp32.Context(cpu_threads=1.5), 'cpu_threads not an integer')
+c.raises(ValueError, lambda: bf16fp32.Context(log_level=2**32 + 1), 'log_level past a C int')
+c.raises(ValueError, lambda: bf16fp32.Context(workspace_bytes=-1), 'workspace_bytes negative')
+c.raises(TypeError, lambda: bf16fp32.Context(log=5), 'log not callable')
+with tempfile.TemporaryDirectory() as d:
+    with bf16fp32.Context(tune_file=pathlib.Path(d) / 'none.tsv') as pc:
+        c.expect('none.tsv' in pc.describe(), 'tune_file as a path object')
 closed = bf16fp32.Context()
 closed.close()
 c.raises(ValueError, lambda: closed.select(1, 8, 8, bf16fp32.HOST), 'closed context')

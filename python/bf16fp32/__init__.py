@@ -8,6 +8,8 @@ through DLPack (PyTorch, JAX, CuPy, NumPy for uint16 bit patterns), every decisi
 """
 import collections
 import ctypes
+import operator
+import os
 
 from . import _dlpack
 from ._capi import (DEVICE, HOST, BackendInfo, Error, LogFn, Options, QuarantineEntry, check,
@@ -62,9 +64,17 @@ class Context:
                             ('use_pdl', use_pdl), ('workspace_bytes', workspace_bytes),
                             ('log_level', log_level)):
             if value is not None:
-                setattr(opt, name, int(value))
-        self._keep = [s.encode() if s is not None else None for s in (algo, tune_file)]
+                v = operator.index(value)  # an integer (TypeError for 1.5, '2', ...)
+                setattr(opt, name, v)
+                if getattr(opt, name) != v:  # ctypes wraps what the C field cannot hold
+                    raise ValueError(f'{name}={v} does not fit the C option')
+        if algo is not None and not isinstance(algo, str):
+            raise TypeError(f'algo: a backend name (str), not {type(algo).__name__}')
+        self._keep = [algo.encode() if algo is not None else None,
+                      os.fsencode(tune_file) if tune_file is not None else None]
         opt.algo, opt.tune_file = self._keep
+        if log is not None and not callable(log):
+            raise TypeError(f'log: a function log(level, line), not {type(log).__name__}')
         if log is not None:  # log(level, line), from whichever thread logs
             self._log = LogFn(lambda user, level, line: log(level, line.decode(errors='replace')))
             opt.log_fn = self._log
@@ -79,6 +89,9 @@ class Context:
             self._ctx = None
 
     __del__ = close
+
+    def __reduce__(self):  # a copy would hold the same handle and destroy it a second time
+        raise TypeError('a bf16fp32.Context cannot be copied or pickled')
 
     def __enter__(self):
         return self
@@ -104,6 +117,8 @@ class Context:
         where = _WHERE[kinds[0][0]]
         dl_stream = (stream or 1) if where == DEVICE else None  # DLPack: 1 = legacy default
         xv, wv, ov = (_dlpack.View(a, dl_stream) for a in (x, w, out))
+        if ov.read_only:
+            raise ValueError('out is read-only')
         for view, what, allowed in ((xv, 'x', _BF16_BITS), (wv, 'w', _BF16_BITS),
                                     (ov, 'out', (_FP32,))):
             if view.dtype not in allowed:

@@ -29,21 +29,39 @@ class _ManagedTensor(ctypes.Structure):
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_named = ctypes.pythonapi.PyCapsule_IsValid
+_capsule_named.restype = ctypes.c_int
+_capsule_named.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+# DLManagedTensorVersioned (DLPack 1.x): version (two uint32), manager_ctx, deleter, then the
+# flags (uint64; bit 0: read-only) and the DLTensor.
+_VERSIONED_FLAGS, _VERSIONED_TENSOR, _READ_ONLY = 24, 32, 1
 
 
 class View:
     """One array as the library sees it: address (int, byte offset applied), DLPack type (code,
-    bits, lanes), shape and strides in elements (row-major when the producer gave none). Holds
+    bits, lanes), shape and strides in elements (row-major when the producer gave none),
+    read_only (what a DLPack 1.x producer says; False from older ones). Holds
     the producer's capsule: the memory stays valid while it lives, and the producer frees its
     record when it goes (the capsule is read, not consumed)."""
 
     def __init__(self, array, stream):
         if not hasattr(array, '__dlpack__'):
             raise TypeError(f'{type(array).__name__} does not export DLPack (__dlpack__)')
-        self._capsule = array.__dlpack__(stream=stream)
-        # The DLTensor opens the managed record, so it is read in place (faster than the
-        # record's field); pointer slices read shape and strides in one step each.
-        t = _Tensor.from_address(_capsule_pointer(self._capsule, b'dltensor'))
+        try:  # DLPack 1.x, which exports read-only arrays too (numpy's frombuffer, mmap, ...)
+            self._capsule = array.__dlpack__(stream=stream, max_version=(1, 0))
+        except TypeError:  # a producer of DLPack 0.x only
+            self._capsule = array.__dlpack__(stream=stream)
+        self.read_only = False
+        # The DLTensor is read in place in the managed record; pointer slices read shape and
+        # strides in one step each.
+        if _capsule_named(self._capsule, b'dltensor_versioned'):
+            record = _capsule_pointer(self._capsule, b'dltensor_versioned')
+            flags = ctypes.c_uint64.from_address(record + _VERSIONED_FLAGS).value
+            self.read_only = bool(flags & _READ_ONLY)
+            t = _Tensor.from_address(record + _VERSIONED_TENSOR)
+        else:
+            t = _Tensor.from_address(_capsule_pointer(self._capsule, b'dltensor'))
         ndim, shape = t.ndim, t.shape
         if not 0 <= ndim <= 8 or (ndim and not shape):
             raise ValueError(f'malformed DLPack export: ndim {ndim}, shape '

@@ -16,6 +16,13 @@ _new_capsule = ctypes.pythonapi.PyCapsule_New
 _new_capsule.restype = ctypes.py_object
 _new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 _CAPSULE_NAME = b'dltensor'  # module-level: the capsule keeps a pointer to it
+_VERSIONED_NAME = b'dltensor_versioned'
+
+
+class _ManagedVersioned(ctypes.Structure):  # DLManagedTensorVersioned of DLPack 1.x
+    _fields_ = [('major', ctypes.c_uint32), ('minor', ctypes.c_uint32),
+                ('manager_ctx', ctypes.c_void_p), ('deleter', ctypes.c_void_p),
+                ('flags', ctypes.c_uint64), ('dl_tensor', _dlpack._Tensor)]
 
 DTYPES = {'bf16': ((_dlpack.BFLOAT, 16, 1), 2), 'u16': ((_dlpack.UINT, 16, 1), 2),
           'f32': ((_dlpack.FLOAT, 32, 1), 4)}
@@ -47,10 +54,12 @@ class Buffer:
     """rows x cols elements of dtype ('bf16', 'u16' or 'f32') at a row pitch (elements), in
     host memory or, with rt (cudart()), on the current CUDA device, exported through DLPack.
     shape, strides and offset (bytes) may be overridden to describe the memory wrongly, as a
-    careless producer would. stream records what the last export was asked for."""
+    careless producer would. stream records what the last export was asked for. versioned:
+    exports DLPack 1.x records when asked (max_version), marked read-only if read_only."""
 
     def __init__(self, rows, cols, dtype, pitch=None, rt=None, shape=None, strides=None,
-                 offset=0, null=False):
+                 offset=0, null=False, versioned=False, read_only=False):
+        self.versioned, self.read_only = versioned, read_only
         self.rows, self.cols, self.dtype, self.rt = rows, cols, dtype, rt
         self.pitch = cols if pitch is None else pitch
         self.code, self.size = DTYPES[dtype]
@@ -74,11 +83,16 @@ class Buffer:
     def __dlpack_device__(self):
         return (_dlpack.CPU if self.rt is None else _dlpack.CUDA, 0)
 
-    def __dlpack__(self, stream=None):
+    def __dlpack__(self, stream=None, **versions):
+        if versions and not self.versioned:  # as a DLPack 0.x producer: no max_version
+            raise TypeError('__dlpack__() got an unexpected keyword argument')
         self.stream = stream
         shape = (ctypes.c_int64 * len(self.shape))(*self.shape)
         strides = (ctypes.c_int64 * len(self.strides))(*self.strides)
-        managed = _dlpack._ManagedTensor()
+        versioned = self.versioned and versions.get('max_version', (0, 0)) >= (1, 0)
+        managed = _ManagedVersioned() if versioned else _dlpack._ManagedTensor()
+        if versioned:
+            managed.major, managed.minor, managed.flags = 1, 0, 1 if self.read_only else 0
         t = managed.dl_tensor
         t.data = None if self.null else self.address
         t.device.device_type, t.device.device_id = self.__dlpack_device__()
@@ -86,7 +100,8 @@ class Buffer:
         t.dtype.code, t.dtype.bits, t.dtype.lanes = self.code
         t.shape, t.strides, t.byte_offset = shape, strides, self.offset
         self._exports.append((managed, shape, strides))  # alive as long as the buffer
-        return _new_capsule(ctypes.addressof(managed), _CAPSULE_NAME, None)
+        return _new_capsule(ctypes.addressof(managed),
+                            _VERSIONED_NAME if versioned else _CAPSULE_NAME, None)
 
     def _raw(self):
         if self.rt is None:
