@@ -225,9 +225,12 @@ c.raises(TypeError, lambda: bf16fp32.Context(cpu_threads=1.5), 'cpu_threads not 
 c.raises(ValueError, lambda: bf16fp32.Context(log_level=2**32 + 1), 'log_level past a C int')
 c.raises(ValueError, lambda: bf16fp32.Context(workspace_bytes=-1), 'workspace_bytes negative')
 c.raises(TypeError, lambda: bf16fp32.Context(log=5), 'log not callable')
+saved = os.environ.pop('BF16FP32_TUNE_FILE', None)  # it would override the option
 with tempfile.TemporaryDirectory() as d:
     with bf16fp32.Context(tune_file=pathlib.Path(d) / 'none.tsv') as pc:
         c.expect('none.tsv' in pc.describe(), 'tune_file as a path object')
+if saved is not None:
+    os.environ['BF16FP32_TUNE_FILE'] = saved
 closed = bf16fp32.Context()
 closed.close()
 c.raises(ValueError, lambda: closed.select(1, 8, 8, bf16fp32.HOST), 'closed context')
