@@ -27,6 +27,10 @@ static void test_shape_ok(void) {
     CHECK(bf16fp32__smallm_shape_ok(7, n, k, k + 8, k + 64, n + 8, 16)); /* padded ld */
   }
   CHECK(!bf16fp32__smallm_shape_ok(0, 256, 4096, 4096, 4096, 256, 16));
+  /* row strides a tensor map takes: under 2^40 bytes */
+  CHECK(bf16fp32__smallm_shape_ok(1, 256, 4096, ((int64_t)1 << 39) - 8, 4096, 256, 16));
+  CHECK(!bf16fp32__smallm_shape_ok(1, 256, 4096, (int64_t)1 << 39, 4096, 256, 16));
+  CHECK(!bf16fp32__smallm_shape_ok(1, 256, 4096, 4096, (int64_t)1 << 40, 256, 16));
   CHECK(!bf16fp32__smallm_shape_ok(257, 256, 4096, 4096, 4096, 256, 16));
   CHECK(!bf16fp32__smallm_shape_ok(4, 200, 4096, 4096, 4096, 200, 16));  /* N % 16 */
   CHECK(!bf16fp32__smallm_shape_ok(4, 256, 4100, 4100, 4104, 256, 16));  /* K % 8 */

@@ -6,10 +6,12 @@
 int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int64_t ldw,
                               int64_t ldo, int align) {
   /* 16-byte rows and pointers: the 16-byte weight loads, the 16-byte cp.async of x and the
-   * float4 output stores need them. */
+   * float4 output stores need them. The tensor maps of x and w take row strides under 2^40
+   * bytes (cuTensorMapEncodeTiled). */
+  const int64_t max_ld = ((int64_t)1 << 39) - 8;
   return m >= 1 && m <= BF16FP32__SMALLM_MAX_M && n >= 16 && n % 16 == 0 && n <= 65536 &&
          k >= 8 && k % 8 == 0 && k <= (1 << 24) && ldx % 8 == 0 && ldw % 8 == 0 &&
-         ldo % 8 == 0 && align == 16;
+         ldo % 8 == 0 && ldx <= max_ld && ldw <= max_ld && align == 16;
 }
 
 /* Wide-kernel blocks (rows x tokens, and groups: blocks sharing a tile of a one-slice split)
