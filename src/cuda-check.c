@@ -6,6 +6,7 @@
 
 #include "cuda-check.h"
 
+/* The errors after which, the runtime's header says, the process must be relaunched. */
 static int is_sticky(cudaError_t e) {
   switch (e) {
     case cudaErrorIllegalAddress:
@@ -20,6 +21,10 @@ static int is_sticky(cudaError_t e) {
     case cudaErrorLaunchTimeout:
     case cudaErrorContextIsDestroyed:
     case cudaErrorDevicesUnavailable:
+    case cudaErrorContained:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice:
       return 1;
     default:
       return 0;
@@ -50,6 +55,12 @@ bf16fp32_status bf16fp32__cuda_status(cudaError_t e, const char *call, const cha
 
 bf16fp32_status bf16fp32__cublas_status(int e, const char *call, const char *file, int line) {
   bf16fp32_status s = BF16FP32_CUBLAS_ERROR;
+  /* cuBLAS reports a dead context or a broken capture as a failed execution: say which, so that
+   * the dispatcher stops instead of quarantining every backend in turn */
+  if (e == CUBLAS_STATUS_EXECUTION_FAILED || e == CUBLAS_STATUS_INTERNAL_ERROR) {
+    cudaError_t ce = cudaPeekAtLastError();
+    if (is_sticky(ce) || is_capture_error(ce)) return bf16fp32__cuda_status(ce, call, file, line);
+  }
   if (e == CUBLAS_STATUS_ALLOC_FAILED) s = BF16FP32_OUT_OF_MEMORY;
   if (e == CUBLAS_STATUS_NOT_INITIALIZED) s = BF16FP32_NO_DEVICE;
   return bf16fp32__fail(s, "%s failed at %s:%d: %s (%d)", call, file, line,

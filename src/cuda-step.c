@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda-check.h"
 #include "dispatch.h"
 #include "step.h"
 
@@ -38,10 +39,9 @@ static bf16fp32_status build_calls(bf16fp32__step *s) {
   return BF16FP32_OK;
 }
 
+/* The library's one mapping (a sticky error is CUDA_FATAL, not a failure to retry). */
 static bf16fp32_status cuda_fail(const char *what, cudaError_t e) {
-  (void)cudaGetLastError();
-  return bf16fp32__fail(e == cudaErrorMemoryAllocation ? BF16FP32_OUT_OF_MEMORY : BF16FP32_CUDA_ERROR,
-                        "step: %s: %s", what, cudaGetErrorString(e));
+  return bf16fp32__cuda_status(e, what, __FILE__, __LINE__);
 }
 
 /* Every call owns its weight, input and output: weights are read cold, as in a model's step. */
