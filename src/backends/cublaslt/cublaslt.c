@@ -60,7 +60,11 @@ static bf16fp32_status cublaslt_prewarm(void *state, const bf16fp32__shape *shap
   BF16FP32__TRY(bf16fp32__lt_plans_get(&s->plans, s->lt, s->device, s->workspace_bytes, shape,
                                        variant, true, &plan, &owned));
   runnable = plan.runnable;
-  if (owned) bf16fp32__lt_plan_free(&plan); /* table full: calls will build their own */
+  if (owned) { /* table full: a plain call builds its own, a captured one finds none */
+    bf16fp32__lt_plan_free(&plan);
+    BF16FP32__TRY(bf16fp32__fail(BF16FP32_DECLINED, "cuBLASLt's plan table is full (%d plans): "
+                                 "reset the context", BF16FP32__LT_PLANS_CAP / 4 * 3));
+  }
   if (!runnable)
     BF16FP32__TRY(bf16fp32__fail(BF16FP32_DECLINED, "cuBLASLt has no algorithm for m=%lld n=%lld k=%lld",
                                  (long long)shape->m, (long long)shape->n, (long long)shape->k));
