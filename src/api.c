@@ -39,8 +39,8 @@ bf16fp32_status bf16fp32_linear(bf16fp32_context *ctx, bf16fp32_location where, 
                                 const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
                                 void *stream) {
   if (!ctx) return bf16fp32__fail(BF16FP32_NULL_POINTER, "ctx is NULL");
-  const int have_device = bf16fp32__context_device(ctx) >= 0;
-  bf16fp32_status st = bf16fp32__validate(where, m, n, k, x, ldx, w, ldw, out, ldo, have_device);
+  bf16fp32_status st = bf16fp32__validate(where, m, n, k, x, ldx, w, ldw, out, ldo,
+                                          bf16fp32__context_device(ctx));
   if (st != BF16FP32_OK || m == 0 || n == 0) return st;
   call_scope sc;
   bf16fp32__call call;

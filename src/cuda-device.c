@@ -60,12 +60,13 @@ cleanup:
   return st;
 }
 
-bf16fp32_status bf16fp32__pointer_kind(const void *p, int *kind) {
+bf16fp32_status bf16fp32__pointer_kind(const void *p, int *kind, int *device) {
   bf16fp32_status st = BF16FP32_OK;
   struct cudaPointerAttributes a;
   *kind = 0;
+  *device = -1;
   BF16FP32__CUDA_TRY(cudaPointerGetAttributes(&a, p));
-  if (a.type == cudaMemoryTypeDevice) *kind = 1;
+  if (a.type == cudaMemoryTypeDevice) *kind = 1, *device = a.device;
   if (a.type == cudaMemoryTypeManaged) *kind = 2;
 cleanup:
   return st;

@@ -25,9 +25,10 @@ bf16fp32_status bf16fp32__stream_capturing(void *stream, bool *capturing) {
   *capturing = false;
   return no_cuda();
 }
-bf16fp32_status bf16fp32__pointer_kind(const void *p, int *kind) {
+bf16fp32_status bf16fp32__pointer_kind(const void *p, int *kind, int *device) {
   (void)p;
   *kind = 0;
+  *device = -1;
   return BF16FP32_OK; /* without CUDA every pointer is host memory */
 }
 bf16fp32_status bf16fp32__device_zero(float *out, int64_t m, int64_t n, int64_t ldo, void *stream) {

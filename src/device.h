@@ -19,8 +19,9 @@ void bf16fp32__device_leave(int prev);
 /* Whether stream is capturing a graph (active capture: true). */
 bf16fp32_status bf16fp32__stream_capturing(void *stream, bool *capturing);
 
-/* Where p points: 0 host (plain or pinned), 1 device, 2 managed (usable by both). */
-bf16fp32_status bf16fp32__pointer_kind(const void *p, int *kind);
+/* Where p points: 0 host (plain or pinned), 1 device, 2 managed (usable by both); *device the
+ * ordinal of device memory (-1 otherwise). */
+bf16fp32_status bf16fp32__pointer_kind(const void *p, int *kind, int *device);
 
 /* out[m, n] with leading dimension ldo set to zero on the stream (capture-safe memset node). */
 bf16fp32_status bf16fp32__device_zero(float *out, int64_t m, int64_t n, int64_t ldo, void *stream);

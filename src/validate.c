@@ -63,25 +63,30 @@ static int regions_overlap(region a, region b) {
 }
 
 static bf16fp32_status check_memory(const void *p, const char *name, bf16fp32_location where,
-                                    int have_device) {
-  int kind = 0;
-  if (!have_device) {
+                                    int device) {
+  int kind = 0, owner = -1;
+  if (device < 0) {
     if (where == BF16FP32_DEVICE)
       return bf16fp32__fail(BF16FP32_NO_DEVICE, "device call but the context has no CUDA device in this process");
     return BF16FP32_OK;
   }
-  bf16fp32_status st = bf16fp32__pointer_kind(p, &kind);
+  bf16fp32_status st = bf16fp32__pointer_kind(p, &kind, &owner);
   if (st != BF16FP32_OK) return st;
   if (where == BF16FP32_HOST && kind == 1)
     return bf16fp32__fail(BF16FP32_WRONG_MEMORY, "%s is device memory in a host call", name);
   if (where == BF16FP32_DEVICE && kind == 0)
     return bf16fp32__fail(BF16FP32_WRONG_MEMORY, "%s is host memory in a device call", name);
+  /* Another GPU's memory would be an illegal address in our kernels (no peer access assumed),
+   * which ends the whole CUDA context. */
+  if (where == BF16FP32_DEVICE && kind == 1 && owner != device)
+    return bf16fp32__fail(BF16FP32_WRONG_MEMORY, "%s is memory of CUDA device %d; the context's is %d",
+                          name, owner, device);
   return BF16FP32_OK;
 }
 
 bf16fp32_status bf16fp32__validate(bf16fp32_location where, int64_t m, int64_t n, int64_t k,
                                    const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw,
-                                   const float *out, int64_t ldo, int have_device) {
+                                   const float *out, int64_t ldo, int device) {
   if (where != BF16FP32_HOST && where != BF16FP32_DEVICE)
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "where=%d is neither HOST nor DEVICE", (int)where);
   if (m < 0 || n < 0 || k < 0)
@@ -93,7 +98,7 @@ bf16fp32_status bf16fp32__validate(bf16fp32_location where, int64_t m, int64_t n
   if ((uintptr_t)out % sizeof(float))
     return bf16fp32__fail(BF16FP32_MISALIGNED, "out is not 4-byte aligned");
   if (!span_fits(m, ldo, n)) return bf16fp32__fail(BF16FP32_BAD_SIZE, "m x ldo is too large (2^56 elements at most)");
-  bf16fp32_status st = check_memory(out, "out", where, have_device);
+  bf16fp32_status st = check_memory(out, "out", where, device);
   if (st != BF16FP32_OK || k == 0) return st;
   if (ldx < k) return bf16fp32__fail(BF16FP32_BAD_LEADING_DIM, "ldx=%lld < k=%lld", (long long)ldx, (long long)k);
   if (ldw < k) return bf16fp32__fail(BF16FP32_BAD_LEADING_DIM, "ldw=%lld < k=%lld", (long long)ldw, (long long)k);
@@ -103,8 +108,8 @@ bf16fp32_status bf16fp32__validate(bf16fp32_location where, int64_t m, int64_t n
   if ((uintptr_t)w % 2) return bf16fp32__fail(BF16FP32_MISALIGNED, "w is not 2-byte aligned");
   if (!span_fits(m, ldx, k) || !span_fits(n, ldw, k))
     return bf16fp32__fail(BF16FP32_BAD_SIZE, "m x ldx or n x ldw is too large (2^56 elements at most)");
-  if ((st = check_memory(x, "x", where, have_device)) != BF16FP32_OK) return st;
-  if ((st = check_memory(w, "w", where, have_device)) != BF16FP32_OK) return st;
+  if ((st = check_memory(x, "x", where, device)) != BF16FP32_OK) return st;
+  if ((st = check_memory(w, "w", where, device)) != BF16FP32_OK) return st;
   const region o = {(uintptr_t)out, m, 4 * ldo, 4 * n};
   if (regions_overlap(o, (region){(uintptr_t)x, m, 2 * ldx, 2 * k}))
     return bf16fp32__fail(BF16FP32_OVERLAP, "out shares memory with x");

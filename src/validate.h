@@ -5,10 +5,11 @@
 #include "internal.h"
 
 /* OK for a valid call (also for m == 0 or n == 0, where pointers are not looked at, and for
- * k == 0, where x and w are not). have_device: the context has a CUDA device, so pointer
- * kinds can be checked against `where`. */
+ * k == 0, where x and w are not). device: the context's CUDA device (-1: none), against which
+ * pointer kinds are checked: host memory for a host call, memory of that device (or managed)
+ * for a device call. */
 bf16fp32_status bf16fp32__validate(bf16fp32_location where, int64_t m, int64_t n, int64_t k,
                                    const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw,
-                                   const float *out, int64_t ldo, int have_device);
+                                   const float *out, int64_t ldo, int device);
 
 #endif

@@ -1,0 +1,76 @@
+/* A device call on memory it cannot use fails before anything runs: host memory, and another
+ * GPU's memory (WRONG_MEMORY: our kernels would fault there, which ends the CUDA context); the
+ * device's own memory and managed memory run. The other-GPU case needs two devices. */
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gpu-case.h"
+#include "support.h"
+#include "testing.h"
+
+static bf16fp32_status call_with_x(bf16fp32_context *ctx, sup_gcase *c, const uint16_t *x) {
+  return bf16fp32_linear(ctx, BF16FP32_DEVICE, c->m, c->n, c->k, x, c->k, c->dw, c->k, c->dout,
+                         c->n, NULL);
+}
+
+/* out on the device still holds the poison everywhere. */
+static int out_untouched(sup_gcase *c) {
+  size_t count = (size_t)(c->m * c->n);
+  return sup_gpu_sync() == 0 && sup_gpu_download(c->hout, c->dout, count * 4) == 0 &&
+         sup_poisoned(c->hout, count);
+}
+
+int main(void) {
+  if (!sup_gpu_available()) return testing_skip("gpu-memory", "no CUDA device");
+  bf16fp32_context *ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  if (!ctx) return testing_summary("gpu-memory");
+  sup_gcase c = {.m = 4, .n = 256, .k = 512};
+  const size_t xbytes = (size_t)(c.m * c.k) * 2;
+  CHECK(sup_gcase_alloc(&c, 1) == 0);
+
+  CHECK(sup_gcase_poison(&c, c.dout) == 0);
+  CHECK_OK(call_with_x(ctx, &c, c.dx));
+  CHECK(sup_gpu_sync() == 0);
+  sup_gcase_check(&c, c.dout, "device memory");
+
+  CHECK(sup_gcase_poison(&c, c.dout) == 0);
+  CHECK(call_with_x(ctx, &c, c.hx) == BF16FP32_WRONG_MEMORY);
+  CHECK(out_untouched(&c));
+
+  uint16_t *managed = NULL;
+  CHECK(cudaMallocManaged((void **)&managed, xbytes, cudaMemAttachGlobal) == cudaSuccess);
+  if (managed) {
+    memcpy(managed, c.hx, xbytes);
+    CHECK(sup_gcase_poison(&c, c.dout) == 0);
+    CHECK_OK(call_with_x(ctx, &c, managed));
+    CHECK(sup_gpu_sync() == 0);
+    sup_gcase_check(&c, c.dout, "managed memory");
+    CHECK(cudaFree(managed) == cudaSuccess);
+  }
+
+  int count = 0, dev = 0;
+  CHECK(cudaGetDeviceCount(&count) == cudaSuccess && cudaGetDevice(&dev) == cudaSuccess);
+  if (count >= 2) {
+    const int other = dev == 0 ? 1 : 0;
+    void *far = NULL;
+    CHECK(cudaSetDevice(other) == cudaSuccess);
+    CHECK(cudaMalloc(&far, xbytes) == cudaSuccess);
+    CHECK(cudaSetDevice(dev) == cudaSuccess);
+    CHECK(sup_gcase_poison(&c, c.dout) == 0);
+    CHECK(call_with_x(ctx, &c, far) == BF16FP32_WRONG_MEMORY);
+    CHECK(strstr(bf16fp32_last_error(), "memory of CUDA device") != NULL);
+    CHECK(out_untouched(&c));
+    CHECK(cudaSetDevice(other) == cudaSuccess);
+    CHECK(cudaFree(far) == cudaSuccess);
+    CHECK(cudaSetDevice(dev) == cudaSuccess);
+  } else {
+    printf("gpu-memory: one CUDA device, so another device's memory is not tried\n");
+  }
+  CHECK(cudaGetLastError() == cudaSuccess);
+  sup_gcase_free(&c);
+  bf16fp32_destroy(ctx);
+  return testing_summary("gpu-memory");
+}
