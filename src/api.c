@@ -8,7 +8,8 @@
 #include "dispatch.h"
 #include "validate.h"
 
-/* Device calls run with the context's device current and know whether the stream captures. */
+/* Device calls run with the context's device current, on a stream of it, and know whether the
+ * stream captures. */
 typedef struct call_scope {
   int prev_device;
   bool on_device;
@@ -21,7 +22,7 @@ static bf16fp32_status enter(bf16fp32_context *ctx, bf16fp32_location where, voi
   *capturing = false;
   if (!sc->on_device) return BF16FP32_OK;
   bf16fp32_status st = bf16fp32__device_enter(ctx->cfg.device, &sc->prev_device);
-  if (st == BF16FP32_OK) st = bf16fp32__stream_capturing(stream, capturing);
+  if (st == BF16FP32_OK) st = bf16fp32__stream_check(stream, ctx->cfg.device, capturing);
   if (st != BF16FP32_OK) bf16fp32__device_leave(sc->prev_device);
   return st;
 }

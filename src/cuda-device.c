@@ -48,10 +48,18 @@ void bf16fp32__device_leave(int prev) {
   if (prev >= 0 && cudaGetDevice(&now) == cudaSuccess && now != prev) (void)cudaSetDevice(prev);
 }
 
-bf16fp32_status bf16fp32__stream_capturing(void *stream, bool *capturing) {
+bf16fp32_status bf16fp32__stream_check(void *stream, int device, bool *capturing) {
   bf16fp32_status st = BF16FP32_OK;
   enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  const cudaStream_t s = (cudaStream_t)stream;
   *capturing = false;
+  if (s != NULL && s != cudaStreamLegacy && s != cudaStreamPerThread) { /* the others: current */
+    int owner = -1;
+    BF16FP32__CUDA_TRY(cudaStreamGetDevice(s, &owner));
+    if (owner != device)
+      return bf16fp32__fail(BF16FP32_BAD_OPTION, "the stream is one of CUDA device %d; the context's is %d",
+                            owner, device);
+  }
   BF16FP32__CUDA_TRY(cudaStreamIsCapturing((cudaStream_t)stream, &cs));
   if (cs == cudaStreamCaptureStatusInvalidated)
     return bf16fp32__fail(BF16FP32_CAPTURE_BROKEN, "the stream's capture was already invalidated");

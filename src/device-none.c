@@ -20,8 +20,8 @@ bf16fp32_status bf16fp32__device_enter(int device, int *prev) {
   return no_cuda();
 }
 void bf16fp32__device_leave(int prev) { (void)prev; }
-bf16fp32_status bf16fp32__stream_capturing(void *stream, bool *capturing) {
-  (void)stream;
+bf16fp32_status bf16fp32__stream_check(void *stream, int device, bool *capturing) {
+  (void)stream, (void)device;
   *capturing = false;
   return no_cuda();
 }

@@ -16,8 +16,9 @@ bf16fp32_status bf16fp32__device_describe(int ordinal, int *cc_major, int *cc_mi
 bf16fp32_status bf16fp32__device_enter(int device, int *prev);
 void bf16fp32__device_leave(int prev);
 
-/* Whether stream is capturing a graph (active capture: true). */
-bf16fp32_status bf16fp32__stream_capturing(void *stream, bool *capturing);
+/* Whether stream is capturing a graph (active capture: true); BAD_OPTION when it is a stream of
+ * another device than `device` (launches there would fail in every backend). */
+bf16fp32_status bf16fp32__stream_check(void *stream, int device, bool *capturing);
 
 /* Where p points: 0 host (plain or pinned), 1 device, 2 managed (usable by both); *device the
  * ordinal of device memory (-1 otherwise). */

@@ -1,6 +1,8 @@
 /* A device call on memory it cannot use fails before anything runs: host memory, and another
  * GPU's memory (WRONG_MEMORY: our kernels would fault there, which ends the CUDA context); the
- * device's own memory and managed memory run. The other-GPU case needs two devices. */
+ * device's own memory and managed memory run. A stream of another GPU is BAD_OPTION (launches
+ * there would fail in every backend and quarantine the shape). The other-GPU cases need two
+ * devices. */
 #include <stdio.h>
 #include <string.h>
 
@@ -63,9 +65,19 @@ int main(void) {
     CHECK(call_with_x(ctx, &c, far) == BF16FP32_WRONG_MEMORY);
     CHECK(strstr(bf16fp32_last_error(), "memory of CUDA device") != NULL);
     CHECK(out_untouched(&c));
+    cudaStream_t far_stream = NULL;
     CHECK(cudaSetDevice(other) == cudaSuccess);
     CHECK(cudaFree(far) == cudaSuccess);
+    CHECK(cudaStreamCreate(&far_stream) == cudaSuccess);
     CHECK(cudaSetDevice(dev) == cudaSuccess);
+    CHECK(bf16fp32_linear(ctx, BF16FP32_DEVICE, c.m, c.n, c.k, c.dx, c.k, c.dw, c.k, c.dout, c.n,
+                          far_stream) == BF16FP32_BAD_OPTION);
+    CHECK(out_untouched(&c));
+    bf16fp32_quarantine_entry q[4];
+    int quarantined = -1;
+    CHECK_OK(bf16fp32_quarantine_list(ctx, q, 4, &quarantined));
+    CHECK(quarantined == 0); /* the shape still runs on every backend */
+    CHECK(cudaStreamDestroy(far_stream) == cudaSuccess);
   } else {
     printf("gpu-memory: one CUDA device, so another device's memory is not tried\n");
   }
