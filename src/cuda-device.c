@@ -57,8 +57,8 @@ bf16fp32_status bf16fp32__stream_check(void *stream, int device, bool *capturing
     int owner = -1;
     BF16FP32__CUDA_TRY(cudaStreamGetDevice(s, &owner));
     if (owner != device)
-      return bf16fp32__fail(BF16FP32_BAD_OPTION, "the stream is one of CUDA device %d; the context's is %d",
-                            owner, device);
+      return bf16fp32__fail(BF16FP32_BAD_OPTION,
+                            "the stream is one of CUDA device %d; the context's is %d", owner, device);
   }
   BF16FP32__CUDA_TRY(cudaStreamIsCapturing((cudaStream_t)stream, &cs));
   if (cs == cudaStreamCaptureStatusInvalidated)
@@ -66,6 +66,20 @@ bf16fp32_status bf16fp32__stream_check(void *stream, int device, bool *capturing
   *capturing = cs == cudaStreamCaptureStatusActive;
 cleanup:
   return st;
+}
+
+int bf16fp32__capture_relax(void) {
+  enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1; /* nothing changed: nothing to restore */
+  }
+  return (int)mode;
+}
+
+void bf16fp32__capture_restore(int mode) {
+  enum cudaStreamCaptureMode m = (enum cudaStreamCaptureMode)mode;
+  if (mode >= 0 && cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) (void)cudaGetLastError();
 }
 
 bf16fp32_status bf16fp32__pointer_kind(const void *p, int *kind, int *device) {

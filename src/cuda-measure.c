@@ -145,8 +145,9 @@ static bf16fp32_status prepare_candidate(bf16fp32__candidate *cd, const rotation
   BF16FP32__TRY(check_copy0(rot, stream, outh, ref, cd));
   if (cd->wrong) goto cleanup;
 
-  /* Capture: call i uses copy i mod copies, so consecutive calls never share operands. */
-  e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  /* Capture: call i uses copy i mod copies, so consecutive calls never share operands. Thread-
+   * local: the candidate's own unsafe calls still break it, other threads' allocations do not. */
+  e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
   if (e != cudaSuccess) {
     s = cand_cuda_fail(cd, e, "cudaStreamBeginCapture");
     if (s == BF16FP32_CUDA_FATAL) st = s;
@@ -363,7 +364,8 @@ bf16fp32_status bf16fp32__time_graphs_device(bf16fp32__graph_job *jobs, int coun
     bf16fp32_status s = BF16FP32_OK;
     if (jb->prepare) s = jb->prepare(jb->user, stream);
     if (s == BF16FP32_OK) {
-      cudaError_t e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+      /* thread-local, as above */
+      cudaError_t e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
       if (e != cudaSuccess) {
         s = bf16fp32__cuda_status(e, "cudaStreamBeginCapture", __FILE__, __LINE__);
       } else {

@@ -61,11 +61,13 @@ void bf16fp32__stream_slots_destroy(bf16fp32__stream_slots *s) {
   pthread_mutex_destroy(&s->lock);
 }
 
-/* Creates the resources of a new slot for `stream` (map lock held, never during capture). */
+/* Creates the resources of a new slot for `stream` (map lock held, never during capture on
+ * `stream`; another thread's capture may be under way). */
 static bf16fp32_status slot_create(const bf16fp32__stream_slots *s, bf16fp32__stream_slot *slot,
                                    void *stream) {
   bf16fp32_status st = BF16FP32_OK;
   int prev = -1;
+  const int mode = bf16fp32__capture_relax();
   memset(slot, 0, sizeof *slot);
   slot->stream = stream;
   slot->device = s->device;
@@ -85,6 +87,7 @@ static bf16fp32_status slot_create(const bf16fp32__stream_slots *s, bf16fp32__st
 cleanup:
   if (st != BF16FP32_OK) slot_free(slot); /* frees only what was made */
   bf16fp32__device_leave(prev);
+  bf16fp32__capture_restore(mode);
   return st;
 }
 
@@ -138,6 +141,7 @@ bf16fp32_status bf16fp32__stream_slot_reserve(bf16fp32__stream_slot *slot, size_
                           bytes, slot->scratch_bytes);
   if (slot->scratch_captured && slot->retired_count == BF16FP32__SCRATCH_RETIRED_MAX)
     return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "scratch replaced too often; reset the context");
+  const int mode = bf16fp32__capture_relax(); /* as in slot_create */
   /* Grow by half at least, so that a sweep of sizes replaces the buffer a few times only. */
   size_t want = bytes;
   if (slot->scratch_bytes > 0 && slot->scratch_bytes + slot->scratch_bytes / 2 > want)
@@ -156,5 +160,6 @@ bf16fp32_status bf16fp32__stream_slot_reserve(bf16fp32__stream_slot *slot, size_
   slot->scratch_bytes = want;
 cleanup:
   bf16fp32__device_leave(prev);
+  bf16fp32__capture_restore(mode);
   return st;
 }

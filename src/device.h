@@ -20,6 +20,12 @@ void bf16fp32__device_leave(int prev);
  * another device than `device` (launches there would fail in every backend). */
 bf16fp32_status bf16fp32__stream_check(void *stream, int device, bool *capturing);
 
+/* Sets this thread's capture mode to relaxed and returns the one to restore: the lazy creations
+ * (allocations, handles) of a call on a stream that is not capturing must neither fail nor
+ * invalidate another thread's capture in global mode (PyTorch's default). */
+int bf16fp32__capture_relax(void);
+void bf16fp32__capture_restore(int mode);
+
 /* Where p points: 0 host (plain or pinned), 1 device, 2 managed (usable by both); *device the
  * ordinal of device memory (-1 otherwise). */
 bf16fp32_status bf16fp32__pointer_kind(const void *p, int *kind, int *device);

@@ -1,7 +1,9 @@
 /* CUDA graph capture: for each GPU backend forced (cublas, cublaslt, fp32) and for auto, prewarm
- * on a stream, capture a sequence of calls on it, replay twice and check against the oracle.
+ * on a stream, capture a sequence of calls on it, replay twice and check against the oracle,
+ * then capture again while another thread makes its first call on a new stream.
  * A shape or a stream that was not prewarmed, met during capture, must either run (and be right
  * on replay) or return NOT_PREWARMED, and the capture must stay intact either way. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +97,50 @@ static void captured_sequence(bf16fp32_context *ctx, const char *name, cudaStrea
   CHECK(cudaGetLastError() == cudaSuccess);
 }
 
+/* A call of the thread below: its first on a new stream, so the backend makes its handle and
+ * workspace (or fp32 its scratch) while the main thread captures. */
+typedef struct beside_job {
+  bf16fp32_context *ctx;
+  gcase *c;
+  cudaStream_t s;
+  bf16fp32_status st;
+} beside_job;
+
+static void *beside(void *p) {
+  beside_job *j = p;
+  j->st = case_call(j->ctx, j->c, j->s);
+  return NULL;
+}
+
+/* While s captures in global mode (PyTorch's default), another thread's first call on a new
+ * stream goes through, and the capture stays intact: the library's lazy allocations run in the
+ * relaxed mode. */
+static void capture_beside_new_stream(bf16fp32_context *ctx, const char *name, cudaStream_t s,
+                                      gcase *other) {
+  cudaStream_t fresh = sup_gpu_stream_create();
+  CHECK(fresh != NULL);
+  if (!fresh) return;
+  CHECK(case_poison(&warm[0]) == 0 && case_poison(other) == 0);
+  CHECK(sup_gpu_sync() == 0);
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  CHECK_OK(case_call(ctx, &warm[0], s)); /* prewarmed on s by captured_sequence */
+  beside_job job = {ctx, other, fresh, BF16FP32_INTERNAL};
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, beside, &job) == 0 && pthread_join(t, NULL) == 0);
+  if (job.st != BF16FP32_OK)
+    fprintf(stderr, "%s beside a capture: %s (%s)\n", name, bf16fp32_status_name(job.st),
+            bf16fp32_last_error());
+  CHECK(job.st == BF16FP32_OK);
+  CHECK(sup_gpu_capturing(s));
+  char what[96];
+  snprintf(what, sizeof what, "%s, captured beside another thread's new stream", name);
+  if (end_and_replay(s, 1) == 0) case_check(&warm[0], what);
+  CHECK(sup_gpu_stream_sync(fresh) == 0);
+  snprintf(what, sizeof what, "%s, new stream beside a capture", name);
+  case_check(other, what);
+  sup_gpu_stream_destroy(fresh);
+}
+
 /* One call of c during a capture on s that was not prewarmed for it: OK (then right on replay)
  * or NOT_PREWARMED, the capture still active after it and ending cleanly. */
 static void unprewarmed_capture(bf16fp32_context *ctx, const char *name, gcase *c, cudaStream_t s,
@@ -132,6 +178,8 @@ int main(void) {
   gcase big = {.m = 300, .n = 256, .k = 512}; /* (n, k) prewarmed, but only for m <= 33 */
   CHECK(case_alloc(&cold, 7) == 0);
   CHECK(case_alloc(&big, 8) == 0);
+  gcase beside_case = {.m = 6, .n = 128, .k = 384}; /* called from another thread, new streams */
+  CHECK(case_alloc(&beside_case, 9) == 0);
 
   cudaStream_t s = sup_gpu_stream_create();
   cudaStream_t fresh[4] = {NULL, NULL, NULL, NULL}; /* kept alive: each is new to the library */
@@ -141,6 +189,7 @@ int main(void) {
     int b = strcmp(name, "auto") == 0 ? -1 : sup_backend_index(ctx, name);
     CHECK_OK(bf16fp32_force_backend(ctx, name));
     captured_sequence(ctx, name, s);
+    capture_beside_new_stream(ctx, name, s, &beside_case);
 
     /* Prewarmed stream, shape not prewarmed (fp32's scratch too small, no cuBLASLt plan). */
     unprewarmed_capture(ctx, name, &big, s, "prewarmed stream, larger m");
@@ -174,6 +223,7 @@ int main(void) {
   for (int i = 0; i < NWARM; i++) case_free(&warm[i]);
   case_free(&cold);
   case_free(&big);
+  case_free(&beside_case);
   bf16fp32_destroy(ctx);
   return testing_summary("gpu-capture");
 }
