@@ -52,6 +52,7 @@ void bf16fp32__stream_slots_destroy(bf16fp32__stream_slots *s) {
      * may be gone by now, so wait for the whole device. */
     BF16FP32__CUDA_NOTE(cudaDeviceSynchronize());
     for (int i = 0; i < s->count; i++) {
+      if (!s->slot[i].live) continue; /* freed when its stream was forgotten */
       slot_free(&s->slot[i]);
       pthread_mutex_destroy(&s->slot[i].lock);
     }
@@ -84,6 +85,7 @@ static bf16fp32_status slot_create(const bf16fp32__stream_slots *s, bf16fp32__st
   }
   if (pthread_mutex_init(&slot->lock, NULL) != 0)
     BF16FP32__TRY(bf16fp32__fail(BF16FP32_INTERNAL, "pthread_mutex_init failed"));
+  slot->live = true;
 cleanup:
   if (st != BF16FP32_OK) slot_free(slot); /* frees only what was made */
   bf16fp32__device_leave(prev);
@@ -102,12 +104,17 @@ bf16fp32_status bf16fp32__stream_slots_acquire(bf16fp32__stream_slots *s, void *
     return bf16fp32__fail(BF16FP32_DECLINED, "cudaStreamPerThread is not supported: pass an explicit stream");
   pthread_mutex_lock(&s->lock);
   for (int i = 0; i < s->count && !found; i++)
-    if (s->slot[i].stream == stream) found = &s->slot[i];
+    if (s->slot[i].live && s->slot[i].stream == stream) found = &s->slot[i];
   if (!found && may_create) {
-    if (s->count == BF16FP32__STREAM_SLOTS_MAX)
+    int free_at = s->count; /* a forgotten stream's slot first, else a new one */
+    for (int i = 0; i < s->count && free_at == s->count; i++)
+      if (!s->slot[i].live) free_at = i;
+    if (free_at == BF16FP32__STREAM_SLOTS_MAX)
       st = bf16fp32__fail(BF16FP32_DECLINED, "already serving %d streams", BF16FP32__STREAM_SLOTS_MAX);
-    else if ((st = slot_create(s, &s->slot[s->count], stream)) == BF16FP32_OK)
-      found = &s->slot[s->count++];
+    else if ((st = slot_create(s, &s->slot[free_at], stream)) == BF16FP32_OK) {
+      found = &s->slot[free_at];
+      if (free_at == s->count) s->count++;
+    }
   }
   pthread_mutex_unlock(&s->lock);
   if (found) {
@@ -119,6 +126,25 @@ bf16fp32_status bf16fp32__stream_slots_acquire(bf16fp32__stream_slots *s, void *
                         "prewarm on the stream first");
   }
   return st;
+}
+
+void bf16fp32__stream_slots_forget(bf16fp32__stream_slots *s, void *stream) {
+  pthread_mutex_lock(&s->lock);
+  for (int i = 0; i < s->count; i++) {
+    bf16fp32__stream_slot *slot = &s->slot[i];
+    if (!slot->live || slot->stream != stream) continue;
+    int prev = -1;
+    pthread_mutex_lock(&slot->lock); /* a call of this stream still in the slot ends first */
+    (void)bf16fp32__device_enter(s->device, &prev);
+    BF16FP32__CUDA_NOTE(cudaStreamSynchronize((cudaStream_t)stream)); /* its work may read them */
+    slot_free(slot);
+    bf16fp32__device_leave(prev);
+    slot->live = false;
+    pthread_mutex_unlock(&slot->lock);
+    pthread_mutex_destroy(&slot->lock);
+    break;
+  }
+  pthread_mutex_unlock(&s->lock);
 }
 
 void bf16fp32__stream_slot_release(bf16fp32__stream_slot *slot) {

@@ -22,6 +22,7 @@
  * cuBLAS handle or the scratch at the same time. */
 typedef struct bf16fp32__stream_slot {
   void *stream;              /* the key: a cudaStream_t value (NULL: the legacy stream) */
+  bool live;                 /* false once its stream was forgotten: free for another */
   pthread_mutex_t lock;
   int device;
   cublasHandle_t blas;       /* bound to `stream` with `workspace` set; NULL when not asked for */
@@ -40,7 +41,7 @@ typedef struct bf16fp32__stream_slots {
   size_t workspace_bytes;
   bool with_blas;            /* give each slot a cuBLAS handle */
   cublasMath_t blas_math;
-  int count;                 /* slots [0, count) are live; they never move until destroy */
+  int count;                 /* slots [0, count) were made (live or freed); none moves */
   bf16fp32__stream_slot slot[BF16FP32__STREAM_SLOTS_MAX];
 } bf16fp32__stream_slots;
 
@@ -57,6 +58,10 @@ void bf16fp32__stream_slots_destroy(bf16fp32__stream_slots *s);
  * cudaStreamPerThread (one key, a different stream in each thread) and when the map is full. */
 bf16fp32_status bf16fp32__stream_slots_acquire(bf16fp32__stream_slots *s, void *stream,
                                                bool may_create, bf16fp32__stream_slot **slot);
+/* Frees the slot of `stream`, if any, for another stream: for a stream no other thread calls
+ * with, whose captured graphs will not replay (the tuner's own, before it is destroyed). */
+void bf16fp32__stream_slots_forget(bf16fp32__stream_slots *s, void *stream);
+
 /* NULL is ignored, so that a cleanup label can always call it. */
 void bf16fp32__stream_slot_release(bf16fp32__stream_slot *slot);
 

@@ -380,7 +380,7 @@ bf16fp32_status bf16fp32__tune_measure_step(bf16fp32_context *ctx, const bf16fp3
   free(as_now);
   free(times);
   free(chosen);
-  if (stream) bf16fp32__tune_stream_destroy(stream);
+  if (stream) bf16fp32__tune_stream_destroy(ctx, stream);
   bf16fp32__step_free(&s);
   return st;
 }

@@ -234,6 +234,14 @@ bf16fp32_status bf16fp32__prewarm_shape(bf16fp32_context *ctx, const bf16fp32__s
   return BF16FP32_OK;
 }
 
+void bf16fp32__forget_stream(bf16fp32_context *ctx, void *stream) {
+  for (int b = 0; b < bf16fp32__registry_count; b++) {
+    const bf16fp32__backend *ops = bf16fp32__registry[b].ops;
+    if (ops && ops->forget_stream && ctx->slot[b].available)
+      ops->forget_stream(ctx->slot[b].state, stream);
+  }
+}
+
 int bf16fp32__backend_available(bf16fp32_context *ctx, int backend) {
   return backend >= 0 && backend < bf16fp32__registry_count && ctx->slot[backend].available;
 }

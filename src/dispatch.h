@@ -30,6 +30,9 @@ int bf16fp32__variants_one(bf16fp32_context *ctx, int backend, const bf16fp32__s
                            char (*names)[BF16FP32__VARIANT_LEN], int max);
 /* 1 when the backend (registry index) was probed usable in this context. */
 int bf16fp32__backend_available(bf16fp32_context *ctx, int backend);
+/* Every backend frees what it keeps for `stream`, a stream of the library's own about to be
+ * destroyed (the tuner's), so that its per-stream slots serve other streams. */
+void bf16fp32__forget_stream(bf16fp32_context *ctx, void *stream);
 /* The context's configuration (device, threads, ...). */
 const bf16fp32__config *bf16fp32__context_config(bf16fp32_context *ctx);
 

@@ -67,6 +67,8 @@ typedef struct bf16fp32__backend {
   bf16fp32_status (*run)(void *state, const bf16fp32__call *call);
   void (*reset)(void *state);
   int (*variants)(void *state, const bf16fp32__shape *s, char (*names)[BF16FP32__VARIANT_LEN], int max);
+  /* Frees what the backend keeps for `stream` (optional): its work is done and it goes away. */
+  void (*forget_stream)(void *state, void *stream);
 } bf16fp32__backend;
 
 /* registry.c: every backend this build knows, in registry (fallback) order. A backend not

@@ -320,7 +320,7 @@ static bf16fp32_status measure_all(bf16fp32_context *ctx, const bf16fp32__tune_r
     }
   }
 cleanup:
-  if (stream) bf16fp32__tune_stream_destroy(stream);
+  if (stream) bf16fp32__tune_stream_destroy(ctx, stream);
   return st;
 }
 
@@ -462,5 +462,5 @@ bf16fp32_status bf16fp32__tune_stream_create(void **stream) {
   *stream = NULL;
   return bf16fp32__fail(BF16FP32_NO_DEVICE, "this library was built without CUDA");
 }
-void bf16fp32__tune_stream_destroy(void *stream) { (void)stream; }
+void bf16fp32__tune_stream_destroy(bf16fp32_context *ctx, void *stream) { (void)ctx, (void)stream; }
 #endif

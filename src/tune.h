@@ -78,8 +78,9 @@ bf16fp32_status bf16fp32__tune_measure_step(bf16fp32_context *ctx, const bf16fp3
                                             bf16fp32__tune_table *found);
 
 /* cuda-tune-stream.c (a NO_DEVICE stub without CUDA): the one stream a GPU tune run measures
- * on, so that the backends' per-stream state is made once, not once per measure. */
+ * on, so that the backends' per-stream state is made once, not once per measure; destroy frees
+ * that state too (the backends serve a bounded number of streams). */
 bf16fp32_status bf16fp32__tune_stream_create(void **stream);
-void bf16fp32__tune_stream_destroy(void *stream);
+void bf16fp32__tune_stream_destroy(bf16fp32_context *ctx, void *stream);
 
 #endif

@@ -1,14 +1,18 @@
 /* Tuning on the GPU, plainly and under PDL: the entries go under device and device-pdl, the
  * backends that launch plainly are timed in turns with smallm under PDL (each gets a time of
  * its own, positive and finite), smallm's variants are timed in both and cuBLASLt's only
- * plainly, and a context picks by the entries of the launch it makes. */
+ * plainly, a context picks by the entries of the launch it makes, and a tune leaves no
+ * per-stream state behind. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <cuda_runtime_api.h>
+
 #include "dispatch.h"
+#include "gpu-case.h"
 #include "tune-file.h"
 #include "tune.h"
 #include "support.h"
@@ -46,6 +50,23 @@ static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16f
   }
 }
 
+/* A device tune of the pair at the first m_count of ms into path, `replays` rounds each. */
+static bf16fp32_status tune_pair(bf16fp32_context *ctx, const char *path, int m_count, int replays,
+                                 seen *progress, int *merged) {
+  bf16fp32__measure_opts mo;
+  bf16fp32__measure_defaults(&mo);
+  mo.replays = replays;
+  bf16fp32__tune_request r;
+  memset(&r, 0, sizeof r);
+  r.where = BF16FP32_DEVICE;
+  r.nk_pairs = pair, r.pair_count = 1, r.ms = ms, r.m_count = m_count;
+  r.out_path = path;
+  r.measure = &mo;
+  r.progress = progress ? on_progress : NULL;
+  r.user = progress;
+  return bf16fp32__tune_run(ctx, &r, merged);
+}
+
 /* One tune run of the pair at both M into path, with the context's PDL option as given. */
 static seen tune_once(const char *path, int pdl) {
   seen s;
@@ -55,19 +76,8 @@ static seen tune_once(const char *path, int pdl) {
     EXPECT(0, "create: %s", bf16fp32_last_error());
     return s;
   }
-  bf16fp32__measure_opts mo;
-  bf16fp32__measure_defaults(&mo);
-  mo.replays = 5;
-  bf16fp32__tune_request r;
-  memset(&r, 0, sizeof r);
-  r.where = BF16FP32_DEVICE;
-  r.nk_pairs = pair, r.pair_count = 1, r.ms = ms, r.m_count = 2;
-  r.out_path = path;
-  r.measure = &mo;
-  r.progress = on_progress;
-  r.user = &s;
   int merged = 0;
-  EXPECT(bf16fp32__tune_run(ctx, &r, &merged) == BF16FP32_OK && merged == 2, "tune pdl=%d: %s (%d)",
+  EXPECT(tune_pair(ctx, path, 2, 5, &s, &merged) == BF16FP32_OK && merged == 2, "tune pdl=%d: %s (%d)",
          pdl, bf16fp32_last_error(), merged);
   bf16fp32_destroy(ctx);
   return s;
@@ -86,6 +96,38 @@ static void expect_choice(const char *path, int pdl, int64_t m) {
          name ? name : "-");
   bf16fp32_destroy(ctx);
   unsetenv("BF16FP32_TUNE_FILE");
+}
+
+/* The tuner's own stream gives back what the backends kept for it: after a tune, 64 new streams
+ * (as many as a backend serves at once) each still get cuBLAS. */
+static void streams_after_tune(const char *path) {
+  bf16fp32_context *ctx = NULL;
+  CHECK_OK(sup_create_pdl(&ctx, 0));
+  if (!ctx) return;
+  int merged = 0;
+  CHECK_OK(tune_pair(ctx, path, 1, 3, NULL, &merged));
+  CHECK_OK(bf16fp32_force_backend(ctx, "cublas"));
+  sup_gcase c = {.m = 2, .n = 64, .k = 128};
+  CHECK(sup_gcase_alloc(&c, 5) == 0);
+  const int b = bf16fp32__registry_find("cublas");
+  bf16fp32_backend_info before, after;
+  CHECK_OK(bf16fp32_backend_info_get(ctx, b, &before));
+  enum { STREAMS = 64 };
+  cudaStream_t s[STREAMS];
+  int made = 0;
+  for (int i = 0; i < STREAMS && (s[i] = sup_gpu_stream_create()) != NULL; i++, made++)
+    CHECK_OK(bf16fp32_linear(ctx, BF16FP32_DEVICE, c.m, c.n, c.k, c.dx, c.k, c.dw, c.k, c.dout,
+                             c.n, s[i]));
+  for (int i = 0; i < made; i++) {
+    CHECK(sup_gpu_stream_sync(s[i]) == 0);
+    sup_gpu_stream_destroy(s[i]);
+  }
+  CHECK_OK(bf16fp32_backend_info_get(ctx, b, &after));
+  EXPECT(made == STREAMS && after.calls - before.calls == STREAMS && after.failures == before.failures,
+         "after a tune, %d new streams: cublas ran %llu calls", made,
+         (unsigned long long)(after.calls - before.calls));
+  sup_gcase_free(&c);
+  bf16fp32_destroy(ctx);
 }
 
 int main(void) {
@@ -136,6 +178,7 @@ int main(void) {
     expect_choice(path, 1, ms[i]);
     expect_choice(path, 0, ms[i]);
   }
+  streams_after_tune(path);
   sup_remove_tree(dir);
   return testing_summary("gpu-tune");
 }

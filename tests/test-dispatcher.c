@@ -83,12 +83,12 @@ static bf16fp32_status plain_run(void *state, const bf16fp32__call *c) {
 }
 
 #define FAKE(nm, probe_fn, run_fn) \
-  {nm, BF16FP32_HOST, fake_probe_fn_##probe_fn, fake_supports, fake_prewarm, run_fn, fake_reset, NULL}
+  {nm, BF16FP32_HOST, fake_probe_fn_##probe_fn, fake_supports, fake_prewarm, run_fn, fake_reset, NULL, NULL}
 #define fake_probe_fn_ok fake_probe
 #define fake_probe_fn_absent fake_probe_unavailable
 
 static const bf16fp32__backend fatal_ops = {"fatal", BF16FP32_HOST, fake_probe, fatal_supports,
-                                            fake_prewarm, fatal_run, fake_reset, NULL};
+                                            fake_prewarm, fatal_run, fake_reset, NULL, NULL};
 static const bf16fp32__backend flaky_ops = FAKE("flaky", ok, flaky_run);
 static const bf16fp32__backend absent_ops = FAKE("absent", absent, plain_run);
 static const bf16fp32__backend picky_ops = FAKE("picky", ok, picky_run);

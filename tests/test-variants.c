@@ -82,9 +82,10 @@ static int varied_variants(void *state, const bf16fp32__shape *s, char (*names)[
 }
 
 static const bf16fp32__backend slow_ops = {"slow", BF16FP32_HOST, fake_probe, fake_supports,
-                                           slow_prewarm, slow_run, fake_reset, NULL};
+                                           slow_prewarm, slow_run, fake_reset, NULL, NULL};
 static const bf16fp32__backend varied_ops = {"varied", BF16FP32_HOST, fake_probe, fake_supports,
-                                             varied_prewarm, varied_run, fake_reset, varied_variants};
+                                             varied_prewarm, varied_run, fake_reset, varied_variants,
+                                             NULL};
 
 /* Replaces src/registry.c at link time. */
 const bf16fp32__registry_entry bf16fp32__registry[] = {

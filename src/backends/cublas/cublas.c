@@ -60,6 +60,11 @@ cleanup:
   return st;
 }
 
+static void cublas_forget_stream(void *state, void *stream) {
+  cublas_state *s = state;
+  bf16fp32__stream_slots_forget(&s->slots, stream);
+}
+
 static void cublas_reset(void *state) {
   cublas_state *s = state;
   if (!s) return;
@@ -75,4 +80,5 @@ const bf16fp32__backend bf16fp32__backend_cublas = {
     .prewarm = cublas_prewarm,
     .run = cublas_run,
     .reset = cublas_reset,
+    .forget_stream = cublas_forget_stream,
 };

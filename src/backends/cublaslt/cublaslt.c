@@ -108,6 +108,11 @@ static int cublaslt_variants(void *state, const bf16fp32__shape *shape,
   return count;
 }
 
+static void cublaslt_forget_stream(void *state, void *stream) {
+  cublaslt_state *s = state;
+  bf16fp32__stream_slots_forget(&s->slots, stream);
+}
+
 static void cublaslt_reset(void *state) {
   cublaslt_state *s = state;
   if (!s) return;
@@ -125,5 +130,6 @@ const bf16fp32__backend bf16fp32__backend_cublaslt = {
     .prewarm = cublaslt_prewarm,
     .run = cublaslt_run,
     .reset = cublaslt_reset,
+    .forget_stream = cublaslt_forget_stream,
     .variants = cublaslt_variants,
 };

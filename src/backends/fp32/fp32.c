@@ -99,6 +99,11 @@ cleanup:
   return st;
 }
 
+static void fp32_forget_stream(void *state, void *stream) {
+  fp32_state *s = state;
+  bf16fp32__stream_slots_forget(&s->slots, stream);
+}
+
 static void fp32_reset(void *state) {
   fp32_state *s = state;
   if (!s) return;
@@ -114,4 +119,5 @@ const bf16fp32__backend bf16fp32__backend_fp32 = {
     .prewarm = fp32_prewarm,
     .run = fp32_run,
     .reset = fp32_reset,
+    .forget_stream = fp32_forget_stream,
 };
