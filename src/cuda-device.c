@@ -53,17 +53,20 @@ bf16fp32_status bf16fp32__stream_check(void *stream, int device, bool *capturing
   enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   const cudaStream_t s = (cudaStream_t)stream;
   *capturing = false;
-  if (s != NULL && s != cudaStreamLegacy && s != cudaStreamPerThread) { /* the others: current */
+  BF16FP32__CUDA_TRY(cudaStreamIsCapturing(s, &cs));
+  if (cs == cudaStreamCaptureStatusInvalidated)
+    return bf16fp32__fail(BF16FP32_CAPTURE_BROKEN, "the stream's capture was already invalidated");
+  *capturing = cs == cudaStreamCaptureStatusActive;
+  /* The stream's device, where asking is allowed: not during its capture, which the question
+   * would invalidate (the calls and prewarm before a capture have asked). NULL and the special
+   * handles are the current device's. */
+  if (!*capturing && s != NULL && s != cudaStreamLegacy && s != cudaStreamPerThread) {
     int owner = -1;
     BF16FP32__CUDA_TRY(cudaStreamGetDevice(s, &owner));
     if (owner != device)
       return bf16fp32__fail(BF16FP32_BAD_OPTION,
                             "the stream is one of CUDA device %d; the context's is %d", owner, device);
   }
-  BF16FP32__CUDA_TRY(cudaStreamIsCapturing((cudaStream_t)stream, &cs));
-  if (cs == cudaStreamCaptureStatusInvalidated)
-    return bf16fp32__fail(BF16FP32_CAPTURE_BROKEN, "the stream's capture was already invalidated");
-  *capturing = cs == cudaStreamCaptureStatusActive;
 cleanup:
   return st;
 }

@@ -16,8 +16,8 @@ bf16fp32_status bf16fp32__device_describe(int ordinal, int *cc_major, int *cc_mi
 bf16fp32_status bf16fp32__device_enter(int device, int *prev);
 void bf16fp32__device_leave(int prev);
 
-/* Whether stream is capturing a graph (active capture: true); BAD_OPTION when it is a stream of
- * another device than `device` (launches there would fail in every backend). */
+/* Whether stream is capturing a graph (active capture: true); outside a capture, BAD_OPTION when
+ * it is a stream of another device than `device` (launches there would fail in every backend). */
 bf16fp32_status bf16fp32__stream_check(void *stream, int device, bool *capturing);
 
 /* Sets this thread's capture mode to relaxed and returns the one to restore: the lazy creations
