@@ -66,8 +66,8 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "cpu_threads=%d: expected 0 (every usable CPU) to 1024",
                           opt->cpu_threads);
   if (opt->device < -1)
-    return bf16fp32__fail(BF16FP32_BAD_OPTION, "device=%d: expected -1 (the current one) or an ordinal",
-                          opt->device);
+    return bf16fp32__fail(BF16FP32_BAD_OPTION,
+                          "device=%d: expected -1 (the current one) or an ordinal", opt->device);
   if (opt->log_level < 0 || opt->log_level > 2 || opt->use_pdl < 0 || opt->use_pdl > 1)
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "log_level must be 0..2 and use_pdl 0 or 1");
   if (opt->algo && strlen(opt->algo) >= sizeof cfg->algo)

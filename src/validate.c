@@ -79,8 +79,8 @@ static bf16fp32_status check_memory(const void *p, const char *name, bf16fp32_lo
   /* Another GPU's memory would be an illegal address in our kernels (no peer access assumed),
    * which ends the whole CUDA context. */
   if (where == BF16FP32_DEVICE && kind == 1 && owner != device)
-    return bf16fp32__fail(BF16FP32_WRONG_MEMORY, "%s is memory of CUDA device %d; the context's is %d",
-                          name, owner, device);
+    return bf16fp32__fail(BF16FP32_WRONG_MEMORY,
+                          "%s is memory of CUDA device %d; the context's is %d", name, owner, device);
   return BF16FP32_OK;
 }
 
@@ -97,7 +97,8 @@ bf16fp32_status bf16fp32__validate(bf16fp32_location where, int64_t m, int64_t n
   if (!out) return bf16fp32__fail(BF16FP32_NULL_POINTER, "out is NULL");
   if ((uintptr_t)out % sizeof(float))
     return bf16fp32__fail(BF16FP32_MISALIGNED, "out is not 4-byte aligned");
-  if (!span_fits(m, ldo, n)) return bf16fp32__fail(BF16FP32_BAD_SIZE, "m x ldo is too large (2^56 elements at most)");
+  if (!span_fits(m, ldo, n))
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "m x ldo is too large (2^56 elements at most)");
   bf16fp32_status st = check_memory(out, "out", where, device);
   if (st != BF16FP32_OK || k == 0) return st;
   if (ldx < k) return bf16fp32__fail(BF16FP32_BAD_LEADING_DIM, "ldx=%lld < k=%lld", (long long)ldx, (long long)k);

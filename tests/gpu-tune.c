@@ -77,8 +77,8 @@ static seen tune_once(const char *path, int pdl) {
     return s;
   }
   int merged = 0;
-  EXPECT(tune_pair(ctx, path, 2, 5, &s, &merged) == BF16FP32_OK && merged == 2, "tune pdl=%d: %s (%d)",
-         pdl, bf16fp32_last_error(), merged);
+  EXPECT(tune_pair(ctx, path, 2, 5, &s, &merged) == BF16FP32_OK && merged == 2,
+         "tune pdl=%d: %s (%d)", pdl, bf16fp32_last_error(), merged);
   bf16fp32_destroy(ctx);
   return s;
 }
@@ -123,7 +123,8 @@ static void streams_after_tune(const char *path) {
     sup_gpu_stream_destroy(s[i]);
   }
   CHECK_OK(bf16fp32_backend_info_get(ctx, b, &after));
-  EXPECT(made == STREAMS && after.calls - before.calls == STREAMS && after.failures == before.failures,
+  EXPECT(made == STREAMS && after.calls - before.calls == STREAMS &&
+             after.failures == before.failures,
          "after a tune, %d new streams: cublas ran %llu calls", made,
          (unsigned long long)(after.calls - before.calls));
   sup_gcase_free(&c);

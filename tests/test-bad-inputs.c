@@ -124,7 +124,8 @@ static void test_overlap_random(bf16fp32_context *ctx) {
   for (int t = 0; t < 3000; t++) {
     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
     uint64_t v = seed >> 11;
-    const int64_t m = 1 + (int64_t)(v % 4), n = 1 + (int64_t)(v / 4 % 6), k = 1 + (int64_t)(v / 24 % 9);
+    const int64_t m = 1 + (int64_t)(v % 4), n = 1 + (int64_t)(v / 4 % 6);
+    const int64_t k = 1 + (int64_t)(v / 24 % 9);
     const int64_t ldx = k + (int64_t)(v / 216 % 20), ldo = n + (int64_t)(v / 4320 % 12);
     const int64_t xo = 2 * (int64_t)(v / 51840 % 800), oo = 4 * (int64_t)(v / 41472000 % 400);
     if (xo + 2 * ((m - 1) * ldx + k) > BYTES || oo + 4 * ((m - 1) * ldo + n) > BYTES) continue;
@@ -135,7 +136,8 @@ static void test_overlap_random(bf16fp32_context *ctx) {
       for (int64_t b = 0; b < 4 * n && !want; b++) want = mark[oo + 4 * i * ldo + b];
     uint16_t *x = (uint16_t *)((char *)buf + xo);
     float *out = (float *)((char *)buf + oo);
-    bf16fp32_status st = bf16fp32_linear(ctx, BF16FP32_HOST, m, n, k, x, ldx, wbuf, LD, out, ldo, NULL);
+    bf16fp32_status st =
+        bf16fp32_linear(ctx, BF16FP32_HOST, m, n, k, x, ldx, wbuf, LD, out, ldo, NULL);
     CHECK(st == (want ? BF16FP32_OVERLAP : BF16FP32_OK));
     overlapping += want, apart += !want;
   }

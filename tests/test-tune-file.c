@@ -479,7 +479,8 @@ static void test_merge(void) {
 
   EXPECT(bf16fp32__tune_file_merge(path, &gpu_only, e, 4, collect_warning, &w) == BF16FP32_OK, "gpu merge: %s",
          bf16fp32_last_error());
-  EXPECT(bf16fp32_last_error()[0] == '\0', "a new file leaves no error behind: %s", bf16fp32_last_error());
+  EXPECT(bf16fp32_last_error()[0] == '\0', "a new file leaves no error behind: %s",
+         bf16fp32_last_error());
   EXPECT(bf16fp32__tune_file_merge(path, &cpu_only, e + 4, n - 4, collect_warning, &w) == BF16FP32_OK, "cpu merge");
   EXPECT(w.count == 0, "no notes (%d)", w.count);
   bf16fp32__tune_file f;
@@ -572,7 +573,8 @@ static void test_merge(void) {
   snprintf(fifo, sizeof fifo, "%s/sub/fifo.tsv", dir);
   EXPECT(mkfifo(fifo, 0600) == 0, "mkfifo: %s", strerror(errno));
   alarm(60);
-  EXPECT(bf16fp32__tune_file_merge(fifo, &cpu_only, e + 4, 1, NULL, NULL) == BF16FP32_IO_ERROR, "FIFO merge");
+  EXPECT(bf16fp32__tune_file_merge(fifo, &cpu_only, e + 4, 1, NULL, NULL) == BF16FP32_IO_ERROR,
+         "FIFO merge");
   alarm(0);
 }
 
