@@ -39,10 +39,9 @@ static bf16fp32_status build_calls(bf16fp32__step *s) {
   return BF16FP32_OK;
 }
 
-/* The library's one mapping (a sticky error is CUDA_FATAL, not a failure to retry). */
-static bf16fp32_status cuda_fail(const char *what, cudaError_t e) {
-  return bf16fp32__cuda_status(e, what, __FILE__, __LINE__);
-}
+/* The library's one mapping (a sticky error is CUDA_FATAL, not a failure to retry), with the
+ * caller's line in the message. */
+#define cuda_fail(what, e) bf16fp32__cuda_status((e), "step: " what, __FILE__, __LINE__)
 
 /* Every call owns its weight, input and output: weights are read cold, as in a model's step. */
 static bf16fp32_status place_operands(bf16fp32__step *s) {

@@ -25,16 +25,14 @@ static int usage(FILE *f) {
   return f == stderr ? 2 : 0;
 }
 
-static int is_help(const char *a) {
-  return strcmp(a, "help") == 0 || strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
-}
+static int is_help_flag(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
 
 int main(int argc, char **argv) {
   if (argc < 2) return usage(stderr);
   const char *cmd = argv[1];
-  if (is_help(cmd)) return usage(stdout);
+  if (strcmp(cmd, "help") == 0 || is_help_flag(cmd)) return usage(stdout);
   /* info, check and select have no help of their own: the usage above is theirs */
-  if (argc == 3 && strcmp(argv[2], "help") != 0 && is_help(argv[2]) &&
+  if (argc == 3 && is_help_flag(argv[2]) &&
       (strcmp(cmd, "info") == 0 || strcmp(cmd, "check") == 0 || strcmp(cmd, "select") == 0))
     return usage(stdout);
   if (strcmp(cmd, "info") == 0) return cli_info(argc - 1, argv + 1);

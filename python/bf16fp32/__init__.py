@@ -73,9 +73,9 @@ class Context:
         self._keep = [algo.encode() if algo is not None else None,
                       os.fsencode(tune_file) if tune_file is not None else None]
         opt.algo, opt.tune_file = self._keep
-        if log is not None and not callable(log):
-            raise TypeError(f'log: a function log(level, line), not {type(log).__name__}')
         if log is not None:  # log(level, line), from whichever thread logs
+            if not callable(log):
+                raise TypeError(f'log: a function log(level, line), not {type(log).__name__}')
             self._log = LogFn(lambda user, level, line: log(level, line.decode(errors='replace')))
             opt.log_fn = self._log
         handle = ctypes.c_void_p()
