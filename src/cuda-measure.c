@@ -48,12 +48,15 @@ cleanup:
   return st;
 }
 
-/* Records a CUDA failure on a candidate; the error is cleared when it is not sticky. */
-static bf16fp32_status cand_cuda_fail(bf16fp32__candidate *c, cudaError_t e, const char *what) {
-  bf16fp32_status s = bf16fp32__cuda_status(e, what, __FILE__, __LINE__);
+/* Records a CUDA failure on a candidate; the error is cleared when it is not sticky. The macro
+ * passes the failing call's line, so the last error names it rather than this helper. */
+static bf16fp32_status cand_cuda_fail_at(bf16fp32__candidate *c, cudaError_t e, const char *what,
+                                         int line) {
+  bf16fp32_status s = bf16fp32__cuda_status(e, what, __FILE__, line);
   bf16fp32__candidate_fail(c, s);
   return s;
 }
+#define cand_cuda_fail(c, e, what) cand_cuda_fail_at((c), (e), (what), __LINE__)
 
 /* The operand copies of one measure: copy i is x[i], w[i], out[i]. */
 typedef struct rotation {
