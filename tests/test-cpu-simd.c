@@ -207,6 +207,44 @@ static void test_special(void *state) {
   operands_free(&o);
 }
 
+/* bf16 subnormals as IEEE says: VDPBF16PS and TDPBF16PS take them as zeros, and a subnormal
+ * times a large value (2^-127 * 2^127 = 1) is far above the error bound. In x and in w, in
+ * the body and the k tail, on shares of columns and of rows; each row's bits as when alone. */
+static void test_subnormal(void *state) {
+  static const int64_t cases[][3] = {{37, 50, 77}, {300, 9, 100}, {1, 200, 64}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    operands o;
+    if (operands_make(&o, cases[c][0], cases[c][1], cases[c][2], 1, 3, 1, 1, 90 + c) != 0) {
+      CHECK(!"out of memory");
+      return;
+    }
+    uint16_t *x = (uint16_t *)o.x, *w = (uint16_t *)o.w;
+    const int64_t k = o.k;
+    x[0 * o.ldx + 1] = 0x0040, put(&w[3 * o.ldw + 1], 0x1p127f); /* body: 2^-127 * 2^127 */
+    x[(o.m - 1) * o.ldx + k - 1] = 0x807f;                       /* tail, negative: about -1 */
+    put(&w[(o.n - 1) * o.ldw + k - 1], 0x1p126f);
+    w[(o.n / 2) * o.ldw + k / 2] = 0x0001;                       /* in w: 2^-133 * 2^126 */
+    put(&x[(o.m / 2) * o.ldx + k / 2], 0x1p126f);
+    check_case(state, &o, "subnormal");
+    const size_t cnt = (size_t)(o.m * o.ldo);
+    float *whole = malloc(cnt * 4);
+    if (whole) {
+      memcpy(whole, o.out, cnt * 4);
+      int64_t differ = 0;
+      for (int64_t i = 0; i < o.m; i++) {
+        operands row = o;
+        row.m = 1, row.x = o.x + i * o.ldx, row.out = o.out + i * o.ldo;
+        CHECK(run(state, &row) == BF16FP32_OK);
+        differ += memcmp(whole + i * o.ldo, o.out + i * o.ldo, (size_t)o.n * 4) != 0;
+      }
+      EXPECT(differ == 0, "subnormal m=%lld: %lld rows differ alone", (long long)o.m,
+             (long long)differ);
+    }
+    free(whole);
+    operands_free(&o);
+  }
+}
+
 /* Same bits: twice on one state, on another thread count, and row by row (M = 1 calls). */
 static void test_invariance(void *state, void *other) {
   operands o;
@@ -402,6 +440,7 @@ static void test_level(void *states[2], bf16fp32__simd_isa isa, bf16fp32__simd_b
     test_shapes(states[t], 1000 + 17 * (uint64_t)isa + (uint64_t)t);
     test_large(states[t]);
     test_special(states[t]);
+    test_subnormal(states[t]);
   }
   test_invariance(states[1], states[0]);
   test_two_callers(states[1]);

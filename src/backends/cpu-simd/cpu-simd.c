@@ -49,6 +49,9 @@ typedef struct simd_job {
   simd_range *ranges; /* one per share */
   uint16_t **scratch; /* one per thread; an entry may be NULL (nothing copied then) */
   int64_t copy_x_ld;  /* > 0: each thread first copies x to its scratch at this stride */
+  int daz;            /* the kernel takes bf16 subnormals as zeros (redo_subnormal) */
+  int x_subnormal;    /* some x row holds a subnormal (daz only) */
+  int w_subnormal;    /* some w row does (daz, shares of rows only: column shares look) */
 } simd_job;
 
 bf16fp32__simd_block_fn bf16fp32__simd_block_for(bf16fp32__simd_isa isa) {
@@ -82,6 +85,40 @@ static int take(simd_range *r, int64_t unit, int from_back, int64_t *lo, int64_t
   }
 }
 
+static int row_subnormal(const uint16_t *p, int64_t k) {
+#if defined(__x86_64__) || defined(__i386__)
+  return bf16fp32__simd_subnormal_avx2(p, k);
+#else
+  (void)p, (void)k;
+  return 0; /* only x86's levels take subnormals as zeros */
+#endif
+}
+
+static int rows_subnormal(const uint16_t *p, int64_t rows, int64_t ld, int64_t k) {
+  for (int64_t i = 0; i < rows; i++)
+    if (row_subnormal(p + i * ld, k)) return 1;
+  return 0;
+}
+
+/* VDPBF16PS and TDPBF16PS take bf16 subnormal inputs as zeros: a subnormal x times a large w
+ * (2^-133 * 2^127 = 2^-6) was lost whole, far past the error bound. The elements of a share
+ * whose x row or w row holds one are computed again by the AVX2 kernel, which widens bf16
+ * exactly. Which kernel an element gets depends on its own two rows alone, so results stay
+ * deterministic and batch-invariant. The share's w rows are looked at right after the kernel
+ * read them (from cache). */
+static void redo_subnormal(const simd_job *j, const bf16fp32__simd_args *a, int64_t lo,
+                           int64_t hi) {
+  const bf16fp32__simd_block_fn exact = bf16fp32__simd_block_for(BF16FP32__ISA_AVX2);
+  const int64_t m0 = j->split_n ? 0 : lo, m1 = j->split_n ? a->m : hi;
+  const int64_t n0 = j->split_n ? lo : 0, n1 = j->split_n ? hi : a->n;
+  if (j->x_subnormal)
+    for (int64_t i = m0; i < m1; i++)
+      if (row_subnormal(a->x + i * a->ldx, a->k)) exact(a, i, i + 1, n0, n1, NULL);
+  if (j->split_n || j->w_subnormal)
+    for (int64_t c = n0; c < n1; c++)
+      if (row_subnormal(a->w + c * a->ldw, a->k)) exact(a, m0, m1, c, c + 1, NULL);
+}
+
 /* Each thread works through its own share (the even split: nothing changes hands when all
  * threads are there), then helps the others from the back of theirs (a thread that joined late
  * or was descheduled costs only what it had not started). Results do not depend on who computes
@@ -108,6 +145,7 @@ static void job_part(void *arg, int tid) {
       }
       if (j->split_n) j->block(&a, 0, a.m, lo, hi, scratch);
       else j->block(&a, lo, hi, 0, a.n, scratch);
+      if (j->daz) redo_subnormal(j, &a, lo, hi);
       a.x_cold = !j->split_n; /* a share of columns meets the same x rows again */
     }
   }
@@ -254,6 +292,11 @@ static bf16fp32_status simd_run(void *state, const bf16fp32__call *c) {
   /* The AMX kernel packs w for sweeps of more than one pass of rows. */
   const int amx_panels = amx && s->m > BF16FP32__AMX_PASS_ROWS;
   const int wants_scratch = copy_x || amx_panels || bf16fp32__simd_should_pack(s->m, s->ldw);
+  /* The levels whose instructions take bf16 subnormals as zeros look for them (x and, for
+   * shares of rows, w here: they are small next to the work; shares of columns look at theirs). */
+  job.daz = st->isa == BF16FP32__ISA_AVX512BF16 || st->isa == BF16FP32__ISA_AMX;
+  job.x_subnormal = job.daz && rows_subnormal(c->x, s->m, s->ldx, s->k);
+  job.w_subnormal = job.daz && !job.split_n && rows_subnormal(c->w, s->n, s->ldw, s->k);
   /* Shares are 32-bit: a call beyond that (4 G columns or rows) goes in slices. */
   for (int64_t off = 0; off < total; off += SLICE) {
     simd_job part = job;

@@ -158,6 +158,9 @@ void bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t
                                int64_t n1, uint16_t *scratch);
 void bf16fp32__simd_block_neon(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
                                int64_t n1, uint16_t *scratch);
+/* Whether k bf16 values hold a subnormal (exponent bits zero, fraction not), which the AVX-512
+ * BF16 and AMX instructions take as zero (x86: AVX2 code). */
+int bf16fp32__simd_subnormal_avx2(const uint16_t *p, int64_t k);
 /* The kernel of a level of this build's architecture (NULL where none is built). */
 bf16fp32__simd_block_fn bf16fp32__simd_block_for(bf16fp32__simd_isa isa);
 

@@ -101,3 +101,22 @@ void bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t
                                int64_t n1, uint16_t *scratch) {
   bf16fp32__simd_blocked(a, m0, m1, n0, n1, scratch, tiles[0], tiles[1], MR_MAX, 4, NR_MAX);
 }
+
+/* With the sign shifted out a bf16 subnormal is 2..0xfe; less 2 (wrapping) it is the only value
+ * below 0xfd, so one running minimum finds any. */
+int bf16fp32__simd_subnormal_avx2(const uint16_t *p, int64_t k) {
+  const __m256i two = _mm256_set1_epi16(2);
+  __m256i lo0 = _mm256_set1_epi16(-1), lo1 = lo0;
+  int64_t i = 0;
+  for (; i + 32 <= k; i += 32) {
+    const __m256i a = _mm256_slli_epi16(_mm256_loadu_si256((const __m256i *)(p + i)), 1);
+    const __m256i b = _mm256_slli_epi16(_mm256_loadu_si256((const __m256i *)(p + i + 16)), 1);
+    lo0 = _mm256_min_epu16(lo0, _mm256_sub_epi16(a, two));
+    lo1 = _mm256_min_epu16(lo1, _mm256_sub_epi16(b, two));
+  }
+  unsigned any = 0;
+  for (; i < k; i++) any |= (uint16_t)((p[i] << 1) - 2) < 0xfd;
+  const __m256i lo = _mm256_min_epu16(lo0, lo1);
+  const __m128i m = _mm_min_epu16(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1));
+  return any || (uint16_t)_mm_cvtsi128_si32(_mm_minpos_epu16(m)) < 0xfd;
+}
