@@ -34,12 +34,12 @@
 #include "measure.h"
 #include "support.h"
 
-void amx_v0(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
-            uint16_t *scratch);
-void amx_v1(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
-            uint16_t *scratch);
-void amx_v2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
-            uint16_t *scratch);
+int amx_v0(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+           uint16_t *scratch);
+int amx_v1(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+           uint16_t *scratch);
+int amx_v2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+           uint16_t *scratch);
 static bf16fp32__simd_block_fn const kernels[3] = {amx_v0, amx_v1, amx_v2};
 
 #define MAX_THREADS 64

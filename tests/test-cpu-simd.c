@@ -209,9 +209,14 @@ static void test_special(void *state) {
 
 /* bf16 subnormals as IEEE says: VDPBF16PS and TDPBF16PS take them as zeros, and a subnormal
  * times a large value (2^-127 * 2^127 = 1) is far above the error bound. In x and in w, in
- * the body and the k tail, on shares of columns and of rows; each row's bits as when alone. */
+ * the body and the k tail, on shares of columns and of rows; each row's bits as when alone.
+ * The kernels find w's as they read w: the AVX-512 BF16 one in the first row tile of a sweep
+ * (copying w too at m = 40, ldw = 2048, on one thread), so w's here meet large x only in later
+ * row tiles; the AMX one as it packs w, in panels above 32 rows and in each pass below. Cases
+ * without x's (the 4th number 0) leave w's alone to find, as most M = 1 calls do. */
 static void test_subnormal(void *state) {
-  static const int64_t cases[][3] = {{37, 50, 77}, {300, 9, 100}, {1, 200, 64}};
+  static const int64_t cases[][4] = {{37, 50, 77, 1},  {300, 9, 100, 1}, {1, 200, 64, 1},
+                                     {1, 200, 100, 0}, {20, 70, 130, 0}, {40, 30, 2045, 0}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     operands o;
     if (operands_make(&o, cases[c][0], cases[c][1], cases[c][2], 1, 3, 1, 1, 90 + c) != 0) {
@@ -220,11 +225,17 @@ static void test_subnormal(void *state) {
     }
     uint16_t *x = (uint16_t *)o.x, *w = (uint16_t *)o.w;
     const int64_t k = o.k;
-    x[0 * o.ldx + 1] = 0x0040, put(&w[3 * o.ldw + 1], 0x1p127f); /* body: 2^-127 * 2^127 */
-    x[(o.m - 1) * o.ldx + k - 1] = 0x807f;                       /* tail, negative: about -1 */
-    put(&w[(o.n - 1) * o.ldw + k - 1], 0x1p126f);
+    if (cases[c][3]) {
+      x[0 * o.ldx + 1] = 0x0040, put(&w[3 * o.ldw + 1], 0x1p127f); /* body: 2^-127 * 2^127 */
+      x[(o.m - 1) * o.ldx + k - 1] = 0x807f;                       /* tail, negative: about -1 */
+      put(&w[(o.n - 1) * o.ldw + k - 1], 0x1p126f);
+    }
     w[(o.n / 2) * o.ldw + k / 2] = 0x0001;                       /* in w: 2^-133 * 2^126 */
     put(&x[(o.m / 2) * o.ldx + k / 2], 0x1p126f);
+    w[(o.n / 4) * o.ldw + k - 2] = 0x807f;                       /* w's tail: about -1 */
+    put(&x[(3 * o.m / 4) * o.ldx + k - 2], 0x1p126f);
+    /* At m = 1 one x row holds both large values: neither w row meets the other. */
+    w[(o.n / 2) * o.ldw + k - 2] = w[(o.n / 4) * o.ldw + k / 2] = 0;
     check_case(state, &o, "subnormal");
     const size_t cnt = (size_t)(o.m * o.ldo);
     float *whole = malloc(cnt * 4);

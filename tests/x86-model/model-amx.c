@@ -7,8 +7,9 @@
 
 #include "model-kernels.h"
 
-void bf16fp32__model_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
-                               int64_t n1, uint16_t *scratch) {
-  model_amx_kernel(a, m0, m1, n0, n1, scratch);
+int bf16fp32__model_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
+                              int64_t n1, uint16_t *scratch) {
+  const int subnormal = model_amx_kernel(a, m0, m1, n0, n1, scratch);
   if (x86_model_tiles_configured()) x86_model_fault("the AMX kernel returned with tiles configured");
+  return subnormal;
 }

@@ -70,6 +70,24 @@ static inline __m512i x86_model_loadu_si512(const void *p) {
   return v;
 }
 static inline void x86_model_storeu_si512(void *p, __m512i v) { memcpy(p, &v, sizeof v); }
+static inline __m512i x86_model_set1_epi16(short h) {
+  x86_model_zmm z;
+  for (int i = 0; i < 32; i++) memcpy(&z.h[i], &h, 2);
+  __m512i v;
+  X86_MODEL_BITS(v, z);
+  return v;
+}
+/* VPTESTMW (VPTESTNMW with none): bit i of the result is set where k's bit i is and a's and b's
+ * 16-bit elements i have a set bit in common (none in common). */
+static inline __mmask32 x86_model_test_epi16_mask(__mmask32 k, __m512i a, __m512i b, int none) {
+  x86_model_zmm x, y;
+  X86_MODEL_BITS(x, a);
+  X86_MODEL_BITS(y, b);
+  __mmask32 r = 0;
+  for (int i = 0; i < 32; i++)
+    if ((k >> i & 1) && ((x.h[i] & y.h[i]) != 0) != none) r |= (__mmask32)1 << i;
+  return r;
+}
 
 static inline __m512i x86_model_maskz_loadu_epi16(__mmask32 k, const void *p) {
   x86_model_zmm z;
@@ -161,6 +179,9 @@ static inline __m512 x86_model_dpbf16_ps(__m512 src, __m512bh a, __m512bh b) {
 #undef _mm512_setzero_ps
 #undef _mm512_loadu_si512
 #undef _mm512_storeu_si512
+#undef _mm512_set1_epi16
+#undef _mm512_mask_test_epi16_mask
+#undef _mm512_testn_epi16_mask
 #undef _mm512_maskz_loadu_epi16
 #undef _mm512_mask_storeu_ps
 #undef _mm512_unpacklo_epi32
@@ -182,6 +203,9 @@ static inline __m512 x86_model_dpbf16_ps(__m512 src, __m512bh a, __m512bh b) {
 #define _mm512_setzero_ps() x86_model_setzero_ps()
 #define _mm512_loadu_si512(p) x86_model_loadu_si512(p)
 #define _mm512_storeu_si512(p, v) x86_model_storeu_si512(p, v)
+#define _mm512_set1_epi16(h) x86_model_set1_epi16(h)
+#define _mm512_mask_test_epi16_mask(k, a, b) x86_model_test_epi16_mask(k, a, b, 0)
+#define _mm512_testn_epi16_mask(a, b) x86_model_test_epi16_mask(~(__mmask32)0, a, b, 1)
 #define _mm512_maskz_loadu_epi16(k, p) x86_model_maskz_loadu_epi16(k, p)
 #define _mm512_mask_storeu_ps(p, k, v) x86_model_mask_storeu_ps(p, k, v)
 #define _mm512_unpacklo_epi32(a, b) x86_model_unpack_si512(a, b, 4, 0)

@@ -18,21 +18,27 @@
 
 /* One register tile over the whole of k: out[0:mr, 0:nr] of the tile's rows and columns. The
  * copying kind also stores the w rows it reads to wc (stride ldc); the other ignores wc. Both
- * prefetch pf_rows rows at pf (stride pfld) to L2 along the way, for a later tile. */
-typedef void (*bf16fp32__simd_tile_fn)(const uint16_t *x, int64_t ldx, const uint16_t *w,
-                                       int64_t ldw, float *o, int64_t ldo, int64_t k,
-                                       uint16_t *wc, int64_t ldc, const uint16_t *pf,
-                                       int pf_rows, int64_t pfld);
+ * prefetch pf_rows rows at pf (stride pfld) to L2 along the way, for a later tile. Returns
+ * whether the w rows it read hold a bf16 subnormal (a checking tile of a kernel whose
+ * instructions take them as zero; any other returns 0). */
+typedef int (*bf16fp32__simd_tile_fn)(const uint16_t *x, int64_t ldx, const uint16_t *w,
+                                      int64_t ldw, float *o, int64_t ldo, int64_t k,
+                                      uint16_t *wc, int64_t ldc, const uint16_t *pf, int pf_rows,
+                                      int64_t pfld);
 
-/* One bf16fp32__simd_tile_fn per tile shape (MR x NR) and copy mode C, each a call of the
- * including kernel's own always-inlined `tile`, so that each keeps its accumulators in
- * registers. */
+/* A tile's mode C, in bits: COPY stores the w rows it reads to wc, CHECK looks at them for bf16
+ * subnormals (the AVX-512 BF16 kernel's; the exact kernels' tiles have no CHECK). */
+#define BF16FP32__SIMD_COPY 1
+#define BF16FP32__SIMD_CHECK 2
+
+/* One bf16fp32__simd_tile_fn per tile shape (MR x NR) and mode C, each a call of the including
+ * kernel's own always-inlined `tile`, so that each keeps its accumulators in registers. */
 #define BF16FP32__SIMD_TILE_FN(MR, NR, C, SUFFIX)                                              \
-  static void tile_##MR##x##NR##SUFFIX(const uint16_t *x, int64_t ldx, const uint16_t *w,      \
-                                       int64_t ldw, float *o, int64_t ldo, int64_t k,          \
-                                       uint16_t *wc, int64_t ldc, const uint16_t *pf,          \
-                                       int pf_rows, int64_t pfld) {                            \
-    tile(x, ldx, w, ldw, o, ldo, k, wc, ldc, pf, pf_rows, pfld, MR, NR, C);                    \
+  static int tile_##MR##x##NR##SUFFIX(const uint16_t *x, int64_t ldx, const uint16_t *w,       \
+                                      int64_t ldw, float *o, int64_t ldo, int64_t k,           \
+                                      uint16_t *wc, int64_t ldc, const uint16_t *pf,           \
+                                      int pf_rows, int64_t pfld) {                             \
+    return tile(x, ldx, w, ldw, o, ldo, k, wc, ldc, pf, pf_rows, pfld, MR, NR, C);             \
   }
 
 /* A row of the tile table: the functions for MR rows and 1..4, 1..6 or 1..8 columns, then their
@@ -56,15 +62,20 @@ typedef void (*bf16fp32__simd_tile_fn)(const uint16_t *x, int64_t ldx, const uin
 #define BF16FP32__SIMD_ROW_6(MR, S) BF16FP32__SIMD_PTRS_6(MR, S), NULL, NULL
 #define BF16FP32__SIMD_ROW_8(MR, S) BF16FP32__SIMD_PTRS_8(MR, S)
 
-/* tiles / copying[(mr - 1) * 8 + (nr - 1)]; full-height tiles (mr_max rows) are nr_full wide,
- * shorter ones (the last rows) nr_short wide; both divide 24. */
-static inline void bf16fp32__simd_blocked(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
-                                          int64_t n0, int64_t n1, uint16_t *scratch,
-                                          const bf16fp32__simd_tile_fn *tiles,
-                                          const bf16fp32__simd_tile_fn *copying, int mr_max,
-                                          int nr_full, int nr_short) {
+/* tiles / checking / copying[(mr - 1) * 8 + (nr - 1)]; full-height tiles (mr_max rows) are
+ * nr_full wide, shorter ones (the last rows) nr_short wide; both divide 24. The first row tile of
+ * each sweep meets every w row of the block, over all of k: it alone uses checking tiles (or
+ * copying ones, which then check too), and the result is whether any of them saw a subnormal
+ * (the block function's; 0 where checking is the plain tiles). */
+static inline int bf16fp32__simd_blocked(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
+                                         int64_t n0, int64_t n1, uint16_t *scratch,
+                                         const bf16fp32__simd_tile_fn *tiles,
+                                         const bf16fp32__simd_tile_fn *checking,
+                                         const bf16fp32__simd_tile_fn *copying, int mr_max,
+                                         int nr_full, int nr_short) {
   const int64_t k = a->k, ldx = a->ldx, ldw = a->ldw, ldo = a->ldo;
   const int64_t ldp = bf16fp32__simd_packed_ld(k);
+  int seen = 0;
   for (int64_t mc = m0; mc < m1; mc += BF16FP32__SIMD_X_BLOCK_ROWS) {
     const int64_t mce = m1 - mc > BF16FP32__SIMD_X_BLOCK_ROWS ? mc + BF16FP32__SIMD_X_BLOCK_ROWS
                                                               : m1;
@@ -89,7 +100,7 @@ static inline void bf16fp32__simd_blocked(const bf16fp32__simd_args *a, int64_t 
         const int mr = mce - i < mr_max ? (int)(mce - i) : mr_max;
         const int nr_main = mr == mr_max ? nr_full : nr_short;
         const int copy = pack && i == mc, from_copy = pack && i > mc;
-        const bf16fp32__simd_tile_fn *fns = copy ? copying : tiles;
+        const bf16fp32__simd_tile_fn *fns = copy ? copying : i == mc ? checking : tiles;
         const uint16_t *xi = a->x + i * ldx;
         float *oi = a->out + i * ldo;
         for (int64_t j = g, nr; j < ge; j += nr) {
@@ -116,11 +127,12 @@ static inline void bf16fp32__simd_blocked(const bf16fp32__simd_args *a, int64_t 
           if (from_copy)
             fn(xi, ldx, wc, ldp, oi + j, ldo, k, NULL, 0, pf, pf_rows, pfld);
           else
-            fn(xi, ldx, a->w + j * ldw, ldw, oi + j, ldo, k, wc, ldp, pf, pf_rows, pfld);
+            seen |= fn(xi, ldx, a->w + j * ldw, ldw, oi + j, ldo, k, wc, ldp, pf, pf_rows, pfld);
         }
       }
     }
   }
+  return seen;
 }
 
 #endif

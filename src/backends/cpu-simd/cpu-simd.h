@@ -131,11 +131,14 @@ static inline uint16_t *bf16fp32__simd_scratch_alloc(int64_t elems) {
 /* Computes out[m0:m1, n0:n1] on the calling thread; scratch (NULL: read w in place) holds
  * bf16fp32__simd_scratch_elems(k) elements. Each element is reduced over the whole of k in one
  * fixed order whatever the block, tile or copy it goes through, so results do not depend on m,
- * the thread count or the split (deterministic and batch-invariant for a given ISA level). */
-typedef void (*bf16fp32__simd_block_fn)(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
-                                        int64_t n0, int64_t n1, uint16_t *scratch);
-void bf16fp32__simd_block_avx512bf16(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
-                                     int64_t n0, int64_t n1, uint16_t *scratch);
+ * the thread count or the split (deterministic and batch-invariant for a given ISA level).
+ * Returns nonzero when some w row of [n0, n1) holds a bf16 subnormal that the level's
+ * instructions took as zero (AVX-512 BF16 and AMX look as w passes through their registers, when
+ * m1 > m0; AVX2 and NEON widen exactly and return 0). */
+typedef int (*bf16fp32__simd_block_fn)(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
+                                       int64_t n0, int64_t n1, uint16_t *scratch);
+int bf16fp32__simd_block_avx512bf16(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
+                                    int64_t n0, int64_t n1, uint16_t *scratch);
 /* x rows one pass of the AMX kernel covers (two tiles of 16): a sweep of more reads w from
  * panels packed in the thread's scratch. */
 #define BF16FP32__AMX_PASS_ROWS 32
@@ -152,15 +155,21 @@ typedef struct bf16fp32__amx_tile_config {
   uint16_t colsb[16];
   uint8_t rows[16];
 } bf16fp32__amx_tile_config;
-void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
+int bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
+                             int64_t n1, uint16_t *scratch);
+int bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
                               int64_t n1, uint16_t *scratch);
-void bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
-                               int64_t n1, uint16_t *scratch);
-void bf16fp32__simd_block_neon(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
-                               int64_t n1, uint16_t *scratch);
+int bf16fp32__simd_block_neon(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
+                              int64_t n1, uint16_t *scratch);
 /* Whether k bf16 values hold a subnormal (exponent bits zero, fraction not), which the AVX-512
  * BF16 and AMX instructions take as zero (x86: AVX2 code). */
 int bf16fp32__simd_subnormal_avx2(const uint16_t *p, int64_t k);
+/* The same test on the 32 bf16 lanes of a ZMM register, as the AVX-512 BF16 and AMX kernels load
+ * w: the lanes whose exponent bits are zero, of those the ones whose fraction is not (a macro:
+ * those files, and the instruction model that builds them, have the AVX-512 intrinsics). */
+#define BF16FP32__SIMD_SUBNORMALS_512(v)                                                       \
+  _mm512_mask_test_epi16_mask(_mm512_testn_epi16_mask((v), _mm512_set1_epi16(0x7f80)), (v),    \
+                              _mm512_set1_epi16(0x007f))
 /* The kernel of a level of this build's architecture (NULL where none is built). */
 bf16fp32__simd_block_fn bf16fp32__simd_block_for(bf16fp32__simd_isa isa);
 

@@ -49,12 +49,17 @@ static void configure(tiles *t, int rows0, int rows1) {
 }
 
 /* One chunk of a w half: rows [0, rows) of w (stride ldw), k in [k0, k0 + kr), into dst in the
- * pair layout (row p: the 16 rows' pairs p, 4 bytes each). Missing rows and k are zeros. */
-static void pack_chunk(const uint16_t *w, int64_t ldw, int rows, int64_t k0, int kr, uint8_t *dst) {
+ * pair layout (row p: the 16 rows' pairs p, 4 bytes each). Missing rows and k are zeros. Returns
+ * whether the chunk holds a bf16 subnormal, which TDPBF16PS takes as zero (tested in the
+ * registers the rows pass through: two mask tests a row). */
+static int pack_chunk(const uint16_t *w, int64_t ldw, int rows, int64_t k0, int kr, uint8_t *dst) {
   const __mmask32 mask = kr >= 32 ? (__mmask32)~0u : (__mmask32)((1u << kr) - 1);
   __m512i r[16];
-  for (int j = 0; j < 16; j++)
+  __mmask32 subnormal = 0;
+  for (int j = 0; j < 16; j++) {
     r[j] = j < rows ? _mm512_maskz_loadu_epi16(mask, w + j * ldw + k0) : _mm512_setzero_si512();
+    subnormal |= BF16FP32__SIMD_SUBNORMALS_512(r[j]);
+  }
   /* 16 x 16 transpose of 32-bit pairs: interleave within 128-bit lanes, then move lanes. */
   __m512i t[16], u[16];
   for (int j = 0; j < 16; j += 2) {
@@ -77,6 +82,7 @@ static void pack_chunk(const uint16_t *w, int64_t ldw, int rows, int64_t k0, int
     _mm512_storeu_si512(dst + (8 + e) * 64, _mm512_shuffle_i32x4(b, d, 0x88));
     _mm512_storeu_si512(dst + (12 + e) * 64, _mm512_shuffle_i32x4(b, d, 0xdd));
   }
+  return subnormal != 0;
 }
 
 /* The part of a pass the tiles cover: rows [0, rows) of x (one or two row tiles), w rows
@@ -181,11 +187,14 @@ static void zero_sums(const pass *p) {
   if (row_tiles(p) == 2 && halves(p) == 2) _tile_zero(C11);
 }
 
-/* Packs chunk c of the pass's w rows (both halves) at b. */
-static void pack_pair(const pass *p, const uint16_t *w, int64_t ldw, int64_t c, uint8_t *b) {
+/* Packs chunk c of the pass's w rows (both halves) at b; whether it holds a subnormal. */
+static int pack_pair(const pass *p, const uint16_t *w, int64_t ldw, int64_t c, uint8_t *b) {
   const int kr = chunk_k(p, c);
+  int subnormal = 0;
   for (int h = 0; h < halves(p); h++)
-    pack_chunk(w + 16 * h * ldw, ldw, half_cols(p, h), 32 * c, kr, b + h * CHUNK_BYTES);
+    subnormal |=
+        pack_chunk(w + 16 * h * ldw, ldw, half_cols(p, h), 32 * c, kr, b + h * CHUNK_BYTES);
+  return subnormal;
 }
 
 /* Requests chunk c of the pass's w rows (a line each) into L1, if k reaches it. */
@@ -199,25 +208,29 @@ static void prefetch_chunk(const pass *p, const uint16_t *w, int64_t ldw, int64_
  * cache; nothing is reused: the rows fit one pass). The pass walks 32 rows of w at once, more
  * streams than the hardware prefetchers follow, so it requests the rows PREFETCH_CHUNKS ahead
  * (1.15-1.5x at M <= 16 on the H200's host; 4 and 12 ahead were level with 8). */
-static void stream_pass(tiles *t, pass *p, const uint16_t *w, int64_t ldw) {
+static int stream_pass(tiles *t, pass *p, const uint16_t *w, int64_t ldw) {
   _Alignas(64) uint8_t b[2][2 * CHUNK_BYTES];
   const int64_t chunks = (p->k + 31) / 32;
   set_tiles(t, p);
   zero_sums(p);
   for (int64_t c = 1; c <= PREFETCH_CHUNKS; c++) prefetch_chunk(p, w, ldw, c);
-  pack_pair(p, w, ldw, 0, b[0]);
+  int subnormal = pack_pair(p, w, ldw, 0, b[0]);
   for (int64_t c = 0; c < chunks; c++) {
     prefetch_chunk(p, w, ldw, c + 1 + PREFETCH_CHUNKS);
-    if (c + 1 < chunks) pack_pair(p, w, ldw, c + 1, b[(c + 1) & 1]);
+    if (c + 1 < chunks) subnormal |= pack_pair(p, w, ldw, c + 1, b[(c + 1) & 1]);
     chunk_products(p, c, b[c & 1]);
   }
   sums_io(p, 0);
+  return subnormal;
 }
 
-void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
-                              int64_t n1, uint16_t *scratch) {
+/* Every w row of [n0, n1) goes through pack_chunk (all of k) when m1 > m0: the result is whether
+ * any held a subnormal. */
+int bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
+                             int64_t n1, uint16_t *scratch) {
   tiles t = {{-1, -1}};
   pass p;
+  int subnormal = 0;
   p.ldx = a->ldx, p.k = a->k, p.ldo = a->ldo;
   const int64_t chunks = (a->k + 31) / 32;
   /* A panel of w (both halves of up to PANEL_CHUNKS chunks) needs the thread's scratch; without
@@ -228,10 +241,10 @@ void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t 
     for (int64_t j = n0; j < n1; j += BF16FP32__AMX_PASS_COLS)
       for (int64_t i = m0; i < m1; i += BF16FP32__AMX_PASS_ROWS) {
         place(&p, a, i, m1, j, n1);
-        stream_pass(&t, &p, a->w + j * a->ldw, a->ldw);
+        subnormal |= stream_pass(&t, &p, a->w + j * a->ldw, a->ldw);
       }
     _tile_release();
-    return;
+    return subnormal;
   }
   uint8_t *panel = (uint8_t *)scratch;
   /* k blocks outermost, so that x's slice of a block stays in L2 while the panels go by. */
@@ -240,7 +253,8 @@ void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t 
     for (int64_t j = n0; j < n1; j += BF16FP32__AMX_PASS_COLS) {
       place(&p, a, m0, m1, j, n1); /* the panel's columns */
       for (int64_t c = c0; c < c1; c++)
-        pack_pair(&p, a->w + j * a->ldw, a->ldw, c, panel + (c - c0) * 2 * CHUNK_BYTES);
+        subnormal |=
+            pack_pair(&p, a->w + j * a->ldw, a->ldw, c, panel + (c - c0) * 2 * CHUNK_BYTES);
       for (int64_t i = m0; i < m1; i += BF16FP32__AMX_PASS_ROWS) {
         place(&p, a, i, m1, j, n1);
         set_tiles(&t, &p);
@@ -253,4 +267,5 @@ void bf16fp32__simd_block_amx(const bf16fp32__simd_args *a, int64_t m0, int64_t 
     }
   }
   _tile_release();
+  return subnormal;
 }

@@ -50,9 +50,9 @@ BF16FP32__SIMD_UNROLL(2)
  * the tail zero-padded, then one fixed horizontal reduction. With copy, the w rows loaded are
  * also stored to wc (stride ldc, the tail zero-filled to 16). Every other step also prefetches
  * the same k range (one line) of pf_rows rows at pf. */
-AI void tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, float *o, int64_t ldo,
-             int64_t k, uint16_t *wc, int64_t ldc, const uint16_t *pf, int pf_rows, int64_t pfld,
-             const int mr, const int nr, const int copy) {
+AI int tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, float *o, int64_t ldo,
+            int64_t k, uint16_t *wc, int64_t ldc, const uint16_t *pf, int pf_rows, int64_t pfld,
+            const int mr, const int nr, const int copy) {
   const __m256i hi_mask = _mm256_set1_epi32((int)0xffff0000u);
   __m256 acc[MR_MAX][NR_MAX];
 BF16FP32__SIMD_UNROLL(2)
@@ -88,6 +88,7 @@ BF16FP32__SIMD_UNROLL(2)
   for (int i = 0; i < mr; i++)
 BF16FP32__SIMD_UNROLL(8)
     for (int j = 0; j < nr; j++) o[i * ldo + j] = hsum(acc[i][j]);
+  return 0; /* widened exactly: no subnormal to report */
 }
 
 /* One function per tile shape and copy mode (blocking.h): one row 8 wide, two rows 4. */
@@ -97,9 +98,10 @@ static const bf16fp32__simd_tile_fn tiles[2][MR_MAX * NR_MAX] = {
     {BF16FP32__SIMD_ROW_8(1, _r), BF16FP32__SIMD_ROW_4(2, _r)},
     {BF16FP32__SIMD_ROW_8(1, _c), BF16FP32__SIMD_ROW_4(2, _c)}};
 
-void bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
-                               int64_t n1, uint16_t *scratch) {
-  bf16fp32__simd_blocked(a, m0, m1, n0, n1, scratch, tiles[0], tiles[1], MR_MAX, 4, NR_MAX);
+int bf16fp32__simd_block_avx2(const bf16fp32__simd_args *a, int64_t m0, int64_t m1, int64_t n0,
+                              int64_t n1, uint16_t *scratch) {
+  return bf16fp32__simd_blocked(a, m0, m1, n0, n1, scratch, tiles[0], tiles[0], tiles[1], MR_MAX,
+                                4, NR_MAX);
 }
 
 /* With the sign shifted out a bf16 subnormal is 2..0xfe; less 2 (wrapping) it is the only value

@@ -76,10 +76,14 @@ BF16FP32__SIMD_UNROLL(4)
 /* Every element: lane j sums pairs (32 s + 2 j, 32 s + 2 j + 1) over s in order, the tail pair
  * masked (zeros multiply to zero, never into NaN), then the one fixed tree of sum16. With copy,
  * the w rows loaded are also stored to wc (stride ldc, the tail zero-filled to 32): the copy
- * costs stores only. Each step also prefetches the same k range of pf_rows rows at pf. */
-AI void tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, float *o, int64_t ldo,
-             int64_t k, uint16_t *wc, int64_t ldc, const uint16_t *pf, int pf_rows, int64_t pfld,
-             const int mr, const int nr, const int copy) {
+ * costs stores only. With check, they are also tested for the bf16 subnormals VDPBF16PS takes as
+ * zero (two mask tests a load; the result). Each step also prefetches the same k range of
+ * pf_rows rows at pf. */
+AI int tile(const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw, float *o, int64_t ldo,
+            int64_t k, uint16_t *wc, int64_t ldc, const uint16_t *pf, int pf_rows, int64_t pfld,
+            const int mr, const int nr, const int mode) {
+  const int copy = mode & BF16FP32__SIMD_COPY, check = mode & BF16FP32__SIMD_CHECK;
+  __mmask32 subnormal = 0;
   __m512 acc[MR_MAX][NR_MAX];
 BF16FP32__SIMD_UNROLL(4)
   for (int i = 0; i < mr; i++)
@@ -94,6 +98,7 @@ BF16FP32__SIMD_UNROLL(8)
     for (int j = 0; j < nr; j++) {
       __m512i wv = _mm512_loadu_si512(w + j * ldw + kk);
       if (copy) _mm512_storeu_si512(wc + j * ldc + kk, wv);
+      if (check) subnormal |= BF16FP32__SIMD_SUBNORMALS_512(wv);
 BF16FP32__SIMD_UNROLL(4)
       for (int i = 0; i < mr; i++) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], (bh)xv[i], (bh)wv);
     }
@@ -109,25 +114,34 @@ BF16FP32__SIMD_UNROLL(8)
     for (int j = 0; j < nr; j++) {
       __m512i wv = _mm512_maskz_loadu_epi16(mask, w + j * ldw + kk);
       if (copy) _mm512_storeu_si512(wc + j * ldc + kk, wv);
+      if (check) subnormal |= BF16FP32__SIMD_SUBNORMALS_512(wv);
 BF16FP32__SIMD_UNROLL(4)
       for (int i = 0; i < mr; i++) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], (bh)xv[i], (bh)wv);
     }
   }
   store_sums(acc, o, ldo, mr, nr);
+  return subnormal != 0;
 }
 
-/* One function per tile shape and copy mode (blocking.h). */
+/* One function per tile shape and mode (blocking.h): plain, checking, checking and copying. */
+#define CHECKING BF16FP32__SIMD_CHECK
+#define COPYING (BF16FP32__SIMD_CHECK | BF16FP32__SIMD_COPY)
 BF16FP32__SIMD_TILES_8(1, 0, _r) BF16FP32__SIMD_TILES_8(2, 0, _r) BF16FP32__SIMD_TILES_8(3, 0, _r)
 BF16FP32__SIMD_TILES_8(4, 0, _r)
-BF16FP32__SIMD_TILES_8(1, 1, _c) BF16FP32__SIMD_TILES_8(2, 1, _c) BF16FP32__SIMD_TILES_8(3, 1, _c)
-BF16FP32__SIMD_TILES_8(4, 1, _c)
-static const bf16fp32__simd_tile_fn tiles[2][MR_MAX * NR_MAX] = {
+BF16FP32__SIMD_TILES_8(1, CHECKING, _k) BF16FP32__SIMD_TILES_8(2, CHECKING, _k)
+BF16FP32__SIMD_TILES_8(3, CHECKING, _k) BF16FP32__SIMD_TILES_8(4, CHECKING, _k)
+BF16FP32__SIMD_TILES_8(1, COPYING, _c) BF16FP32__SIMD_TILES_8(2, COPYING, _c)
+BF16FP32__SIMD_TILES_8(3, COPYING, _c) BF16FP32__SIMD_TILES_8(4, COPYING, _c)
+static const bf16fp32__simd_tile_fn tiles[3][MR_MAX * NR_MAX] = {
     {BF16FP32__SIMD_ROW_8(1, _r), BF16FP32__SIMD_ROW_8(2, _r), BF16FP32__SIMD_ROW_8(3, _r),
      BF16FP32__SIMD_ROW_8(4, _r)},
+    {BF16FP32__SIMD_ROW_8(1, _k), BF16FP32__SIMD_ROW_8(2, _k), BF16FP32__SIMD_ROW_8(3, _k),
+     BF16FP32__SIMD_ROW_8(4, _k)},
     {BF16FP32__SIMD_ROW_8(1, _c), BF16FP32__SIMD_ROW_8(2, _c), BF16FP32__SIMD_ROW_8(3, _c),
      BF16FP32__SIMD_ROW_8(4, _c)}};
 
-void bf16fp32__simd_block_avx512bf16(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
-                                     int64_t n0, int64_t n1, uint16_t *scratch) {
-  bf16fp32__simd_blocked(a, m0, m1, n0, n1, scratch, tiles[0], tiles[1], MR_MAX, 6, NR_MAX);
+int bf16fp32__simd_block_avx512bf16(const bf16fp32__simd_args *a, int64_t m0, int64_t m1,
+                                    int64_t n0, int64_t n1, uint16_t *scratch) {
+  return bf16fp32__simd_blocked(a, m0, m1, n0, n1, scratch, tiles[0], tiles[1], tiles[2], MR_MAX,
+                                6, NR_MAX);
 }
