@@ -1,8 +1,8 @@
 /* Every available backend, forced in turn (host ones always, device ones when a GPU is there),
  * against the fp64 oracle on one grid of shapes: odd sizes, padded leading dimensions, pointers
- * offset by one element, M = 1, K = 1, K not a multiple of anything, NaN and Inf. Outputs are
- * poisoned first, padding columns must stay untouched; the inputs' padding holds NaN, which a
- * backend must not read. */
+ * offset by one element, M = 1, K = 1, K not a multiple of anything, NaN, Inf and subnormal
+ * inputs. Outputs are poisoned first, padding columns must stay untouched; the inputs' padding
+ * holds NaN, which a backend must not read. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +16,7 @@ typedef struct grid_case {
   int64_t m, n, k;
   int64_t pad_x, pad_w, pad_o; /* leading dimension = row length + pad */
   int offset;                  /* operands start this many elements into their buffers */
-  int special;                 /* plant NaN and Inf */
+  int special;                 /* plant NaN, Inf and subnormals */
 } grid_case;
 
 static const grid_case grid[] = {
@@ -51,6 +51,13 @@ static void make_operands(const grid_case *c, uint64_t seed, operands *o) {
     w[2 * ldw + 2] = 0;    /* Inf * 0 = NaN in column 2 of row 1 */
     x[2 * ldx + 0] = 0x3f80;
     w[3 * ldw + 0] = ninf; /* x = 1 times -Inf: row 2, column 3 is -Inf */
+    /* Subnormal inputs are numbers: 2^-127 * 2^127 = 1 in row 3, column 4 (x subnormal) and
+     * column 5 (w subnormal), their only terms; read as zeros, the two elements would be 0. */
+    const uint16_t tiny = 0x0040, huge = 0x7f00;
+    const int64_t last = c->k - 1;
+    for (int64_t i = 0; i < c->k; i++) x[3 * ldx + i] = w[4 * ldw + i] = w[5 * ldw + i] = 0;
+    x[3 * ldx + 0] = huge, x[3 * ldx + last] = tiny;
+    w[4 * ldw + last] = huge, w[5 * ldw + 0] = tiny;
   }
 }
 
