@@ -45,6 +45,8 @@ void bf16fp32__text_time(bf16fp32__text *t, double us) {
   if (!(us >= 0)) us = 0;     /* NaN or negative: never written by the tuner */
   if (us > 1e12) us = 1e12;   /* keeps the fixed-point value in range */
   long long milli = (long long)(us * 1000.0 + 0.5);
+  /* At most the 12 integer digits parse_time reads: what is written must read back. */
+  if (milli > 999999999999999LL) milli = 999999999999999LL;
   bf16fp32__text_printf(t, "%lld.%03lld", milli / 1000, milli % 1000);
 }
 

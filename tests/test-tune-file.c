@@ -172,6 +172,23 @@ static void test_round_trip(void) {
   EXPECT(strcmp(f.header.gpu.name, "NVIDIA H200") == 0 && f.header.has_gpu && !f.header.has_cpu,
          "cleaned name '%s'", f.header.gpu.name);
   bf16fp32__tune_file_clear(&f);
+
+  /* The largest times the parser reads (12 integer digits) write back as times it reads: a
+   * merge rewrites the file, and an entry it could not read back would be lost. */
+  const char *huge = "host\t64\t64\t1\tcpu-ref\t999999999999.9999\tcpu-simd\t999999999999.999999999\n";
+  bf16fp32__tune_file_parse(huge, strlen(huge), &f, NULL, NULL);
+  EXPECT(f.table.count == 1, "huge times read");
+  bf16fp32__tune_file_format(&h, f.table.entries, f.table.count, &again, &len);
+  bf16fp32__tune_file g;
+  memset(&w, 0, sizeof w);
+  bf16fp32__tune_file_parse(again, len, &g, collect_warning, &w);
+  EXPECT(w.count == 0 && g.table.count == 1 && g.table.entries[0].winner_us > 999999999999.99 &&
+             g.table.entries[0].runner_up_us > 999999999999.99,
+         "huge times written back readable (%d warnings)", w.count);
+  if (w.count) dump("warning", &w);
+  bf16fp32__tune_file_clear(&g);
+  bf16fp32__tune_file_clear(&f);
+  free(again);
 }
 
 static void test_malformed(void) {
