@@ -83,7 +83,7 @@ void bf16fp32_options_init(bf16fp32_options *opt);
 bf16fp32_status bf16fp32_create(bf16fp32_context **ctx, const bf16fp32_options *opt);
 void bf16fp32_destroy(bf16fp32_context *ctx);
 /* Frees every backend's state, clears plans, quarantine and counters, re-reads the
- * environment. Must not run while another thread calls into the same context. It frees the
+ * environment. Calls on other threads wait for it, and it for the calls in flight. It frees the
  * workspaces that graphs captured before it use: destroy those graphs (or never replay them
  * again), as after bf16fp32_destroy, and capture anew after prewarming. */
 bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx);

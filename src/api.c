@@ -40,15 +40,16 @@ bf16fp32_status bf16fp32_linear(bf16fp32_context *ctx, bf16fp32_location where, 
                                 const uint16_t *w, int64_t ldw, float *out, int64_t ldo,
                                 void *stream) {
   if (!ctx) return bf16fp32__fail(BF16FP32_NULL_POINTER, "ctx is NULL");
-  bf16fp32_status st = bf16fp32__validate(where, m, n, k, x, ldx, w, ldw, out, ldo,
-                                          bf16fp32__context_device(ctx));
-  if (st != BF16FP32_OK || m == 0 || n == 0) return st;
   call_scope sc;
   bf16fp32__call call;
   memset(&call, 0, sizeof call);
+  /* Under the lock from the start: a concurrent reset rewrites the context's device. */
   pthread_rwlock_rdlock(&ctx->lock);
-  st = enter(ctx, where, stream, &sc, &call.capturing);
-  if (st == BF16FP32_OK) {
+  bf16fp32_status st = bf16fp32__validate(where, m, n, k, x, ldx, w, ldw, out, ldo,
+                                          bf16fp32__context_device(ctx));
+  const bool work = st == BF16FP32_OK && m > 0 && n > 0;
+  if (work) st = enter(ctx, where, stream, &sc, &call.capturing);
+  if (work && st == BF16FP32_OK) {
     if (k == 0) { /* the empty sum: out = 0 */
       if (where == BF16FP32_HOST)
         zero_host(out, m, n, ldo);
@@ -90,13 +91,14 @@ bf16fp32_status bf16fp32_prewarm(bf16fp32_context *ctx, bf16fp32_location where,
   if (count > 0 && !ms) return bf16fp32__fail(BF16FP32_NULL_POINTER, "ms is NULL");
   for (int i = 0; i < count; i++)
     if (ms[i] < 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "ms[%d]=%lld", i, (long long)ms[i]);
-  if (where == BF16FP32_DEVICE && bf16fp32__context_device(ctx) < 0)
-    return bf16fp32__fail(BF16FP32_NO_DEVICE,
-                          "device prewarm but the context has no CUDA device in this process");
   call_scope sc;
   bool capturing = false;
   pthread_rwlock_rdlock(&ctx->lock);
-  st = enter(ctx, where, stream, &sc, &capturing);
+  if (where == BF16FP32_DEVICE && bf16fp32__context_device(ctx) < 0)
+    st = bf16fp32__fail(BF16FP32_NO_DEVICE,
+                        "device prewarm but the context has no CUDA device in this process");
+  else
+    st = enter(ctx, where, stream, &sc, &capturing);
   if (st == BF16FP32_OK) {
     if (capturing)
       st = bf16fp32__fail(BF16FP32_NOT_PREWARMED, "prewarm called while the stream is capturing");
@@ -114,14 +116,18 @@ bf16fp32_status bf16fp32_prewarm(bf16fp32_context *ctx, bf16fp32_location where,
 bf16fp32_status bf16fp32_force_backend(bf16fp32_context *ctx, const char *name) {
   if (!ctx) return bf16fp32__fail(BF16FP32_NULL_POINTER, "ctx is NULL");
   int b = -1;
+  bf16fp32_status st = BF16FP32_OK;
   if (name && strcmp(name, "auto") != 0) {
     b = bf16fp32__registry_find(name);
     if (b < 0) return bf16fp32__fail(BF16FP32_UNKNOWN_BACKEND, "'%.64s' is not a backend", name);
-    if (!ctx->slot[b].available)
-      return bf16fp32__fail(BF16FP32_BACKEND_UNAVAILABLE, "%s: %s", name, ctx->slot[b].why);
   }
-  atomic_store(&ctx->forced, b); /* plans are built without it: none needs clearing */
-  return BF16FP32_OK;
+  pthread_rwlock_rdlock(&ctx->lock); /* the slots are reset's to rewrite */
+  if (b >= 0 && !ctx->slot[b].available)
+    st = bf16fp32__fail(BF16FP32_BACKEND_UNAVAILABLE, "%s: %s", name, ctx->slot[b].why);
+  else
+    atomic_store(&ctx->forced, b); /* plans are built without it: none needs clearing */
+  pthread_rwlock_unlock(&ctx->lock);
+  return st;
 }
 
 bf16fp32_status bf16fp32_select(bf16fp32_context *ctx, bf16fp32_location where, int64_t m,
@@ -133,13 +139,14 @@ bf16fp32_status bf16fp32_select(bf16fp32_context *ctx, bf16fp32_location where, 
   if (st != BF16FP32_OK) return st;
   if (m <= 0 || n == 0 || k == 0)
     return bf16fp32__fail(BF16FP32_BAD_SIZE, "select needs m, n, k >= 1");
-  if (where == BF16FP32_DEVICE && bf16fp32__context_device(ctx) < 0)
-    return bf16fp32__fail(BF16FP32_NO_DEVICE,
-                          "device select but the context has no CUDA device in this process");
   int first = -1;
   bf16fp32__shape s = contiguous_shape(where, m, n, k);
   pthread_rwlock_rdlock(&ctx->lock);
-  st = bf16fp32__explain(ctx, &s, &first, why, why_len);
+  if (where == BF16FP32_DEVICE && bf16fp32__context_device(ctx) < 0)
+    st = bf16fp32__fail(BF16FP32_NO_DEVICE,
+                        "device select but the context has no CUDA device in this process");
+  else
+    st = bf16fp32__explain(ctx, &s, &first, why, why_len);
   pthread_rwlock_unlock(&ctx->lock);
   if (st == BF16FP32_OK) *name = bf16fp32__registry[first].name;
   return st;
@@ -153,10 +160,12 @@ bf16fp32_status bf16fp32_backend_info_get(bf16fp32_context *ctx, int index, bf16
   memset(info, 0, sizeof *info);
   info->name = bf16fp32__registry[index].name;
   info->where = bf16fp32__registry[index].where;
+  pthread_rwlock_rdlock(&ctx->lock); /* the slots are reset's to rewrite */
   info->available = slot->available;
   snprintf(info->reason, sizeof info->reason, "%s", slot->available ? "" : slot->why);
   info->calls = atomic_load(&slot->calls);
   info->failures = atomic_load(&slot->failures);
+  pthread_rwlock_unlock(&ctx->lock);
   return BF16FP32_OK;
 }
 

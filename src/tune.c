@@ -328,8 +328,15 @@ bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_r
                                    int *merged) {
   if (merged) *merged = 0;
   if (!ctx || !r) return bf16fp32__fail(BF16FP32_NULL_POINTER, "tune: ctx or request is NULL");
-  const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
-  bf16fp32_status st = check_request(cfg, bf16fp32__context_device(ctx), r);
+  /* A copy taken under the lock: a concurrent reset rewrites the context's, and the merge into
+   * its tuning file comes after the lock is let go. */
+  bf16fp32__config config;
+  pthread_rwlock_rdlock(&ctx->lock);
+  config = *bf16fp32__context_config(ctx);
+  const int device = bf16fp32__context_device(ctx);
+  pthread_rwlock_unlock(&ctx->lock);
+  const bf16fp32__config *cfg = &config;
+  bf16fp32_status st = check_request(cfg, device, r);
   if (st != BF16FP32_OK) return st;
   const char *out = r->out_path ? r->out_path : cfg->tune_file;
   bf16fp32__tune_table found = {0};
@@ -368,9 +375,9 @@ bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_r
   /* Whatever was measured is kept, even when the run stopped early. */
   if (found.count > 0) {
     bf16fp32__tune_table_finish(&found);
-    bf16fp32__config where_to = *cfg;
-    snprintf(where_to.tune_file, sizeof where_to.tune_file, "%s", out);
-    st = bf16fp32__tune_file_merge(out, &mine, found.entries, found.count, merge_warning, &where_to);
+    if (r->out_path) /* the file the merge's warnings name */
+      snprintf(config.tune_file, sizeof config.tune_file, "%s", r->out_path);
+    st = bf16fp32__tune_file_merge(out, &mine, found.entries, found.count, merge_warning, &config);
     if (st == BF16FP32_OK) {
       if (merged) *merged = found.count;
       bf16fp32__log(cfg, 2, "tune: %d entries merged into %s", found.count, out);

@@ -1,9 +1,12 @@
 /* One context used from many threads at once (host calls; tests/gpu-threads.c does device
  * calls): every result checked against the oracle, counters add up, while another thread
- * keeps asking select, backend info and the quarantine list. */
+ * keeps asking select, backend info and the quarantine list; then again while one thread
+ * resets the context (with a tuned table to free) between describe, force, select and tune. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "support.h"
 #include "testing.h"
@@ -47,6 +50,64 @@ static void *observer(void *arg) {
   return NULL;
 }
 
+/* Reset meets calls in flight: it waits for them and they for it (ThreadSanitizer and
+ * AddressSanitizer saw describe read the tuned table reset freed, and the calls read the
+ * configuration reset rewrote). */
+static void *resetter(void *arg) {
+  const char *path = arg;
+  for (int i = 0; i < 20 || atomic_load(&done_workers) < THREADS; i++) {
+    int64_t nk[2] = {16, 64}, ms[1] = {2};
+    if (bf16fp32_reset(ctx) != BF16FP32_OK ||
+        (i % 8 == 0 && bf16fp32_tune(ctx, BF16FP32_HOST, nk, 1, ms, 1, path) != BF16FP32_OK))
+      atomic_fetch_add(&bad_status, 1);
+  }
+  return NULL;
+}
+
+static void *describer(void *arg) {
+  (void)arg;
+  char buf[4096], why[256];
+  for (int i = 0; atomic_load(&done_workers) < THREADS; i++) {
+    const char *name;
+    bf16fp32_backend_info info;
+    if (bf16fp32_describe(ctx, buf, sizeof buf) != BF16FP32_OK ||
+        bf16fp32_backend_info_get(ctx, 0, &info) != BF16FP32_OK ||
+        bf16fp32_force_backend(ctx, i % 2 ? "auto" : "cpu-ref") != BF16FP32_OK ||
+        bf16fp32_select(ctx, BF16FP32_HOST, 3, 50, 100, &name, why, sizeof why) != BF16FP32_OK)
+      atomic_fetch_add(&bad_status, 1);
+  }
+  return NULL;
+}
+
+static void with_reset(void) {
+  char dir[512], path[600];
+  if (sup_temp_dir(dir, sizeof dir, "threads")) return;
+  snprintf(path, sizeof path, "%s/tune.tsv", dir);
+  setenv("BF16FP32_TUNE_FILE", path, 1); /* read at each reset: ctest sets it empty */
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.cpu_threads = 2;
+  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  if (!ctx) return;
+  int64_t nk[2] = {50, 100}, ms[1] = {3};
+  CHECK_OK(bf16fp32_tune(ctx, BF16FP32_HOST, nk, 1, ms, 1, NULL));
+  CHECK_OK(bf16fp32_reset(ctx));
+  char buf[4096];
+  CHECK_OK(bf16fp32_describe(ctx, buf, sizeof buf));
+  CHECK(strstr(buf, "tuned table: 1 entries") != NULL); /* reset has a table to free */
+  atomic_store(&done_workers, 0);
+  pthread_t t[THREADS + 2];
+  for (int i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(100 + i));
+  pthread_create(&t[THREADS], NULL, resetter, path);
+  pthread_create(&t[THREADS + 1], NULL, describer, NULL);
+  for (int i = 0; i < THREADS + 2; i++) pthread_join(t[i], NULL);
+  CHECK(atomic_load(&bad_status) == 0);
+  CHECK(atomic_load(&bad_results) == 0);
+  bf16fp32_destroy(ctx);
+  unsetenv("BF16FP32_TUNE_FILE");
+  sup_remove_tree(dir);
+}
+
 int main(void) {
   CHECK_OK(bf16fp32_create(&ctx, NULL));
   if (!ctx) return testing_summary("test-threads");
@@ -64,5 +125,6 @@ int main(void) {
   }
   CHECK(calls == THREADS * CALLS);
   bf16fp32_destroy(ctx);
+  with_reset();
   return testing_summary("test-threads");
 }
