@@ -54,20 +54,27 @@ static int count_at(const bf16fp32__tune_table *t, int where) {
 static bool section_applies(loader *l, const bf16fp32__tune_header *h, int where, bool loose,
                             int level, const char *source) {
   char theirs[320], ours[320];
+  /* Without the section (the parser warns only of one begun and left incomplete) the entries
+   * were measured on a machine the header does not name: said like any other. */
+  static const char unnamed[] = "a machine the header does not name (no complete identity)";
   if (where == BF16FP32_DEVICE) {
     const bf16fp32__gpu_identity *g = this_gpu(l);
-    if (!h->has_gpu) return false; /* the parser already said the header is incomplete */
-    if (g && bf16fp32__gpu_identity_match(&h->gpu, g, loose)) return true;
-    bf16fp32__gpu_identity_describe(&h->gpu, theirs, sizeof theirs);
+    if (h->has_gpu && g && bf16fp32__gpu_identity_match(&h->gpu, g, loose)) return true;
+    if (h->has_gpu)
+      bf16fp32__gpu_identity_describe(&h->gpu, theirs, sizeof theirs);
+    else
+      snprintf(theirs, sizeof theirs, "%s", unnamed);
     if (g)
       bf16fp32__gpu_identity_describe(g, ours, sizeof ours);
     else
       snprintf(ours, sizeof ours, "no CUDA device in this context");
   } else {
     const bf16fp32__cpu_identity *c = this_cpu(l);
-    if (!h->has_cpu) return false;
-    if (bf16fp32__cpu_identity_match(&h->cpu, c, loose)) return true;
-    bf16fp32__cpu_identity_describe(&h->cpu, theirs, sizeof theirs);
+    if (h->has_cpu && bf16fp32__cpu_identity_match(&h->cpu, c, loose)) return true;
+    if (h->has_cpu)
+      bf16fp32__cpu_identity_describe(&h->cpu, theirs, sizeof theirs);
+    else
+      snprintf(theirs, sizeof theirs, "%s", unnamed);
     bf16fp32__cpu_identity_describe(c, ours, sizeof ours);
   }
   bf16fp32__log(l->cfg, level, "%s: %s entries measured on %s ignored (this is %s)", source,

@@ -357,8 +357,21 @@ static void test_load(void) {
          "one line per part: %d", log.count);
   if (log.count != 2) dump("log", &log);
 
-  /* Another library version: all ignored, one line. */
+  /* No CPU identity at all in the header (a hand-made file): the host entries are ignored, and
+   * the log says so, as for an incomplete one. */
   h.cpu.threads = 3;
+  h.has_cpu = false;
+  free(text);
+  text = format_sample(&h);
+  sup_write_text(path, text);
+  memset(&log, 0, sizeof log);
+  t = bf16fp32__tune_load_for_context(&cfg);
+  EXPECT(!t && log.count == 2 && any_contains(&log, "host entries", "ignored"),
+         "no CPU section: one line per part: %d", log.count);
+  if (log.count != 2) dump("log", &log);
+  h.has_cpu = true;
+
+  /* Another library version: all ignored, one line. */
   snprintf(h.library, sizeof h.library, "0.0.1");
   free(text);
   text = format_sample(&h);
