@@ -43,11 +43,15 @@ void bf16fp32__plan_cache_clear(bf16fp32__plan_cache *c) {
   pthread_mutex_unlock(&c->mutex);
 }
 
+/* A key is stored within this many slots of its hash's, so that a miss in a full cache compares
+ * that many keys, not every slot's under the mutex (16 us per call, other threads waiting). */
+#define MAX_PROBE 64
+
 /* The slot holding key, or the first invalid slot on its probe path (NULL when full).
  * Valid entries are never removed one by one, so a probe path has no holes. */
 static bf16fp32__plan *find_slot(bf16fp32__plan_cache *c, const bf16fp32__shape *key) {
   uint64_t h = hash_shape(key);
-  for (unsigned i = 0; i < BF16FP32__PLAN_SLOTS; i++) {
+  for (unsigned i = 0; i < MAX_PROBE; i++) {
     bf16fp32__plan *p = &c->slots[(h + i) % BF16FP32__PLAN_SLOTS];
     if (p->generation != c->generation) return p;
     if (memcmp(&p->key, key, sizeof *key) == 0) return p;

@@ -35,7 +35,8 @@ void bf16fp32__plan_cache_clear(bf16fp32__plan_cache *c);
 
 /* Copies the plan for key into *out; 0 when there is none. */
 int bf16fp32__plan_get(bf16fp32__plan_cache *c, const bf16fp32__shape *key, bf16fp32__plan *out);
-/* Stores order for key (keeping its quarantine if present); 0 when the cache is full. */
+/* Stores order for key (keeping its quarantine if present); 0 when the cache is full (around
+ * key's slot: plan-cache.c). */
 int bf16fp32__plan_put(bf16fp32__plan_cache *c, const bf16fp32__plan *p);
 /* Marks backend quarantined for key; 0 when the cache is full (the failure is not remembered). */
 int bf16fp32__plan_quarantine(bf16fp32__plan_cache *c, const bf16fp32__shape *key, int backend,
