@@ -90,12 +90,25 @@ int bf16fp32__plan_put(bf16fp32__plan_cache *c, const bf16fp32__plan *plan) {
   return p != NULL;
 }
 
+/* Where key's window is full: its first slot without a quarantine. A cached order is only
+ * recomputed when lost, a quarantine would be tried and failed again on every call. The slot stays
+ * valid (another key), so no probe path gets a hole. */
+static bf16fp32__plan *unquarantined_slot(bf16fp32__plan_cache *c, const bf16fp32__shape *key) {
+  uint64_t h = hash_shape(key);
+  for (unsigned i = 0; i < MAX_PROBE; i++) {
+    bf16fp32__plan *p = &c->slots[(h + i) % BF16FP32__PLAN_SLOTS];
+    if (!p->quarantined) return p;
+  }
+  return NULL;
+}
+
 int bf16fp32__plan_quarantine(bf16fp32__plan_cache *c, const bf16fp32__shape *key, int backend,
                               bf16fp32_status why) {
   pthread_mutex_lock(&c->mutex);
   bf16fp32__plan *p = find_slot(c, key);
+  if (!p) p = unquarantined_slot(c, key);
   if (p) {
-    if (p->generation != c->generation) {
+    if (p->generation != c->generation || memcmp(&p->key, key, sizeof *key) != 0) {
       memset(p, 0, sizeof *p);
       p->key = *key;
       p->generation = c->generation;

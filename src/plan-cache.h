@@ -38,7 +38,8 @@ int bf16fp32__plan_get(bf16fp32__plan_cache *c, const bf16fp32__shape *key, bf16
 /* Stores order for key (keeping its quarantine if present); 0 when the cache is full (around
  * key's slot: plan-cache.c). */
 int bf16fp32__plan_put(bf16fp32__plan_cache *c, const bf16fp32__plan *p);
-/* Marks backend quarantined for key; 0 when the cache is full (the failure is not remembered). */
+/* Marks backend quarantined for key, in a cached order's place when the cache is full; 0 when
+ * quarantines fill it (the failure is not remembered). */
 int bf16fp32__plan_quarantine(bf16fp32__plan_cache *c, const bf16fp32__shape *key, int backend,
                               bf16fp32_status why);
 /* Calls fn for every valid plan with a quarantined backend (under the cache's mutex). */
