@@ -99,13 +99,11 @@ static void release_all(bf16fp32_context *ctx) {
   ctx->tune = NULL;
 }
 
-/* Configuration, family, probes, tuned table: everything create and reset (re)build. */
-static bf16fp32_status build(bf16fp32_context *ctx) {
-  int forced = -1;
-  bf16fp32__config cfg;
-  bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, in_creator(ctx));
-  if (st != BF16FP32_OK) return st;
-  ctx->cfg = cfg;
+/* Configuration, family, probes, tuned table: everything create and reset (re)build, from a
+ * configuration resolved before anything was torn down (a second resolve could fail, or read
+ * another environment, after reset had released the backends). */
+static void build(bf16fp32_context *ctx, const bf16fp32__config *cfg, int forced) {
+  ctx->cfg = *cfg;
   atomic_store(&ctx->forced, forced);
   family_of(&ctx->cfg, ctx->family, sizeof ctx->family, &ctx->sm_count);
   probe_all(ctx);
@@ -114,7 +112,6 @@ static bf16fp32_status build(bf16fp32_context *ctx) {
                   bf16fp32__registry[forced].name, ctx->slot[forced].why);
   ctx->tune = bf16fp32__tune_load_for_context(&ctx->cfg);
   bf16fp32__plan_cache_clear(&ctx->plans);
-  return BF16FP32_OK;
 }
 
 bf16fp32_status bf16fp32_create(bf16fp32_context **out, const bf16fp32_options *opt) {
@@ -147,7 +144,10 @@ bf16fp32_status bf16fp32_create(bf16fp32_context **out, const bf16fp32_options *
     BF16FP32__TRY(bf16fp32__fail(BF16FP32_INTERNAL, "pthread_rwlock_init failed"));
   lock_ready = 1;
   BF16FP32__TRY(bf16fp32__plan_cache_init(&ctx->plans));
-  BF16FP32__TRY(build(ctx));
+  int forced = -1;
+  bf16fp32__config cfg;
+  BF16FP32__TRY(bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, in_creator(ctx)));
+  build(ctx, &cfg, forced);
   *out = ctx;
   return BF16FP32_OK;
 cleanup:
@@ -175,7 +175,7 @@ bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx) {
   if (st != BF16FP32_OK) return st;
   pthread_rwlock_wrlock(&ctx->lock);
   release_all(ctx);
-  st = build(ctx);
+  build(ctx, &cfg, forced);
   pthread_rwlock_unlock(&ctx->lock);
-  return st;
+  return BF16FP32_OK;
 }
