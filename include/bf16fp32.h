@@ -83,9 +83,10 @@ void bf16fp32_options_init(bf16fp32_options *opt);
 bf16fp32_status bf16fp32_create(bf16fp32_context **ctx, const bf16fp32_options *opt);
 void bf16fp32_destroy(bf16fp32_context *ctx);
 /* Frees every backend's state, clears plans, quarantine and counters, re-reads the
- * environment. Calls on other threads wait for it, and it for the calls in flight. It frees the
- * workspaces that graphs captured before it use: destroy those graphs (or never replay them
- * again), as after bf16fp32_destroy, and capture anew after prewarming. */
+ * environment (a backend forced by bf16fp32_force_backend is forgotten: the options' algo and
+ * BF16FP32_ALGO decide again). Calls on other threads wait for it, and it for the calls in
+ * flight. It frees the workspaces that graphs captured before it use: destroy those graphs (or
+ * never replay them again), as after bf16fp32_destroy, and capture anew after prewarming. */
 bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx);
 
 /* out[m,n] = sum_k x[m*ldx+k] * w[n*ldw+k]; x and w are bf16 bit patterns (uint16).

@@ -272,6 +272,13 @@ static void test_environment(void) {
   CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 12, 8, &name, NULL, 0));
   CHECK(strcmp(name, "flaky") == 0);
   unsetenv("BF16FP32_ALGO");
+  /* a backend forced through the API is forgotten at reset (header: bf16fp32_reset) */
+  CHECK_OK(bf16fp32_force_backend(ctx, "plain"));
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 12, 8, &name, NULL, 0));
+  CHECK(strcmp(name, "plain") == 0);
+  CHECK_OK(bf16fp32_reset(ctx));
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 12, 8, &name, NULL, 0));
+  CHECK(strcmp(name, "flaky") == 0);
   bf16fp32_destroy(ctx);
 
   bf16fp32_options opt;
