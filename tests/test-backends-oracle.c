@@ -106,7 +106,46 @@ static int run_case(bf16fp32_context *ctx, int b, const bf16fp32_backend_info *b
   return ran;
 }
 
+/* The check itself can fail: an answer just outside the bound, a number where NaN is due (and
+ * the reverse), an infinity of the wrong sign; a loosened or tightened bound would pass or fail
+ * the wrong ones. */
+static void test_check_can_fail(void) {
+  const int64_t k = 1000;
+  const double ref = 10.0, absdot = 1000.0, bound = bf16fp32__error_bound(k, absdot);
+  /* gamma_(k+1) |x|.|w| (DESIGN.md), pinned here rather than taken from the code under test */
+  const double expected = (double)(k + 1) * 0x1p-24 * absdot;
+  CHECK(bound >= expected && bound <= 1.001 * expected);
+  CHECK(bf16fp32__within_bound((float)(ref + 0.5 * bound), ref, absdot, k));
+  CHECK(bf16fp32__within_bound((float)(ref - 0.9 * bound), ref, absdot, k));
+  CHECK(!bf16fp32__within_bound((float)(ref + 1.1 * bound), ref, absdot, k));
+  CHECK(!bf16fp32__within_bound((float)(ref - 2.0 * bound), ref, absdot, k));
+  CHECK(!bf16fp32__within_bound(NAN, ref, absdot, k));
+  CHECK(!bf16fp32__within_bound((float)ref, NAN, absdot, k));
+  CHECK(bf16fp32__within_bound(NAN, NAN, absdot, k));
+  CHECK(!bf16fp32__within_bound(-INFINITY, INFINITY, absdot, k));
+  CHECK(!bf16fp32__within_bound(INFINITY, -INFINITY, absdot, k));
+  CHECK(!bf16fp32__within_bound((float)ref, INFINITY, absdot, k));
+  CHECK(bf16fp32__within_bound(-INFINITY, -INFINITY, absdot, k));
+  /* Through sup_check: a right answer passes, each planted fault is counted once. */
+  enum { M = 3, N = 4, K = 64 };
+  uint16_t x[M * K], w[N * K];
+  float out[M * N];
+  double ref_m[M * N], ad[M * N];
+  sup_fill_bf16(x, M * K, 5);
+  sup_fill_bf16(w, N * K, 6);
+  bf16fp32__oracle(M, N, K, x, K, w, K, ref_m, ad);
+  for (int i = 0; i < M * N; i++) out[i] = (float)ref_m[i];
+  sup_check_result r = sup_check(M, N, K, x, K, w, K, out, N);
+  CHECK(sup_check_ok(&r));
+  out[1] = (float)(ref_m[1] + 2.0 * bf16fp32__error_bound(K, ad[1]) + fabs(ref_m[1]) * 0x1p-20);
+  out[6] = NAN;
+  out[11] = ref_m[11] > 0 ? -INFINITY : INFINITY;
+  r = sup_check(M, N, K, x, K, w, K, out, N);
+  CHECK(!sup_check_ok(&r) && r.violations == 3 && r.unwritten == 0);
+}
+
 int main(void) {
+  test_check_can_fail();
   bf16fp32_context *ctx = NULL;
   CHECK_OK(bf16fp32_create(&ctx, NULL));
   if (!ctx) return testing_summary("test-backends-oracle");
