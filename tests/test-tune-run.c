@@ -1,12 +1,14 @@
 /* bf16fp32_tune on the CPU backends, end to end: arguments, the file it writes, merging a
  * second run, and a context picking the tuned backend after reset (and falling back to the
  * rules when a tuned name is not a usable backend). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "dispatch.h"
+#include "measure.h"
 #include "step.h"
 #include "tune-file.h"
 #include "tune.h"
@@ -29,7 +31,44 @@ static bf16fp32__tune_file read_back(const char *path) {
   return f;
 }
 
+/* The tuner's gate on a candidate's output (measure.h): the oracle on sampled rows, and the
+ * poison over the whole output, so that an element left unwritten in a row it did not sample
+ * still fails the candidate. */
+static void test_check_ref(void) {
+  enum { M = 64, N = 8, K = 32, ROWS = 4 };
+  uint16_t x[M * K], w[N * K];
+  float out[M * N];
+  sup_fill_bf16(x, M * K, 11);
+  sup_fill_bf16(w, N * K, 12);
+  bf16fp32__check_ref r;
+  CHECK_OK(bf16fp32__check_ref_init(&r, M, N, K, x, K, w, K, ROWS, 7));
+  CHECK(r.rows == ROWS);
+  double ref[M * N], absdot[M * N];
+  bf16fp32__oracle(M, N, K, x, K, w, K, ref, absdot);
+  for (int i = 0; i < M * N; i++) out[i] = (float)ref[i];
+  bf16fp32__check_result res;
+  bf16fp32__check_ref_compare(&r, out, N, &res);
+  CHECK(bf16fp32__check_ok(&res, NULL, 0) && res.unwritten == 0 && res.violations == 0);
+  /* a row it did not sample, left unwritten */
+  int64_t unsampled = 1;
+  for (int i = 0; i < r.rows; i++)
+    if (r.row[i] == unsampled) unsampled++;
+  bf16fp32__poison_f32(out + unsampled * N + 3, 1);
+  char msg[256];
+  bf16fp32__check_ref_compare(&r, out, N, &res);
+  CHECK(!bf16fp32__check_ok(&res, msg, sizeof msg) && res.unwritten == 1 && res.violations == 0);
+  CHECK(strstr(msg, "1 elements left unwritten") != NULL);
+  /* a sampled row's element off by twice its bound */
+  out[unsampled * N + 3] = (float)ref[unsampled * N + 3];
+  const int64_t at = r.row[ROWS - 1] * N + 5;
+  out[at] = (float)(ref[at] + 2.0 * bf16fp32__error_bound(K, absdot[at]) + fabs(ref[at]) * 0x1p-20);
+  bf16fp32__check_ref_compare(&r, out, N, &res);
+  CHECK(!bf16fp32__check_ok(&res, NULL, 0) && res.violations == 1 && res.unwritten == 0);
+  bf16fp32__check_ref_free(&r);
+}
+
 int main(void) {
+  test_check_ref();
   char dir[512], path[600], other[600];
   if (sup_temp_dir(dir, sizeof dir, "tune-run")) return 1;
   snprintf(path, sizeof path, "%s/tune.tsv", dir);
