@@ -53,7 +53,11 @@ static void test_bad_calls(bf16fp32_context *ctx) {
        BF16FP32_BAD_SIZE},
       {"one row of w, huge ldw", 0, M, 1, K, x, LD, w, INT64_MAX, o, LD, BF16FP32_BAD_SIZE},
       {"one row of x, huge ldx", 0, 1, N, K, x, (int64_t)1 << 57, w, LD, o, LD, BF16FP32_BAD_SIZE},
+      /* out's span one row of 2^56 - 2 and its n = 5: just past 2^56 elements */
+      {"m x ldo just past 2^56", 0, 2, N, K, x, LD, w, LD, o, ((int64_t)1 << 56) - 2,
+       BF16FP32_BAD_SIZE},
       {"bad location", 7, M, N, K, x, LD, w, LD, o, LD, BF16FP32_BAD_OPTION},
+      {"negative location", -1, M, N, K, x, LD, w, LD, o, LD, BF16FP32_BAD_OPTION},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const bad_case *c = &cases[i];
@@ -194,6 +198,19 @@ static void test_status_table(void) {
     CHECK(strlen(bf16fp32_status_message((bf16fp32_status)s)) > 5);
     for (int t = 0; t < s; t++)
       CHECK(strcmp(bf16fp32_status_name((bf16fp32_status)s), bf16fp32_status_name((bf16fp32_status)t)) != 0);
+  }
+  /* each status has its own name and message, as the header's list pairs them */
+  static const struct { const char *name, *message; } listed[] = {
+#define LISTED(name, msg) {#name, msg},
+      BF16FP32_STATUS_MAP(LISTED)
+#undef LISTED
+  };
+  CHECK(sizeof listed / sizeof listed[0] == BF16FP32_STATUS_COUNT);
+  for (int s = 0; s < BF16FP32_STATUS_COUNT; s++) {
+    EXPECT(strcmp(bf16fp32_status_name((bf16fp32_status)s), listed[s].name) == 0, "status %d: %s", s,
+           bf16fp32_status_name((bf16fp32_status)s));
+    EXPECT(strcmp(bf16fp32_status_message((bf16fp32_status)s), listed[s].message) == 0,
+           "status %d: %s", s, bf16fp32_status_message((bf16fp32_status)s));
   }
   CHECK(strcmp(bf16fp32_status_name(BF16FP32_OK), "OK") == 0);
   CHECK(strcmp(bf16fp32_status_name((bf16fp32_status)-1), "UNKNOWN_STATUS") == 0);
