@@ -136,6 +136,11 @@ int main(void) {
   }
   CHECK(run_cli("check", (const char *const[]){"--no-such-option", NULL}) == 2);
   EXPECT_IN(err_buf, "unknown or incomplete option");
+  /* check on the host backends: every cell within the bound, exit 0 (test-dispatcher has it
+   * fail on a wrong answer) */
+  CHECK(run_cli("check", (const char *const[]){"--cpu", "--suite", ok, "--m", "1,3", NULL}) == 0);
+  EXPECT_IN(out_buf, "cpu-ref");
+  EXPECT_IN(out_buf, "all within bound: 0 failure(s)");
 
   /* Unknown backend: names it, lists the known ones, exit 2, before any work. */
   CHECK(run_bench("--cpu", "--suite", ok, "--backends", "cpu-ref,no-such-backend") == 2);

@@ -1,7 +1,8 @@
 /* The dispatcher with fake backends, linked in place of the real registry: a backend that
  * fails on one shape only (only that shape is quarantined), one that declines, one that is
  * unavailable, one with a fatal error; reset brings them back; environment parsing; the plan
- * cache once full. */
+ * cache once full. Also `bf16fp32 check` (tools/cli-check.c, built in here) on these fakes: it
+ * fails when one of them returns a wrong answer. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,10 @@
 #include "plan-cache.h"
 #include "support.h"
 #include "testing.h"
+
+/* The check command itself, run on this file's registry. */
+#include "../tools/cli-check.c"
+#include "../tools/suite.c"
 
 typedef struct fake_state {
   atomic_int runs;
@@ -78,9 +83,12 @@ static bf16fp32_status fatal_run(void *state, const bf16fp32__call *c) {
   if (c->shape.n == 99) return bf16fp32__fail(BF16FP32_CUDA_FATAL, "fatal: planted sticky error");
   return BF16FP32_DECLINED;
 }
+/* plain_wrong set: plain's first element is off by one (the check command must see it). */
+static atomic_int plain_wrong;
 static bf16fp32_status plain_run(void *state, const bf16fp32__call *c) {
   atomic_fetch_add(&((fake_state *)state)->runs, 1);
   compute(c);
+  if (atomic_load(&plain_wrong)) c->out[0] += 1.0f;
   return BF16FP32_OK;
 }
 
@@ -380,6 +388,24 @@ static void test_quarantine_in_full_cache(void) {
   bf16fp32_destroy(ctx);
 }
 
+/* `bf16fp32 check` runs every available backend (here flaky, picky, plain; fatal declines) and
+ * auto on a suite: exit 0 when all are within the bound, 1 when one is not. */
+static void test_cli_check(void) {
+  char dir[512], path[600];
+  if (sup_temp_dir(dir, sizeof dir, "dispatcher-check")) {
+    CHECK(0);
+    return;
+  }
+  snprintf(path, sizeof path, "%s/suite.txt", dir);
+  sup_write_text(path, "tiny 64 96 1\n");
+  char *argv[] = {"check", "--suite", path, "--m", "1,3", NULL};
+  CHECK(cli_check(5, argv) == 0);
+  atomic_store(&plain_wrong, 1);
+  CHECK(cli_check(5, argv) == 1);
+  atomic_store(&plain_wrong, 0);
+  sup_remove_tree(dir);
+}
+
 int main(void) {
   setenv("BF16FP32_TUNE_FILE", "", 1); /* no tuned table: the fakes alone decide */
   test_plan_cache_full();
@@ -388,5 +414,6 @@ int main(void) {
   test_fatal_is_returned();
   test_unavailable_and_forcing();
   test_environment();
+  test_cli_check();
   return testing_summary("test-dispatcher");
 }
