@@ -250,6 +250,15 @@ static void test_unavailable_and_forcing(void) {
   CHECK_OK(bf16fp32_force_backend(ctx, "picky"));
   CHECK_OK(run_checked(ctx, 4, 12, 9));
   CHECK(calls_of(ctx, FLAKY) == 1);
+  /* a forced backend that fails is quarantined for the shape like any other: not tried again */
+  CHECK_OK(bf16fp32_force_backend(ctx, "flaky"));
+  CHECK_OK(run_checked(ctx, 4, 13, 8));
+  CHECK_OK(run_checked(ctx, 4, 13, 8));
+  bf16fp32_backend_info fi;
+  CHECK_OK(bf16fp32_backend_info_get(ctx, FLAKY, &fi));
+  CHECK(fi.failures == 1);
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 4, 13, 8, &name, why, sizeof why));
+  CHECK(strcmp(name, "flaky") != 0 && strstr(why, "quarantined"));
   CHECK_OK(bf16fp32_force_backend(ctx, "auto"));
   CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 4, 12, 8, &name, why, sizeof why));
   CHECK(strcmp(name, "flaky") == 0 && strstr(why, "registry order"));
