@@ -116,6 +116,16 @@ static void test_this_process(void) {
   const int mask = CPU_COUNT(&mine);
   EXPECT(cpus == (limit > 0 && limit < mask ? limit : mask), "%d CPUs; mask %d, quota %d", cpus,
          mask, limit);
+  /* unpinned, a context's default threads are every usable CPU (1 only where that is all) */
+  bf16fp32_context *all = NULL;
+  char described[4096], want[64];
+  CHECK_OK(bf16fp32_create(&all, NULL));
+  if (all) {
+    CHECK_OK(bf16fp32_describe(all, described, sizeof described));
+    snprintf(want, sizeof want, "], %d thread%s\n", cpus, cpus == 1 ? "" : "s");
+    EXPECT(strstr(described, want) != NULL, "expected '%s' in:\n%s", want, described);
+    bf16fp32_destroy(all);
+  }
   int first = 0;
   while (!CPU_ISSET(first, &mine)) first++;
   CPU_ZERO(&one);
