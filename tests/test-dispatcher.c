@@ -236,6 +236,12 @@ static void test_unavailable_and_forcing(void) {
   CHECK_OK(bf16fp32_backend_info_get(ctx, UNBUILT, &info));
   CHECK(!info.available && strstr(info.reason, "not built here"));
   CHECK(bf16fp32_backend_info_get(ctx, 6, &info) == BF16FP32_BAD_SIZE);
+  /* `bf16fp32 info` says why a backend is unavailable */
+  char text[4096];
+  CHECK_OK(bf16fp32_describe(ctx, text, sizeof text));
+  CHECK(strstr(text, "absent    host   unavailable: fake hardware is absent\n") != NULL);
+  CHECK(strstr(text, "unbuilt   host   unavailable: not built here\n") != NULL);
+  CHECK(strstr(text, "plain     host   available\n") != NULL);
   CHECK(bf16fp32_force_backend(ctx, "absent") == BF16FP32_BACKEND_UNAVAILABLE);
   CHECK(bf16fp32_force_backend(ctx, "nosuch") == BF16FP32_UNKNOWN_BACKEND);
 
