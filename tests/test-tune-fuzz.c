@@ -2,7 +2,8 @@
  * parser must never crash, read out of bounds or leak (the ASan+UBSan build runs this too),
  * and never misparse: every accepted entry says exactly what its line says (checked with an
  * independent reading of the line), intact lines are kept, and what is accepted writes and
- * reads back the same. BF16FP32_FUZZ_SEED / BF16FP32_FUZZ_ITERS override the defaults. */
+ * reads back the same, its PDL flag (device-pdl lines) and backend@variant names included.
+ * BF16FP32_FUZZ_SEED / BF16FP32_FUZZ_ITERS override the defaults. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -39,20 +40,27 @@ static char *base_text(void) {
   snprintf(h.gpu.cuda_driver, sizeof h.gpu.cuda_driver, "13.0");
   snprintf(h.gpu.cublas, sizeof h.gpu.cublas, "13.1.0");
   bf16fp32__cpu_identity_query(2, &h.cpu);
-  const char *dev[] = {"smallm", "cublas", "cublaslt", "fp32"};
+  /* Variant names (as cublaslt's algorithms and smallm's stagings are written), and one of a
+   * backend beside its own plain name. */
+  const char *dev[] = {"smallm", "cublas", "cublaslt@21.18.1.0.0.0.0.0.1", "fp32", "smallm@2.3"};
   const char *host[] = {"cpu-simd", "cpu-ref"};
   const int64_t nk[][2] = {{256, 4096}, {2048, 7168}, {384, 7168}};
   const int64_t ms[] = {1, 2, 7, 16, 32, 1024, 16384};
   bf16fp32__tune_entry e[64];
   int n = 0;
-  for (int p = 0; p < 3; p++)
+  /* 21 plain entries, then 8 device-pdl ones, most on an (n, k, m) that a device entry also has
+   * (a parser that lost the flag would merge them). */
+  for (int p = 0; p < 5; p++)
     for (int i = 0; i < 7; i++) {
+      bool pdl = p >= 3;
+      if (pdl && i % 2) continue;
       bf16fp32__tune_entry *x = &e[n++];
       memset(x, 0, sizeof *x);
-      x->where = (n % 5) ? BF16FP32_DEVICE : BF16FP32_HOST;
-      x->n = nk[p][0], x->k = nk[p][1], x->m = ms[i];
+      x->where = pdl || (n % 5) ? BF16FP32_DEVICE : BF16FP32_HOST;
+      x->pdl = pdl;
+      x->n = nk[p % 3][0], x->k = nk[p % 3][1], x->m = ms[i];
       const char **names = x->where == BF16FP32_DEVICE ? dev : host;
-      int count = x->where == BF16FP32_DEVICE ? 4 : 2;
+      int count = x->where == BF16FP32_DEVICE ? 5 : 2;
       snprintf(x->winner, sizeof x->winner, "%s", names[n % count]);
       x->winner_us = 0.5 + n * 1.37;
       if (n % 7) {
@@ -73,6 +81,8 @@ static const char *tokens[] = {
     "# gpu.name\t", "# gpu.sm_count\t", "# cpu.threads\t", "# gpu.compute_capability\t9.",
     "99999999999999999999", "0", "1", "16", "48", "1024", "2.5", ".5", "5.", "1e3", "nan", "inf",
     "\r", "#", "smallm", "cpu-ref", "\xff\xfe", "123456789012.123456789", "0.0000000001",
+    "device-pdl", "-pdl", "@", "@7", "smallm@", "cublaslt@1.2.3", ".", "@2147483648",
+    "@0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0", /* 17 fields: one too many */
 };
 
 /* One random change to buf (len bytes, cap bytes of room); returns the new length. */
@@ -183,7 +193,8 @@ static bool line_says(const char *start, size_t n, const bf16fp32__tune_entry *e
   int c = 0;
   for (char *tok = strtok(line, " \t"); tok && c < 9; tok = strtok(NULL, " \t")) f[c++] = tok;
   if (c != 8) return false;
-  if (strcmp(f[0], e->where == BF16FP32_DEVICE ? "device" : "host") != 0) return false;
+  const char *where = e->where == BF16FP32_HOST ? "host" : e->pdl ? "device-pdl" : "device";
+  if (strcmp(f[0], where) != 0) return false;
   if (strtoll(f[1], NULL, 10) != e->n || strtoll(f[2], NULL, 10) != e->k || strtoll(f[3], NULL, 10) != e->m)
     return false;
   if (strcmp(f[4], e->winner) != 0 || fabs(strtod(f[5], NULL) - e->winner_us) > 1e-9 * (1 + e->winner_us))
@@ -193,7 +204,7 @@ static bool line_says(const char *start, size_t n, const bf16fp32__tune_entry *e
 }
 
 static bool same(const bf16fp32__tune_entry *a, const bf16fp32__tune_entry *b) {
-  return a->where == b->where && a->n == b->n && a->k == b->k && a->m == b->m &&
+  return a->where == b->where && a->pdl == b->pdl && a->n == b->n && a->k == b->k && a->m == b->m &&
          strcmp(a->winner, b->winner) == 0 && strcmp(a->runner_up, b->runner_up) == 0 &&
          fabs(a->winner_us - b->winner_us) < 0.0006 &&
          (a->runner_up[0] ? fabs(a->runner_up_us - b->runner_up_us) < 0.0006 : b->runner_up_us < 0);
@@ -226,7 +237,8 @@ static void check_one(const char *text, size_t len, const bf16fp32__tune_file *o
 
   for (int i = 0; i < f.table.count; i++) {
     const bf16fp32__tune_entry *e = &f.table.entries[i];
-    bool fields = (e->where == 0 || e->where == 1) && e->n >= 1 && e->k >= 1 && bf16fp32__tune_is_bucket(e->m) &&
+    bool fields = (e->where == 0 || e->where == 1) && (e->pdl == 0 || (e->pdl == 1 && e->where == 1)) &&
+                  e->n >= 1 && e->k >= 1 && bf16fp32__tune_is_bucket(e->m) &&
                   name_ok(e->winner) && isfinite(e->winner_us) && e->winner_us >= 0 && e->winner_us < 1e13 &&
                   (e->runner_up[0] ? name_ok(e->runner_up) && strcmp(e->runner_up, e->winner) != 0 &&
                                          isfinite(e->runner_up_us) && e->runner_up_us >= 0
@@ -239,26 +251,27 @@ static void check_one(const char *text, size_t len, const bf16fp32__tune_file *o
            (unsigned long long)iter, i, e->line, has ? (int)n : 0, has ? start : "");
     if (i > 0) {
       const bf16fp32__tune_entry *p = &f.table.entries[i - 1];
-      bool ordered = p->where < e->where ||
-                     (p->where == e->where && (p->n < e->n || (p->n == e->n && (p->k < e->k || (p->k == e->k && p->m < e->m)))));
+      int c = p->where != e->where ? p->where - e->where : p->pdl - e->pdl;
+      bool ordered = c < 0 || (c == 0 && (p->n < e->n || (p->n == e->n && (p->k < e->k || (p->k == e->k && p->m < e->m)))));
       EXPECT(ordered, "iter %llu: sorted, unique", (unsigned long long)iter);
     }
   }
 
   /* Intact original data lines are kept (or replaced by a later line of the same key). */
-  const char *start;
-  size_t n;
-  for (int no = 1; line_of(text, len, no, &start, &n); no++) {
-    for (int j = 0; j < orig->table.count; j++) {
-      const char *os = NULL;
-      size_t on = 0;
-      line_of(orig_text, orig_len, orig->table.entries[j].line, &os, &on);
-      if (on != n || memcmp(os, start, n) != 0) continue;
+  const char *os[64], *start = text, *nl;
+  size_t on[64];
+  int count = orig->table.count < 64 ? orig->table.count : 64;
+  for (int j = 0; j < count; j++) line_of(orig_text, orig_len, orig->table.entries[j].line, &os[j], &on[j]);
+  /* One walk over the lines (line_of for each would make the check quadratic in the lines). */
+  for (int no = 1; (nl = memchr(start, '\n', (size_t)(text + len - start))) != NULL; no++, start = nl + 1) {
+    size_t n = (size_t)(nl - start);
+    for (int j = 0; j < count; j++) {
+      if (on[j] != n || memcmp(os[j], start, n) != 0) continue;
       const bf16fp32__tune_entry *o = &orig->table.entries[j];
       bool kept = false;
       for (int i = 0; i < f.table.count && !kept; i++) {
         const bf16fp32__tune_entry *e = &f.table.entries[i];
-        kept = e->where == o->where && e->n == o->n && e->k == o->k && e->m == o->m && e->line >= no;
+        kept = e->where == o->where && e->pdl == o->pdl && e->n == o->n && e->k == o->k && e->m == o->m && e->line >= no;
       }
       EXPECT(kept, "iter %llu: intact line %d lost", (unsigned long long)iter, no);
     }
@@ -308,10 +321,18 @@ int main(void) {
   size_t base_len = strlen(base);
   bf16fp32__tune_file orig;
   bf16fp32__tune_file_parse(base, base_len, &orig, NULL, NULL);
-  if (orig.table.count != 21 || orig.skipped) {
-    fprintf(stderr, "base file: %d entries, %d skipped\n", orig.table.count, orig.skipped);
+  int pdl = 0, variants = 0;
+  for (int i = 0; i < orig.table.count; i++) {
+    pdl += orig.table.entries[i].pdl;
+    variants += strchr(orig.table.entries[i].winner, '@') != NULL;
+  }
+  if (orig.table.count != 29 || orig.skipped || pdl != 8 || variants < 4) {
+    fprintf(stderr, "base file: %d entries (%d device-pdl, %d variant winners), %d skipped\n",
+            orig.table.count, pdl, variants, orig.skipped);
     return 1;
   }
+  /* The base itself reads as written and round-trips (PDL flags and variants included). */
+  check_one(base, base_len, &orig, base, base_len, 0);
   size_t cap = base_len * 2 + 256;
   char *work = testing_alloc(cap);
   int logged = 0;
