@@ -296,6 +296,29 @@ static void test_truncated(void) {
   free(text);
 }
 
+/* A file over the size limit (8 MiB: its parsed entries would take about 20 times that) is
+ * refused before it is read; one at the limit is read. Sparse files: no disk is used. */
+static void test_size_limit(void) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/big.tsv", dir);
+  for (int over = 0; over <= 1; over++) {
+    FILE *fp = fopen(path, "wb");
+    CHECK(fp && ftruncate(fileno(fp), (off_t)(8 << 20) + over) == 0);
+    if (fp) fclose(fp);
+    bf16fp32__tune_file f;
+    int err = -1;
+    const bf16fp32_status st = bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
+    if (over) {
+      EXPECT(st == BF16FP32_IO_ERROR && err == 0 && strstr(bf16fp32_last_error(), "larger than 8 MiB"),
+             "over the limit: %s (%s)", bf16fp32_status_name(st), bf16fp32_last_error());
+    } else {
+      EXPECT(st == BF16FP32_OK && f.table.count == 0, "at the limit: %s", bf16fp32_status_name(st));
+      if (st == BF16FP32_OK) bf16fp32__tune_file_clear(&f);
+    }
+  }
+  remove(path);
+}
+
 /* --- the context's loading --- */
 
 static bf16fp32__config test_config(const char *file, lines *log) {
@@ -644,6 +667,7 @@ int main(void) {
   test_round_trip();
   test_malformed();
   test_truncated();
+  test_size_limit();
   test_load();
   test_default_path();
   test_merge();
