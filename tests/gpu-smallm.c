@@ -52,11 +52,7 @@ static void make_set(set *s, int64_t mmax, int64_t n, int64_t k, int64_t px, int
     s->hw[2 * s->ldw + 2] = 0;      /* ... and NaN in column 2 (Inf * 0) */
     s->hx[2 * s->ldx + 0] = 0x3f80;
     s->hw[3 * s->ldw + 0] = 0xff80; /* row 2, column 3: -Inf */
-    /* Subnormals are numbers: 2^-127 * 2^127 = 1 at row 3, columns 4 (x's) and 5 (w's). */
-    for (int64_t i = 0; i < k; i++)
-      s->hx[3 * s->ldx + i] = s->hw[4 * s->ldw + i] = s->hw[5 * s->ldw + i] = 0;
-    s->hx[3 * s->ldx + 0] = 0x7f00, s->hx[3 * s->ldx + k - 1] = 0x0040;
-    s->hw[4 * s->ldw + k - 1] = 0x7f00, s->hw[5 * s->ldw + 0] = 0x0040;
+    sup_plant_subnormals(s->hx, s->ldx, s->hw, s->ldw, k); /* row 3, columns 4-5: exactly 1 */
   }
   s->dx = sup_gpu_alloc((size_t)(mmax * s->ldx) * 2);
   s->dw = sup_gpu_alloc((size_t)(n * s->ldw) * 2);

@@ -51,13 +51,7 @@ static void make_operands(const grid_case *c, uint64_t seed, operands *o) {
     w[2 * ldw + 2] = 0;    /* Inf * 0 = NaN in column 2 of row 1 */
     x[2 * ldx + 0] = 0x3f80;
     w[3 * ldw + 0] = ninf; /* x = 1 times -Inf: row 2, column 3 is -Inf */
-    /* Subnormal inputs are numbers: 2^-127 * 2^127 = 1 in row 3, column 4 (x subnormal) and
-     * column 5 (w subnormal), their only terms; read as zeros, the two elements would be 0. */
-    const uint16_t tiny = 0x0040, huge = 0x7f00;
-    const int64_t last = c->k - 1;
-    for (int64_t i = 0; i < c->k; i++) x[3 * ldx + i] = w[4 * ldw + i] = w[5 * ldw + i] = 0;
-    x[3 * ldx + 0] = huge, x[3 * ldx + last] = tiny;
-    w[4 * ldw + last] = huge, w[5 * ldw + 0] = tiny;
+    sup_plant_subnormals(x, ldx, w, ldw, c->k); /* row 3, columns 4 and 5: exactly 1 */
   }
 }
 

@@ -207,6 +207,19 @@ static void test_special(void *state) {
   operands_free(&o);
 }
 
+/* Runs each row of o alone (M = 1) into o's output and counts the rows whose bits, padding
+ * columns included, differ from whole (the output of the call on all of them). */
+static int64_t rows_alone_differ(void *state, const operands *o, const float *whole) {
+  int64_t differ = 0;
+  for (int64_t i = 0; i < o->m; i++) {
+    operands row = *o;
+    row.m = 1, row.x = o->x + i * o->ldx, row.out = o->out + i * o->ldo;
+    CHECK(run(state, &row) == BF16FP32_OK);
+    differ += memcmp(whole + i * o->ldo, o->out + i * o->ldo, (size_t)o->ldo * 4) != 0;
+  }
+  return differ;
+}
+
 /* bf16 subnormals as IEEE says: VDPBF16PS and TDPBF16PS take them as zeros, and a subnormal
  * times a large value (2^-127 * 2^127 = 1) is far above the error bound. In x and in w, in
  * the body and the k tail, on shares of columns and of rows; each row's bits as when alone.
@@ -241,13 +254,7 @@ static void test_subnormal(void *state) {
     float *whole = malloc(cnt * 4);
     if (whole) {
       memcpy(whole, o.out, cnt * 4);
-      int64_t differ = 0;
-      for (int64_t i = 0; i < o.m; i++) {
-        operands row = o;
-        row.m = 1, row.x = o.x + i * o.ldx, row.out = o.out + i * o.ldo;
-        CHECK(run(state, &row) == BF16FP32_OK);
-        differ += memcmp(whole + i * o.ldo, o.out + i * o.ldo, (size_t)o.n * 4) != 0;
-      }
+      const int64_t differ = rows_alone_differ(state, &o, whole);
       EXPECT(differ == 0, "subnormal m=%lld: %lld rows differ alone", (long long)o.m,
              (long long)differ);
     }
@@ -279,14 +286,7 @@ static void test_invariance(void *state, void *other) {
   CHECK(run(other, &o) == BF16FP32_OK);
   CHECK(memcmp(first, o.out, cnt * 4) == 0); /* other thread count */
   memcpy(again, first, cnt * 4);
-  for (int64_t i = 0; i < o.m; i++) { /* each row alone */
-    operands row = o;
-    row.m = 1;
-    row.x = o.x + i * o.ldx;
-    row.out = o.out + i * o.ldo;
-    CHECK(run(state, &row) == BF16FP32_OK);
-  }
-  CHECK(memcmp(again, o.out, cnt * 4) == 0);
+  CHECK(rows_alone_differ(state, &o, again) == 0); /* each row alone */
 done:
   free(first);
   free(again);

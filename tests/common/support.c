@@ -40,6 +40,13 @@ void sup_nan_outside(uint16_t *buf, size_t size, const uint16_t *start, int64_t 
   }
 }
 
+void sup_plant_subnormals(uint16_t *x, int64_t ldx, uint16_t *w, int64_t ldw, int64_t k) {
+  const uint16_t tiny = 0x0040, huge = 0x7f00; /* 2^-127 (subnormal) and 2^127 */
+  for (int64_t i = 0; i < k; i++) x[3 * ldx + i] = w[4 * ldw + i] = w[5 * ldw + i] = 0;
+  x[3 * ldx + 0] = huge, x[3 * ldx + k - 1] = tiny;
+  w[4 * ldw + k - 1] = huge, w[5 * ldw + 0] = tiny;
+}
+
 typedef struct oracle_part {
   int64_t m0, m1, n, k, ldx, ldw;
   const uint16_t *x, *w;

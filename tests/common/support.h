@@ -24,6 +24,10 @@ int sup_poisoned(const float *p, size_t count);
  * one, even to multiply it by a zero, shows in its output. */
 void sup_nan_outside(uint16_t *buf, size_t size, const uint16_t *start, int64_t rows, int64_t cols,
                      int64_t ld);
+/* Subnormal inputs against large partners (x of at least 4 rows, w of at least 6, k >= 2): row 3
+ * of out is exactly 1 at column 4 (x's 2^-127 times w's 2^127) and at column 5 (x's 2^127 times
+ * w's 2^-127), their only terms; a backend that reads subnormals as zeros gives 0 there. */
+void sup_plant_subnormals(uint16_t *x, int64_t ldx, uint16_t *w, int64_t ldw, int64_t k);
 
 /* Worst element of out against the fp64 oracle, and the elements left unwritten (still the
  * poison) or written outside [m, n) (padding columns up to ldo that no longer hold poison). */
