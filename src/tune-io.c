@@ -14,7 +14,7 @@
 #include "tune-file.h"
 
 /* Far above any real table (a full one is tens of KB), and it bounds what a hostile or wrong
- * file costs: parsed entries and their sort take about 20 times the file's bytes (64 MiB took
+ * file costs: parsed entries and their sort take about 20 times the file's bytes (63 MiB took
  * 1.1 GB). */
 #define MAX_FILE_BYTES (8u << 20)
 #define PATH_LEN 4096
