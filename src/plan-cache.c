@@ -47,12 +47,17 @@ void bf16fp32__plan_cache_clear(bf16fp32__plan_cache *c) {
  * that many keys, not every slot's under the mutex (16 us per call, other threads waiting). */
 #define MAX_PROBE 64
 
+/* Slot i of the window that starts at hash h. */
+static bf16fp32__plan *window_slot(bf16fp32__plan_cache *c, uint64_t h, unsigned i) {
+  return &c->slots[(h + i) % BF16FP32__PLAN_SLOTS];
+}
+
 /* The slot holding key, or the first invalid slot on its probe path (NULL when full).
  * Valid entries are never removed one by one, so a probe path has no holes. */
 static bf16fp32__plan *find_slot(bf16fp32__plan_cache *c, const bf16fp32__shape *key) {
   uint64_t h = hash_shape(key);
   for (unsigned i = 0; i < MAX_PROBE; i++) {
-    bf16fp32__plan *p = &c->slots[(h + i) % BF16FP32__PLAN_SLOTS];
+    bf16fp32__plan *p = window_slot(c, h, i);
     if (p->generation != c->generation) return p;
     if (memcmp(&p->key, key, sizeof *key) == 0) return p;
   }
@@ -96,7 +101,7 @@ int bf16fp32__plan_put(bf16fp32__plan_cache *c, const bf16fp32__plan *plan) {
 static bf16fp32__plan *unquarantined_slot(bf16fp32__plan_cache *c, const bf16fp32__shape *key) {
   uint64_t h = hash_shape(key);
   for (unsigned i = 0; i < MAX_PROBE; i++) {
-    bf16fp32__plan *p = &c->slots[(h + i) % BF16FP32__PLAN_SLOTS];
+    bf16fp32__plan *p = window_slot(c, h, i);
     if (!p->quarantined) return p;
   }
   return NULL;
