@@ -26,6 +26,22 @@ static void add_unique(bf16fp32__plan *p, int b) {
   if (!listed(p, b)) p->order[p->order_len++] = (uint8_t)b;
 }
 
+/* Appends to why that the forced backend (of the shape's location) is passed over, and why:
+ * else the reason written (a rule's, the registry's) reads as the outcome of the forcing. */
+static void note_forced_skipped(bf16fp32_context *ctx, const bf16fp32__shape *s, int forced,
+                                char *why, size_t why_len) {
+  if (!why || !why_len || forced < 0 ||
+      bf16fp32__registry[forced].where != (bf16fp32_location)s->where)
+    return;
+  const size_t used = strlen(why);
+  if (ctx->slot[forced].available)
+    snprintf(why + used, why_len - used, "; %s (forced) does not run this shape",
+             bf16fp32__registry[forced].name);
+  else
+    snprintf(why + used, why_len - used, "; %s (forced) is unavailable: %s",
+             bf16fp32__registry[forced].name, ctx->slot[forced].why);
+}
+
 /* Fills p->order: forced (when >= 0), then the tuned winner and runner-up, then the rule, then
  * the registry. Cached plans are built without the forced backend: forcing changes no plan. */
 static void build_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int forced,
@@ -74,6 +90,7 @@ static void build_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int for
     add_unique(p, b);
   }
   if (p->order_len == 0 && why) snprintf(why, why_len, "no available backend supports this shape");
+  if (forced >= 0 && !listed(p, forced)) note_forced_skipped(ctx, s, forced, why, why_len);
 }
 
 /* The plan for a shape: from the cache, or built and cached (when the cache has room). */

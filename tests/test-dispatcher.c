@@ -256,6 +256,16 @@ static void test_unavailable_and_forcing(void) {
   CHECK_OK(bf16fp32_force_backend(ctx, "picky"));
   CHECK_OK(run_checked(ctx, 4, 12, 9));
   CHECK(calls_of(ctx, FLAKY) == 1);
+  /* a forced backend that does not run the shape: select says so, naming it, besides the reason
+   * of the backend it gives (here the registry's; on a GPU a rule's, such as "cuBLAS: faster than
+   * smallm" for an M smallm cannot run) */
+  CHECK_OK(bf16fp32_force_backend(ctx, "fatal"));
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 4, 12, 8, &name, why, sizeof why));
+  CHECK(strcmp(name, "flaky") == 0 && strstr(why, "registry order") &&
+        strstr(why, "fatal (forced) does not run this shape"));
+  memset(why, 'z', sizeof why); /* a why of no length is still not read */
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 4, 12, 8, &name, why, 0));
+  CHECK(why[0] == 'z');
   /* a forced backend that fails is quarantined for the shape like any other: not tried again */
   CHECK_OK(bf16fp32_force_backend(ctx, "flaky"));
   CHECK_OK(run_checked(ctx, 4, 13, 8));
@@ -313,6 +323,15 @@ static void test_environment(void) {
   CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 12, 8, &name, NULL, 0));
   CHECK(strcmp(name, "flaky") == 0);
   unsetenv("BF16FP32_ALGO");
+  /* forced by the environment but unavailable: auto runs, and select says why */
+  setenv("BF16FP32_ALGO", "absent", 1);
+  CHECK_OK(bf16fp32_reset(ctx));
+  char why[256];
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 12, 8, &name, why, sizeof why));
+  CHECK(strcmp(name, "flaky") == 0 &&
+        strstr(why, "absent (forced) is unavailable: fake hardware is absent"));
+  unsetenv("BF16FP32_ALGO");
+  CHECK_OK(bf16fp32_reset(ctx));
   /* a backend forced through the API is forgotten at reset (header: bf16fp32_reset) */
   CHECK_OK(bf16fp32_force_backend(ctx, "plain"));
   CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 12, 8, &name, NULL, 0));
