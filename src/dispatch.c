@@ -66,9 +66,10 @@ static void build_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int for
       p->reason = REASON_TUNED;
       if (why) bf16fp32__tune_choice(ctx->tune, s, pdl, tuned, NULL, why, why_len);
     }
-    /* A backend runs one configuration per shape: the first tuned one that names it. */
+    /* A backend runs one configuration per shape: the first tuned one that names it (a forced
+     * backend, listed already, too: the cached plan, built without it, gives it that one). */
     if (variants[i] && p->variant_of < 0 && strlen(variants[i]) < sizeof p->variant &&
-        !listed(p, tuned[i])) {
+        (!listed(p, tuned[i]) || tuned[i] == forced)) {
       p->variant_of = (int8_t)tuned[i];
       snprintf(p->variant, sizeof p->variant, "%s", variants[i]);
     }

@@ -240,6 +240,14 @@ static void test_variant_routing(const char *dir) {
   EXPECT(bf16fp32_force_backend(ctx, "varied") == BF16FP32_OK, "force");
   EXPECT(bf16fp32_linear(ctx, BF16FP32_HOST, 1, 12, 8, x, 8, w, 8, out, 12, NULL) == BF16FP32_OK, "forced");
   EXPECT(strcmp(last_run, "3.4") == 0, "forced varied runs the plan's variant: %s", last_run);
+  /* auto's order (what the step tuner names and times as auto) gives it the variant it runs */
+  int first[2] = {-1, -1};
+  char variant[2][BF16FP32__VARIANT_LEN] = {"", ""};
+  const bf16fp32__shape s12 = bf16fp32__make_shape(BF16FP32_HOST, 1, 12, 8, 8, 8, 12, x, w, out);
+  EXPECT(bf16fp32__auto_order(ctx, &s12, first, variant) == 2 && first[0] >= 0 &&
+             strcmp(bf16fp32__registry[first[0]].name, "varied") == 0 &&
+             strcmp(variant[0], "3.4") == 0,
+         "forced varied in auto's order: variant '%s'", variant[0]);
   EXPECT(bf16fp32_force_backend(ctx, "auto") == BF16FP32_OK, "auto again");
 
   /* A variant holds at its bucket's own M (24) only; at M = 20 a plain runner-up goes first
