@@ -69,6 +69,19 @@ static int run_cli(const char *cmd, const char *const *args) {
     if (!strstr((buf), (text))) fprintf(stderr, "  expected \"%s\" in:\n%s\n", (text), (buf)); \
   } while (0)
 
+/* A sanitizer build aborts on an allocation larger than it supports unless told to fail it, as
+ * malloc does: the runs after this one see the allocation fail. */
+static void let_huge_allocations_fail(void) {
+  static const char *const vars[] = {"ASAN_OPTIONS", "TSAN_OPTIONS"};
+  for (int i = 0; i < 2; i++) {
+    const char *old = getenv(vars[i]);
+    char value[1024];
+    snprintf(value, sizeof value, "%s%sallocator_may_return_null=1", old ? old : "",
+             old && *old ? ":" : "");
+    setenv(vars[i], value, 1);
+  }
+}
+
 /* The fields of one CSV line: commas outside double quotes, plus one (a quoted field may hold
  * commas, as a failed backend's message does). */
 static int csv_fields(const char *line) {
@@ -250,6 +263,16 @@ int main(void) {
   CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--backends",
                   "cpu-ref,auto", "--cpu-ref-limit", "100") == 0);
   EXPECT_IN(out_buf, "skipped (too slow");
+
+  /* A shape whose operands cannot be allocated: the measure fails as a whole, and the rows
+   * say so (they said "ok", with no time and no reason). */
+  char huge[512];
+  snprintf(huge, sizeof huge, "%s/huge.txt", tmpdir);
+  sup_write_text(huge, "huge 2147483647 2147483647 1\n");
+  let_huge_allocations_fail();
+  CHECK(run_bench("--cpu", "--suite", huge, "--m", "1", "--replays", "5", "--backends", "auto") == 1);
+  EXPECT_IN(out_buf, "OUT_OF_MEMORY");
+  CHECK(strstr(out_buf, "  ok") == NULL);
 
   /* A decode step of two GEMMs (one of K not a multiple of 64) with a filler before each call,
    * plainly and under PDL with each filler trigger: every output checked, the fillers timed. */
