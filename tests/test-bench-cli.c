@@ -205,6 +205,14 @@ int main(void) {
   EXPECT_IN(err_buf, "\"late\"");
   CHECK(run_bench("--decode-step", "dsv4-flash", "--filler-trigger", "entry") == 2);
   EXPECT_IN(err_buf, "only goes with --filler-kb");
+  /* The one-shape table's options are refused with a step, not ignored (no CSV written, the
+   * GPU used under --cpu). */
+  CHECK(run_bench("--decode-step", "dsv4-flash", "--csv", csv) == 2);
+  EXPECT_IN(err_buf, "--csv does not go with --decode-step");
+  CHECK(run_bench("--cpu", "--decode-step", "dsv4-flash") == 2);
+  EXPECT_IN(err_buf, "--cpu does not go");
+  CHECK(run_bench("--decode-step", "dsv4-flash", "--m=1") == 2);
+  EXPECT_IN(err_buf, "--m does not go");
   /* The step tuner takes the same fillers, with the same checks. */
   CHECK(run_tune("--filler-kb", "64") == 2);
   EXPECT_IN(err_buf, "--decode-step");

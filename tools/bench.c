@@ -86,6 +86,7 @@ typedef struct bench_opts {
   int batch_count;
   int filler_kb;
   int filler_trigger; /* -1 while parsing: not given */
+  const char *table_option; /* the first option given that only the one-shape table uses */
 } bench_opts;
 
 static void errorf(const char *fmt, ...)
@@ -138,6 +139,20 @@ static const char *option_value(int argc, char **argv, int *i, const char *name,
   return argv[*i];
 }
 
+/* The one-shape table's options: a decode step has no use for them. */
+static const char *const table_options[] = {"--cpu",     "--backends", "--m",     "--shapes",
+                                            "--csv",     "--threads",  "--calls", "--cpu-ref-limit"};
+
+/* The table option that argument a is (--name or --name=value), or NULL. */
+static const char *table_option(const char *a) {
+  for (size_t i = 0; i < sizeof table_options / sizeof *table_options; i++) {
+    size_t len = strlen(table_options[i]);
+    if (strncmp(a, table_options[i], len) == 0 && (a[len] == '\0' || a[len] == '='))
+      return table_options[i];
+  }
+  return NULL;
+}
+
 /* Returns 0, or the exit code of a usage error (already reported). */
 static int parse_args(int argc, char **argv, bench_opts *o) {
   memset(o, 0, sizeof *o);
@@ -151,6 +166,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     int matched = 0;
     char err[256];
     int64_t x;
+    if (!o->table_option) o->table_option = table_option(a);
 #define VALUE_OF(name)                                                        \
   (v = option_value(argc, argv, &i, name, &matched), matched)
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -216,6 +232,9 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   if (o->decode && !bench_decode_prefix(o->decode))
     return usage_error("--decode-step: unknown model \"%s\" (known: dsv4-flash, dsv4-pro)", o->decode);
   if (!o->decode && o->batch_count) return usage_error("%s only goes with --decode-step", "--batch");
+  /* Refused, not ignored: a step run with --csv wrote no file, with --cpu ran on the GPU. */
+  if (o->decode && o->table_option)
+    return usage_error("%s does not go with --decode-step", o->table_option);
   const char *filler_error = bench_decode_filler_rules(o->decode != NULL, o->filler_kb, &o->filler_trigger);
   if (filler_error) return usage_error("%s", filler_error);
   return 0;
