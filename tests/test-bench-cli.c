@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +80,17 @@ static void let_huge_allocations_fail(void) {
     snprintf(value, sizeof value, "%s%sallocator_may_return_null=1", old ? old : "",
              old && *old ? ":" : "");
     setenv(vars[i], value, 1);
+  }
+}
+
+/* Makes a directory under tmpdir whose path is longer than 1023 bytes (five levels of 200-byte
+ * names, each within NAME_MAX) and writes its path to dir. */
+static void make_deep_dir(char *dir, size_t len) {
+  snprintf(dir, len, "%s", tmpdir);
+  for (int i = 0; i < 5; i++) {
+    size_t used = strlen(dir);
+    snprintf(dir + used, len - used, "/%0200d", i);
+    if (mkdir(dir, 0700) != 0) perror(dir);
   }
 }
 
@@ -281,6 +293,15 @@ int main(void) {
   CHECK(run_bench("--cpu", "--suite", huge, "--m", "1", "--replays", "5", "--backends", "auto") == 1);
   EXPECT_IN(out_buf, "OUT_OF_MEMORY");
   CHECK(strstr(out_buf, "  ok") == NULL);
+
+  /* Paths longer than 1023 bytes are used whole: tune wrote its file under the name cut there
+   * ("tun" for "tune.tsv") and said it had merged into it. */
+  char deep[1536], deep_file[1600];
+  make_deep_dir(deep, sizeof deep);
+  snprintf(deep_file, sizeof deep_file, "%s/tune.tsv", deep);
+  CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--only", "tiny.a", "--replays", "1", "--quiet",
+                 "--out", deep_file) == 0);
+  CHECK(access(deep_file, R_OK) == 0);
 
   /* A decode step of two GEMMs (one of K not a multiple of 64) with a filler before each call,
    * plainly and under PDL with each filler trigger: every output checked, the fillers timed. */

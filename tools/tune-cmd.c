@@ -290,10 +290,11 @@ int tune_main(int argc, char **argv) {
     bf16fp32_destroy(ctx);
     return 1;
   }
-  /* Copies: the context (and its configuration) is gone before they are last used. */
-  char out[1024], ctx_file[1024];
-  snprintf(out, sizeof out, "%s", a.out ? a.out : cfg->tune_file);
+  /* A copy: the context (and its configuration) is gone before it is last used. --out is used
+   * whole: a copy cut at 1023 bytes wrote another file. */
+  char ctx_file[sizeof cfg->tune_file];
   snprintf(ctx_file, sizeof ctx_file, "%s", cfg->tune_file);
+  const char *out = a.out ? a.out : ctx_file;
   if (!out[0]) {
     fprintf(stderr, "bf16fp32 tune: no tuning file (BF16FP32_TUNE_FILE is empty or HOME unset): "
                     "pass --out FILE\n");
