@@ -302,6 +302,11 @@ int main(void) {
   CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--only", "tiny.a", "--replays", "1", "--quiet",
                  "--out", deep_file) == 0);
   CHECK(access(deep_file, R_OK) == 0);
+  /* bench read its suite from the cut name */
+  snprintf(deep_file, sizeof deep_file, "%s/suite.txt", deep);
+  sup_write_text(deep_file, "tiny.a 64 96 3\n");
+  CHECK(run_bench("--cpu", "--suite", deep_file, "--m", "1", "--replays", "5", "--backends", "auto") == 0);
+  EXPECT_IN(out_buf, "tiny.a");
 
   /* A decode step of two GEMMs (one of K not a multiple of 64) with a filler before each call,
    * plainly and under PDL with each filler trigger: every output checked, the fillers timed. */

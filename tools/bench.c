@@ -68,8 +68,7 @@ static const char *usage_text =
     "                     none: it launches plainly\n";
 
 typedef struct bench_opts {
-  char suite_path[1024];
-  int suite_given;
+  const char *suite_path; /* NULL: the default suite; not copied, which cut a long path */
   char backends[512];
   int backends_given;
   int64_t ms[SUITE_MAX_M];
@@ -176,8 +175,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       o->cpu = 1;
     } else if (VALUE_OF("--suite")) {
       if (!v || !*v) return usage_error("%s needs a file name", "--suite");
-      snprintf(o->suite_path, sizeof o->suite_path, "%s", v);
-      o->suite_given = 1;
+      o->suite_path = v;
     } else if (VALUE_OF("--backends")) {
       if (!v || !*v) return usage_error("%s needs a comma-separated list", "--backends");
       if (strlen(v) >= sizeof o->backends) return usage_error("%s: list too long", "--backends");
@@ -870,7 +868,8 @@ int bench_main(int argc, char **argv) {
   if (rc) return rc;
   if (o.backends_given && (rc = check_backend_names(o.backends)) != 0) return rc;
 
-  if (!o.suite_given) suite_default_path(o.suite_path, sizeof o.suite_path);
+  char default_path[1024];
+  if (!o.suite_path) o.suite_path = suite_default_path(default_path, sizeof default_path);
   suite *s = (suite *)malloc(sizeof *s);
   if (!s) {
     errorf("out of memory");
