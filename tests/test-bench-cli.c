@@ -307,6 +307,14 @@ int main(void) {
   sup_write_text(deep_file, "tiny.a 64 96 3\n");
   CHECK(run_bench("--cpu", "--suite", deep_file, "--m", "1", "--replays", "5", "--backends", "auto") == 0);
   EXPECT_IN(out_buf, "tiny.a");
+  /* a malformed line of such a file: the message kept the path and lost the line and reason */
+  snprintf(deep_file, sizeof deep_file, "%s/bad.txt", deep);
+  sup_write_text(deep_file, "tiny.a 64 abc 3\n");
+  static const char *const suite_cmds[] = {"check", "select", "tune", "bench"};
+  for (int i = 0; i < 4; i++) {
+    CHECK(run_cli(suite_cmds[i], (const char *const[]){"--cpu", "--suite", deep_file, NULL}) != 0);
+    EXPECT_IN(err_buf, "bad.txt:1: K \"abc\" is not an integer");
+  }
 
   /* A decode step of two GEMMs (one of K not a multiple of 64) with a filler before each call,
    * plainly and under PDL with each filler trigger: every output checked, the fillers timed. */

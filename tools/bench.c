@@ -875,7 +875,7 @@ int bench_main(int argc, char **argv) {
     errorf("out of memory");
     return 1;
   }
-  char err[1024];
+  char err[SUITE_ERR_LEN];
   if (suite_load(o.suite_path, s, err, sizeof err) != 0) {
     errorf("%s", err);
     free(s);

@@ -23,7 +23,7 @@ typedef struct cli_args {
 } cli_args;
 
 static int parse_args(int argc, char **argv, cli_args *a) {
-  char path[1024], err[512];
+  char path[1024], err[SUITE_ERR_LEN];
   const char *suite_path = suite_default_path(path, sizeof path);
   const char *m_list = NULL;
   a->cpu_only = 0;

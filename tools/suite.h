@@ -9,6 +9,9 @@
 #define SUITE_MAX_ENTRIES 128
 #define SUITE_MAX_M 64
 #define SUITE_NAME_LEN 64
+/* Room for suite_load's messages: a path (PATH_MAX), a field of a line, what is wrong. A
+ * smaller buffer kept a long path and cut off the line number and the reason. */
+#define SUITE_ERR_LEN (4096 + 4096 + 256)
 
 typedef struct suite_entry {
   char name[SUITE_NAME_LEN]; /* e.g. "flash.router" */

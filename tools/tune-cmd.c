@@ -228,7 +228,7 @@ int tune_main(int argc, char **argv) {
   if (a.from) return emit_c(a.from, -1, a.emit_c);
 
   suite s;
-  char path[1024], err[512];
+  char path[1024], err[SUITE_ERR_LEN];
   if (!a.suite_path) a.suite_path = suite_default_path(path, sizeof path);
   if (suite_load(a.suite_path, &s, err, sizeof err) != 0) {
     fprintf(stderr, "bf16fp32 tune: %s\n", err);
