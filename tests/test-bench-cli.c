@@ -302,6 +302,15 @@ int main(void) {
   CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--only", "tiny.a", "--replays", "1", "--quiet",
                  "--out", deep_file) == 0);
   CHECK(access(deep_file, R_OK) == 0);
+  /* --from converts a tuning file and measures nothing: the measuring options are refused with
+   * it, not ignored (--cpu emitted the GPU entries too, --out wrote nothing) */
+  char emitted[600];
+  snprintf(emitted, sizeof emitted, "%s/builtin.c", tmpdir);
+  CHECK(run_tune("--from", deep_file, "--emit-c", emitted) == 0);
+  CHECK(run_tune("--from", deep_file, "--emit-c", emitted, "--cpu") == 2);
+  EXPECT_IN(err_buf, "not with --cpu");
+  CHECK(run_tune("--out", emitted, "--from", deep_file, "--emit-c", emitted) == 2);
+  EXPECT_IN(err_buf, "not with --out");
   /* bench read its suite from the cut name */
   snprintf(deep_file, sizeof deep_file, "%s/suite.txt", deep);
   sup_write_text(deep_file, "tiny.a 64 96 3\n");

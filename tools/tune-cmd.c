@@ -65,6 +65,12 @@ static int parse_int_arg(const char *opt, const char *s, int lo, int hi, int *v)
   return 0;
 }
 
+/* An option given that only a measuring run uses, or NULL. */
+static const char *measuring_option(const tune_args *a) {
+  return a->suite_path ? "--suite" : a->m_list ? "--m" : a->only ? "--only" : a->out ? "--out"
+         : a->cpu ? "--cpu" : a->device >= 0 ? "--device" : a->replays ? "--replays" : NULL;
+}
+
 static int parse_args(int argc, char **argv, tune_args *a) {
   memset(a, 0, sizeof *a);
   a->device = -1;
@@ -114,6 +120,12 @@ static int parse_args(int argc, char **argv, tune_args *a) {
   }
   if (a->from && !a->emit_c) {
     fprintf(stderr, "bf16fp32 tune: --from needs --emit-c\n");
+    return 2;
+  }
+  /* Refused, not ignored: with --from, --cpu still emitted the GPU entries, --out wrote nothing. */
+  if (a->from && measuring_option(a)) {
+    fprintf(stderr, "bf16fp32 tune: --from converts a tuning file and measures nothing: not with %s\n",
+            measuring_option(a));
     return 2;
   }
   return 0;
