@@ -236,6 +236,11 @@ int main(void) {
   EXPECT_IN(err_buf, "only goes with --filler-kb");
   CHECK(run_bench("--cpu", "--suite", ok, "--shapes", "tiny.zzz") == 2);
   EXPECT_IN(err_buf, "tiny.zzz");
+  /* lists of commas alone: no shape was timed (exit 0), or the baseline alone */
+  CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--shapes", ",") == 2);
+  EXPECT_IN(err_buf, "--shapes needs suite entry names");
+  CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--backends", ",,") == 2);
+  EXPECT_IN(err_buf, "--backends needs a comma-separated list");
   CHECK(run_bench("--cpu", "--suite", ok, "--csv", "/nonexistent-dir/x.csv") == 1);
   EXPECT_IN(err_buf, "/nonexistent-dir/x.csv");
 

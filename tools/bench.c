@@ -177,7 +177,8 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       if (!v || !*v) return usage_error("%s needs a file name", "--suite");
       o->suite_path = v;
     } else if (VALUE_OF("--backends")) {
-      if (!v || !*v) return usage_error("%s needs a comma-separated list", "--backends");
+      /* commas alone name nothing: the baseline alone was timed */
+      if (!v || !v[strspn(v, ",")]) return usage_error("%s needs a comma-separated list", "--backends");
       if (strlen(v) >= sizeof o->backends) return usage_error("%s: list too long", "--backends");
       snprintf(o->backends, sizeof o->backends, "%s", v);
       o->backends_given = 1;
@@ -190,7 +191,8 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       o->batch_count = suite_parse_int_list(v, o->batch, SUITE_MAX_M, err, sizeof err);
       if (o->batch_count < 0) return usage_error("--batch %s", err);
     } else if (VALUE_OF("--shapes")) {
-      if (!v || !*v) return usage_error("%s needs suite entry names", "--shapes");
+      /* commas alone name nothing: no shape was timed, exit 0 */
+      if (!v || !v[strspn(v, ",")]) return usage_error("%s needs suite entry names", "--shapes");
       if (strlen(v) >= sizeof o->shapes) return usage_error("%s: list too long", "--shapes");
       snprintf(o->shapes, sizeof o->shapes, "%s", v);
     } else if (VALUE_OF("--csv")) {
