@@ -205,9 +205,19 @@ int bf16fp32__auto_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int fi
   return n;
 }
 
+/* The DECLINED of a backend asked by index for a shape it does not take, named. */
+static bf16fp32_status refuse_one(bf16fp32_context *ctx, int backend) {
+  if (backend < 0 || backend >= bf16fp32__registry_count)
+    return bf16fp32__fail(BF16FP32_DECLINED, "no backend %d", backend);
+  if (!ctx->slot[backend].available)
+    return bf16fp32__fail(BF16FP32_DECLINED, "%s is unavailable: %s", bf16fp32__registry[backend].name,
+                          ctx->slot[backend].why);
+  return bf16fp32__fail(BF16FP32_DECLINED, "%s does not run this shape", bf16fp32__registry[backend].name);
+}
+
 bf16fp32_status bf16fp32__run_one(bf16fp32_context *ctx, int backend, const bf16fp32__call *call) {
   if (backend < 0 || backend >= bf16fp32__registry_count || !usable(ctx, backend, &call->shape))
-    return bf16fp32__fail(BF16FP32_DECLINED, "backend %d does not run this shape", backend);
+    return refuse_one(ctx, backend);
   bf16fp32__backend_slot *slot = &ctx->slot[backend];
   bf16fp32_status st = bf16fp32__registry[backend].ops->run(slot->state, call);
   atomic_fetch_add(st == BF16FP32_OK ? &slot->calls : &slot->failures, 1);
@@ -217,7 +227,7 @@ bf16fp32_status bf16fp32__run_one(bf16fp32_context *ctx, int backend, const bf16
 bf16fp32_status bf16fp32__prewarm_one(bf16fp32_context *ctx, int backend, const bf16fp32__shape *s,
                                       const char *variant, void *stream) {
   if (backend < 0 || backend >= bf16fp32__registry_count || !usable(ctx, backend, s))
-    return bf16fp32__fail(BF16FP32_DECLINED, "backend %d does not run this shape", backend);
+    return refuse_one(ctx, backend);
   return bf16fp32__registry[backend].ops->prewarm(ctx->slot[backend].state, s, variant, stream);
 }
 

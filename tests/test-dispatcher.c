@@ -244,6 +244,12 @@ static void test_unavailable_and_forcing(void) {
   CHECK(strstr(text, "plain     host   available\n") != NULL);
   CHECK(bf16fp32_force_backend(ctx, "absent") == BF16FP32_BACKEND_UNAVAILABLE);
   CHECK(bf16fp32_force_backend(ctx, "nosuch") == BF16FP32_UNKNOWN_BACKEND);
+  /* one backend asked by index (check, bench, tune) names itself when it does not run */
+  const bf16fp32__call one = {.shape = {.where = BF16FP32_HOST, .m = 4, .n = 12, .k = 8}};
+  CHECK(bf16fp32__run_one(ctx, FATAL, &one) == BF16FP32_DECLINED &&
+        strcmp(bf16fp32_last_error(), "fatal does not run this shape") == 0);
+  CHECK(bf16fp32__prewarm_one(ctx, ABSENT, &one.shape, NULL, NULL) == BF16FP32_DECLINED &&
+        strcmp(bf16fp32_last_error(), "absent is unavailable: fake hardware is absent") == 0);
 
   CHECK_OK(bf16fp32_force_backend(ctx, "plain"));
   const char *name = NULL;
