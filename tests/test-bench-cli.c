@@ -316,6 +316,15 @@ int main(void) {
   EXPECT_IN(err_buf, "not with --cpu");
   CHECK(run_tune("--out", emitted, "--from", deep_file, "--emit-c", emitted) == 2);
   EXPECT_IN(err_buf, "not with --out");
+  /* --emit-c onto the tuning file itself replaced the table with C source, exit 0 */
+  CHECK(run_tune("--from", deep_file, "--emit-c", deep_file) == 2);
+  EXPECT_IN(err_buf, "would be replaced by C source");
+  CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--only", "tiny.a", "--replays", "1", "--quiet",
+                 "--out", deep_file, "--emit-c", deep_file) == 2);
+  CHECK(run_tune("--from", deep_file, "--emit-c", emitted) == 0); /* still a tuning file */
+  /* an empty --out was taken for none: "BF16FP32_TUNE_FILE is empty or HOME unset" */
+  CHECK(run_tune("--cpu", "--out", "") == 2);
+  EXPECT_IN(err_buf, "--out needs a value");
   /* bench read its suite from the cut name */
   snprintf(deep_file, sizeof deep_file, "%s/suite.txt", deep);
   sup_write_text(deep_file, "tiny.a 64 96 3\n");

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench-decode.h"
 #include "dispatch.h"
@@ -71,6 +72,15 @@ static const char *measuring_option(const tune_args *a) {
          : a->cpu ? "--cpu" : a->device >= 0 ? "--device" : a->replays ? "--replays" : NULL;
 }
 
+/* A text option given empty, or NULL: refused, as --out "" was taken for no --out at all. */
+static const char *empty_option(const tune_args *a) {
+  const char *const values[] = {a->suite_path, a->m_list, a->only, a->out, a->emit_c, a->from, a->step};
+  const char *const names[] = {"--suite", "--m", "--only", "--out", "--emit-c", "--from", "--decode-step"};
+  for (size_t i = 0; i < sizeof values / sizeof *values; i++)
+    if (values[i] && !values[i][0]) return names[i];
+  return NULL;
+}
+
 static int parse_args(int argc, char **argv, tune_args *a) {
   memset(a, 0, sizeof *a);
   a->device = -1;
@@ -103,6 +113,10 @@ static int parse_args(int argc, char **argv, tune_args *a) {
       fprintf(stderr, "bf16fp32 tune: unknown or incomplete option '%s'\n", o);
       return usage(stderr);
     }
+  }
+  if (empty_option(a)) {
+    fprintf(stderr, "bf16fp32 tune: %s needs a value\n", empty_option(a));
+    return 2;
   }
   if (a->step && !bench_decode_prefix(a->step)) {
     fprintf(stderr, "bf16fp32 tune: --decode-step: unknown model '%s' (known: dsv4-flash, dsv4-pro)\n", a->step);
@@ -140,7 +154,21 @@ static void print_warning(void *user, int line, const char *msg) {
 }
 
 /* Writes the entries of `path` at `where` (-1: all) as the built-in table's C source. */
+/* Whether --emit-c's destination is the tuning file itself, which it would replace with C. */
+static bool emits_over(const char *tune_path, const char *dest) {
+  struct stat a, b;
+  if (stat(tune_path, &a) == 0 && stat(dest, &b) == 0) return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  return strcmp(tune_path, dest) == 0;
+}
+
+static int refuse_emit_over(const char *tune_path) {
+  fprintf(stderr, "bf16fp32 tune: --emit-c names the tuning file %s: it would be replaced by C source\n",
+          tune_path);
+  return 2;
+}
+
 static int emit_c(const char *path, int where, const char *dest) {
+  if (emits_over(path, dest)) return refuse_emit_over(path);
   bf16fp32__tune_file f;
   int err = 0;
   char *text = NULL;
@@ -312,6 +340,10 @@ int tune_main(int argc, char **argv) {
                     "pass --out FILE\n");
     bf16fp32_destroy(ctx);
     return 2;
+  }
+  if (a.emit_c && emits_over(out, a.emit_c)) { /* before the measuring, not after it */
+    bf16fp32_destroy(ctx);
+    return refuse_emit_over(out);
   }
 
   /* Who is measured, with which backends. */
