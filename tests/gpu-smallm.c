@@ -427,6 +427,14 @@ static void test_shapes(bf16fp32_context *ctx) {
   const int64_t nan_ms[] = {1, 8};
   CHECK(check_fold(&s, nan_ms, 2) == 2 * 2);
   free_set(&s);
+  /* and above M = 64: the wide kernel (the API's there), the wgmma and token-block kernels */
+  const int64_t nan_wide[] = {65, 128};
+  make_set(&s, 128, 2048, 4096, 0, 0, 0, 31, 1);
+  CHECK(run_rows(ctx, &s, 128, 0, s.full));
+  check_wgmma(&s, nan_wide, 2, 64, 64, 32);
+  check_tile_subs(&s, nan_wide, 2);
+  check_stream_tokens(&s, nan_wide, 2, 1);
+  free_set(&s);
 }
 
 /* The share kernel's checks: with sampled == 0 (GPU_SMALLM_PART=share, or the whole test) every
