@@ -178,10 +178,10 @@ bf16fp32_status bf16fp32__explain(bf16fp32_context *ctx, const bf16fp32__shape *
   uint32_t quarantined = bf16fp32__plan_get(&ctx->plans, s, &cached) ? cached.quarantined : 0;
   for (int i = 0; i < p.order_len; i++) {
     if (quarantined & (1u << p.order[i])) continue;
-    if (i > 0 && why && why_len) {
+    for (int j = 0; j < i && why && why_len; j++) { /* every one passed over, not the first alone */
       size_t used = strlen(why);
       snprintf(why + used, why_len - used, "; %s is quarantined for this shape",
-               bf16fp32__registry[p.order[0]].name);
+               bf16fp32__registry[p.order[j]].name);
     }
     *first = p.order[i];
     return BF16FP32_OK;

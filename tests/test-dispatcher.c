@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
 #include "device.h"
 #include "internal.h"
 #include "oracle.h"
@@ -428,6 +429,22 @@ static void test_quarantine_in_full_cache(void) {
   bf16fp32_destroy(ctx);
 }
 
+/* select names every backend it passes over for a quarantine, not the first alone */
+static void test_select_names_quarantined(void) {
+  bf16fp32_context *ctx;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  const bf16fp32__shape s = {.m = 2, .n = 12, .k = 8, .ldx = 8, .ldw = 8, .ldo = 12,
+                             .where = BF16FP32_HOST, .align = 16}; /* select's key */
+  CHECK(bf16fp32__plan_quarantine(&ctx->plans, &s, FLAKY, BF16FP32_CUDA_ERROR));
+  CHECK(bf16fp32__plan_quarantine(&ctx->plans, &s, PICKY, BF16FP32_CUDA_ERROR));
+  const char *name = NULL;
+  char why[256];
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 2, 12, 8, &name, why, sizeof why));
+  CHECK(strcmp(name, "plain") == 0 && strstr(why, "flaky is quarantined") &&
+        strstr(why, "picky is quarantined"));
+  bf16fp32_destroy(ctx);
+}
+
 /* `bf16fp32 check` runs every available backend (here flaky, picky, plain; fatal declines) and
  * auto on a suite: exit 0 when all are within the bound, 1 when one is not. */
 static void test_cli_check(void) {
@@ -451,6 +468,7 @@ int main(void) {
   setenv("BF16FP32_TUNE_FILE", "", 1); /* no tuned table: the fakes alone decide */
   test_plan_cache_full();
   test_quarantine_in_full_cache();
+  test_select_names_quarantined();
   test_quarantine_one_shape();
   test_fatal_is_returned();
   test_unavailable_and_forcing();
