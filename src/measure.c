@@ -376,6 +376,16 @@ cleanup:
   return st;
 }
 
+/* A measure that failed as a whole (no memory for the operands) leaves no candidate at OK
+ * without a time: each takes its status and last error, as the device half does. */
+static bf16fp32_status fail_untimed(bf16fp32__candidate *cands, int count, bf16fp32_status st) {
+  if (st != BF16FP32_OK)
+    for (int c = 0; c < count; c++)
+      if (cands[c].status == BF16FP32_OK && cands[c].median_us < 0)
+        bf16fp32__candidate_fail(&cands[c], st);
+  return st;
+}
+
 bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n, int64_t k,
                                   bf16fp32__candidate *cands, int count,
                                   const bf16fp32__measure_opts *opt) {
@@ -393,7 +403,8 @@ bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n,
     if (!cands[c].run) return bf16fp32__fail(BF16FP32_NULL_POINTER, "measure: candidate %d", c);
     cand_reset(&cands[c]);
   }
-  if (where == BF16FP32_HOST) return measure_host(m, n, k, cands, count, opt);
+  if (where == BF16FP32_HOST)
+    return fail_untimed(cands, count, measure_host(m, n, k, cands, count, opt));
 #ifdef BF16FP32_HAVE_CUDA
   return bf16fp32__measure_device(m, n, k, cands, count, opt);
 #else

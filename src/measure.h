@@ -47,7 +47,8 @@ typedef struct bf16fp32__candidate {
 } bf16fp32__candidate;
 
 /* Times every candidate on the contiguous shape (m, n, k) at `where`, interleaving them in
- * each replay round. Returns non-OK only when nothing could be measured (no device, OOM). */
+ * each replay round. Returns non-OK only when nothing could be measured (no device, OOM); every
+ * candidate left without a time then carries that status. */
 bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n, int64_t k,
                                   bf16fp32__candidate *cands, int count,
                                   const bf16fp32__measure_opts *opt);

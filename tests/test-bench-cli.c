@@ -298,6 +298,13 @@ int main(void) {
   CHECK(run_bench("--cpu", "--suite", huge, "--m", "1", "--replays", "5", "--backends", "auto") == 1);
   EXPECT_IN(out_buf, "OUT_OF_MEMORY");
   CHECK(strstr(out_buf, "  ok") == NULL);
+  /* The same through tune: the host measure left its candidates at OK, listed as "cpu-simd OK"
+   * under "no valid time". */
+  char huge_tsv[600];
+  snprintf(huge_tsv, sizeof huge_tsv, "%s/huge.tsv", tmpdir);
+  CHECK(run_tune("--cpu", "--suite", huge, "--m", "1", "--replays", "1", "--out", huge_tsv) == 1);
+  EXPECT_IN(out_buf, "OUT_OF_MEMORY");
+  CHECK(strstr(out_buf, " OK\n") == NULL);
 
   /* Paths longer than 1023 bytes are used whole: tune wrote its file under the name cut there
    * ("tun" for "tune.tsv") and said it had merged into it. */

@@ -606,13 +606,6 @@ static void row_from_candidate(bench_row *r, const bf16fp32__candidate *c) {
 
 /* --- the table run --- */
 
-/* A measure that failed as a whole (no memory, no device) left its candidates as it reset
- * them, status OK: their rows must give its reason, not "ok". */
-static void fail_untimed(bf16fp32__candidate *cell, int ncell, bf16fp32_status st) {
-  for (int i = 0; i < ncell; i++)
-    if (cell[i].status == BF16FP32_OK && cell[i].median_us < 0) bf16fp32__candidate_fail(&cell[i], st);
-}
-
 /* oneDNN's OpenMP workers keep spinning for a few milliseconds after a call (libgomp's default
  * wait policy): let them go to sleep before the library's threads are timed on the same cores. */
 static void settle_after_dnnl(void) {
@@ -755,7 +748,6 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
         settle_after_dnnl();
       }
       st = ncell ? bf16fp32__measure(where, m, sh->n, sh->k, cell, ncell, &mo) : BF16FP32_OK;
-      if (st != BF16FP32_OK) fail_untimed(cell, ncell, st);
       if (!use_gpu && plan.dnnl) {
         dnnl_rc[1] = bench_dnnl_time(m, sh->n, sh->k, threads, o->replays, &dnnl_us[1],
                                      dnnl_why[1], sizeof dnnl_why[1]);
