@@ -66,7 +66,7 @@ static const rule rules[] = {
     {"sm_90", 16, 1024, 4096, false, false, "smallm",
      "decode-sized M, narrow weights: smallm beats cuBLAS here"},
     {"sm_90", ANY, ANY, ANY, false, false, "cublas",
-     "cuBLAS: faster than smallm at this size on the H200"},
+     "cuBLAS: smallm is slower at this size on the H200, or does not run it"},
     {"cuda", ANY, ANY, ANY, false, false, "cublas", "GPU without a tuned kernel: cuBLAS"},
     {"cpu", ANY, ANY, ANY, false, false, "cpu-simd", "host call: SIMD bf16 dot products"},
 };

@@ -264,8 +264,8 @@ static void test_unavailable_and_forcing(void) {
   CHECK_OK(run_checked(ctx, 4, 12, 9));
   CHECK(calls_of(ctx, FLAKY) == 1);
   /* a forced backend that does not run the shape: select says so, naming it, besides the reason
-   * of the backend it gives (here the registry's; on a GPU a rule's, such as "cuBLAS: faster than
-   * smallm" for an M smallm cannot run) */
+   * of the backend it gives (here the registry's; on a GPU a rule's, such as the catch-all
+   * "cuBLAS: smallm is slower at this size ..." for an M smallm cannot run) */
   CHECK_OK(bf16fp32_force_backend(ctx, "fatal"));
   CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 4, 12, 8, &name, why, sizeof why));
   CHECK(strcmp(name, "flaky") == 0 && strstr(why, "registry order") &&
