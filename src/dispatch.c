@@ -26,6 +26,15 @@ static void add_unique(bf16fp32__plan *p, int b) {
   if (!listed(p, b)) p->order[p->order_len++] = (uint8_t)b;
 }
 
+/* Why backend b (of the shape's location) does not run a shape: unavailable, and why, or not
+ * taking it. tag follows the name (" (forced)" or ""). */
+static void why_not_usable(bf16fp32_context *ctx, int b, const char *tag, char *buf, size_t len) {
+  if (ctx->slot[b].available)
+    snprintf(buf, len, "%s%s does not run this shape", bf16fp32__registry[b].name, tag);
+  else
+    snprintf(buf, len, "%s%s is unavailable: %s", bf16fp32__registry[b].name, tag, ctx->slot[b].why);
+}
+
 /* Appends to why that the forced backend (of the shape's location) is passed over, and why:
  * else the reason written (a rule's, the registry's) reads as the outcome of the forcing. */
 static void note_forced_skipped(bf16fp32_context *ctx, const bf16fp32__shape *s, int forced,
@@ -34,12 +43,10 @@ static void note_forced_skipped(bf16fp32_context *ctx, const bf16fp32__shape *s,
       bf16fp32__registry[forced].where != (bf16fp32_location)s->where)
     return;
   const size_t used = strlen(why);
-  if (ctx->slot[forced].available)
-    snprintf(why + used, why_len - used, "; %s (forced) does not run this shape",
-             bf16fp32__registry[forced].name);
-  else
-    snprintf(why + used, why_len - used, "; %s (forced) is unavailable: %s",
-             bf16fp32__registry[forced].name, ctx->slot[forced].why);
+  if (why_len - used > 2) {
+    snprintf(why + used, why_len - used, "; ");
+    why_not_usable(ctx, forced, " (forced)", why + used + 2, why_len - used - 2);
+  }
 }
 
 /* Fills p->order: forced (when >= 0), then the tuned winner and runner-up, then the rule, then
@@ -209,10 +216,9 @@ int bf16fp32__auto_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int fi
 static bf16fp32_status refuse_one(bf16fp32_context *ctx, int backend) {
   if (backend < 0 || backend >= bf16fp32__registry_count)
     return bf16fp32__fail(BF16FP32_DECLINED, "no backend %d", backend);
-  if (!ctx->slot[backend].available)
-    return bf16fp32__fail(BF16FP32_DECLINED, "%s is unavailable: %s", bf16fp32__registry[backend].name,
-                          ctx->slot[backend].why);
-  return bf16fp32__fail(BF16FP32_DECLINED, "%s does not run this shape", bf16fp32__registry[backend].name);
+  char msg[320];
+  why_not_usable(ctx, backend, "", msg, sizeof msg);
+  return bf16fp32__fail(BF16FP32_DECLINED, "%s", msg);
 }
 
 bf16fp32_status bf16fp32__run_one(bf16fp32_context *ctx, int backend, const bf16fp32__call *call) {
