@@ -248,6 +248,7 @@ static void test_variant_routing(const char *dir) {
              strcmp(bf16fp32__registry[first[0]].name, "varied") == 0 &&
              strcmp(variant[0], "3.4") == 0,
          "forced varied in auto's order: variant '%s'", variant[0]);
+  EXPECT(first[1] == SLOW && variant[1][0] == '\0', "slow second in auto's order, plainly: '%s'", variant[1]);
   EXPECT(bf16fp32_force_backend(ctx, "auto") == BF16FP32_OK, "auto again");
 
   /* A variant holds at its bucket's own M (24) only; at M = 20 a plain runner-up goes first
