@@ -61,9 +61,11 @@ static void compute(const bf16fp32__call *c) {
       c->out[i * s->ldo + j] = (float)bf16fp32__dot_f64(c->x + i * s->ldx, c->w + j * s->ldw, s->k, NULL);
 }
 
-/* flaky: fails (recoverably) on n == 13 only, after writing garbage, as a real failure might. */
+/* flaky: fails (recoverably) on n == 13 only, after writing garbage, as a real failure might;
+ * on n == 7 it needs a prewarm it did not get, as a backend met unprewarmed in a capture. */
 static bf16fp32_status flaky_run(void *state, const bf16fp32__call *c) {
   atomic_fetch_add(&((fake_state *)state)->runs, 1);
+  if (c->shape.n == 7) return BF16FP32_NOT_PREWARMED;
   if (c->shape.n == 13) {
     c->out[0] = 12345.0f;
     return bf16fp32__fail(BF16FP32_CUDA_ERROR, "flaky: planted failure on n=13");
@@ -84,10 +86,12 @@ static bf16fp32_status fatal_run(void *state, const bf16fp32__call *c) {
   if (c->shape.n == 99) return bf16fp32__fail(BF16FP32_CUDA_FATAL, "fatal: planted sticky error");
   return BF16FP32_DECLINED;
 }
-/* plain_wrong set: plain's first element is off by one (the check command must see it). */
+/* plain_wrong set: plain's first element is off by one (the check command must see it).
+ * plain declines n == 7 (so that no backend runs it). */
 static atomic_int plain_wrong;
 static bf16fp32_status plain_run(void *state, const bf16fp32__call *c) {
   atomic_fetch_add(&((fake_state *)state)->runs, 1);
+  if (c->shape.n == 7) return BF16FP32_DECLINED;
   compute(c);
   if (atomic_load(&plain_wrong)) c->out[0] += 1.0f;
   return BF16FP32_OK;
@@ -445,6 +449,19 @@ static void test_select_names_quarantined(void) {
   bf16fp32_destroy(ctx);
 }
 
+/* A shape that one backend could run once prewarmed and the others decline is NOT_PREWARMED,
+ * whichever order the declines come in (not UNSUPPORTED because a later backend declined). */
+static void test_not_prewarmed_kept(void) {
+  bf16fp32_context *ctx;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  /* flaky: not prewarmed; picky declines odd k; plain declines n == 7 */
+  CHECK(run_checked(ctx, 2, 7, 9) == BF16FP32_NOT_PREWARMED);
+  int count = -1;
+  CHECK_OK(bf16fp32_quarantine_list(ctx, NULL, 0, &count));
+  CHECK(count == 0);
+  bf16fp32_destroy(ctx);
+}
+
 /* `bf16fp32 check` runs every available backend (here flaky, picky, plain; fatal declines) and
  * auto on a suite: exit 0 when all are within the bound, 1 when one is not. */
 static void test_cli_check(void) {
@@ -471,6 +488,7 @@ int main(void) {
   test_select_names_quarantined();
   test_quarantine_one_shape();
   test_fatal_is_returned();
+  test_not_prewarmed_kept();
   test_unavailable_and_forcing();
   test_environment();
   test_cli_check();
