@@ -22,6 +22,7 @@
 
 typedef struct fake_state {
   atomic_int runs;
+  atomic_int prewarms;
 } fake_state;
 
 static bf16fp32_status fake_probe(const bf16fp32__config *cfg, void **state, char *why, size_t len) {
@@ -49,8 +50,15 @@ static bool fatal_supports(const void *state, const bf16fp32__shape *s) {
 static bf16fp32_status fake_prewarm(void *state, const bf16fp32__shape *s, const char *variant,
                                     void *stream) {
   (void)variant; /* no variants */
-  (void)state, (void)s, (void)stream;
+  (void)s, (void)stream;
+  atomic_fetch_add(&((fake_state *)state)->prewarms, 1);
   return BF16FP32_OK;
+}
+/* picky's prewarm declines odd k, as its run does */
+static bf16fp32_status picky_prewarm(void *state, const bf16fp32__shape *s, const char *variant,
+                                     void *stream) {
+  if (s->k % 2) return BF16FP32_DECLINED;
+  return fake_prewarm(state, s, variant, stream);
 }
 static void fake_reset(void *state) { free(state); }
 
@@ -106,7 +114,8 @@ static const bf16fp32__backend fatal_ops = {"fatal", BF16FP32_HOST, fake_probe, 
                                             fake_prewarm, fatal_run, fake_reset, NULL, NULL};
 static const bf16fp32__backend flaky_ops = FAKE("flaky", ok, flaky_run);
 static const bf16fp32__backend absent_ops = FAKE("absent", absent, plain_run);
-static const bf16fp32__backend picky_ops = FAKE("picky", ok, picky_run);
+static const bf16fp32__backend picky_ops = {"picky", BF16FP32_HOST, fake_probe, fake_supports,
+                                            picky_prewarm, picky_run, fake_reset, NULL, NULL};
 static const bf16fp32__backend plain_ops = FAKE("plain", ok, plain_run);
 
 /* Replaces src/registry.c at link time. */
@@ -462,6 +471,26 @@ static void test_not_prewarmed_kept(void) {
   bf16fp32_destroy(ctx);
 }
 
+static int prewarms_of(bf16fp32_context *ctx, int b) {
+  return atomic_load(&((fake_state *)ctx->slot[b].state)->prewarms);
+}
+
+/* prewarm readies auto's first backend and one fallback (for a fallback during capture), and a
+ * backend that declines a prewarm is passed over, not quarantined. */
+static void test_prewarm_two(void) {
+  bf16fp32_context *ctx;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  const int64_t ms[] = {2};
+  CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_HOST, 12, 8, ms, 1, NULL)); /* flaky, picky, plain */
+  CHECK(prewarms_of(ctx, FLAKY) == 1 && prewarms_of(ctx, PICKY) == 1 && prewarms_of(ctx, PLAIN) == 0);
+  CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_HOST, 12, 9, ms, 1, NULL)); /* picky declines odd k */
+  CHECK(prewarms_of(ctx, FLAKY) == 2 && prewarms_of(ctx, PICKY) == 1 && prewarms_of(ctx, PLAIN) == 1);
+  int count = -1;
+  CHECK_OK(bf16fp32_quarantine_list(ctx, NULL, 0, &count));
+  CHECK(count == 0);
+  bf16fp32_destroy(ctx);
+}
+
 /* `bf16fp32 check` runs every available backend (here flaky, picky, plain; fatal declines) and
  * auto on a suite: exit 0 when all are within the bound, 1 when one is not. */
 static void test_cli_check(void) {
@@ -489,6 +518,7 @@ int main(void) {
   test_quarantine_one_shape();
   test_fatal_is_returned();
   test_not_prewarmed_kept();
+  test_prewarm_two();
   test_unavailable_and_forcing();
   test_environment();
   test_cli_check();
