@@ -264,6 +264,18 @@ static void test_unavailable_and_forcing(void) {
         strcmp(bf16fp32_last_error(), "fatal does not run this shape") == 0);
   CHECK(bf16fp32__prewarm_one(ctx, ABSENT, &one.shape, NULL, NULL) == BF16FP32_DECLINED &&
         strcmp(bf16fp32_last_error(), "absent is unavailable: fake hardware is absent") == 0);
+  /* a call it runs counts among its calls (backend_info), not its failures */
+  {
+    uint16_t x[4 * 8], w[12 * 8];
+    float out[4 * 12];
+    sup_fill_bf16(x, 4 * 8, 5);
+    sup_fill_bf16(w, 12 * 8, 6);
+    const bf16fp32__call c = {.shape = bf16fp32__make_shape(BF16FP32_HOST, 4, 12, 8, 8, 8, 12, x, w, out),
+                              .x = x, .w = w, .out = out};
+    CHECK_OK(bf16fp32__run_one(ctx, PICKY, &c));
+    CHECK_OK(bf16fp32_backend_info_get(ctx, PICKY, &info));
+    CHECK(info.calls == 1 && info.failures == 0);
+  }
 
   CHECK_OK(bf16fp32_force_backend(ctx, "plain"));
   const char *name = NULL;
