@@ -434,6 +434,29 @@ static void test_plan_cache_full(void) {
   bf16fp32__plan_cache_destroy(&c);
 }
 
+/* A cache half full holds every key put: a key whose slot another holds goes to the next free one
+ * of its window, and is found there. */
+static void test_plan_cache_collisions(void) {
+  bf16fp32__plan_cache c;
+  CHECK_OK(bf16fp32__plan_cache_init(&c));
+  bf16fp32__plan p, out;
+  memset(&p, 0, sizeof p);
+  p.key.n = p.key.k = p.key.ldx = p.key.ldw = p.key.ldo = 64, p.key.align = 16;
+  int stored = 0, found = 0;
+  for (int m = 1; m <= BF16FP32__PLAN_SLOTS / 2; m++) {
+    p.key.m = m;
+    p.order_len = (uint8_t)(m % 5);
+    stored += bf16fp32__plan_put(&c, &p);
+  }
+  for (int m = 1; m <= BF16FP32__PLAN_SLOTS / 2; m++) {
+    p.key.m = m;
+    found += bf16fp32__plan_get(&c, &p.key, &out) && out.order_len == m % 5;
+  }
+  CHECK(stored == BF16FP32__PLAN_SLOTS / 2 && found == stored);
+  if (stored != BF16FP32__PLAN_SLOTS / 2 || found != stored) fprintf(stderr, "stored %d, found %d\n", stored, found);
+  bf16fp32__plan_cache_destroy(&c);
+}
+
 /* A failure met once the cache is full still quarantines its backend for that shape: it takes
  * the slot of a cached order (which is only recomputed), not one that holds a quarantine. */
 static void test_quarantine_in_full_cache(void) {
@@ -525,6 +548,7 @@ static void test_cli_check(void) {
 int main(void) {
   setenv("BF16FP32_TUNE_FILE", "", 1); /* no tuned table: the fakes alone decide */
   test_plan_cache_full();
+  test_plan_cache_collisions();
   test_quarantine_in_full_cache();
   test_select_names_quarantined();
   test_quarantine_one_shape();
