@@ -1,5 +1,5 @@
 /* The host measure (bf16fp32__measure at HOST) with a fake candidate that copies a result
- * computed once: what operands its timed calls are given. */
+ * computed once: what operands its timed calls are given, and a wrong element found. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,11 +10,12 @@
 enum { FAKE_MAX_SEEN = 4096 };
 
 /* Writes the first call's oracle result into every call's output, and records the distinct
- * weight copies it was given. */
+ * weight copies it was given. A planted fault: bump, added to the last element. */
 typedef struct fake {
   float *result;
   const uint16_t *seen[FAKE_MAX_SEEN];
   int distinct;
+  float bump;
 } fake;
 
 static void fake_note(fake *f, const uint16_t *w) {
@@ -38,7 +39,20 @@ static bf16fp32_status fake_run(void *user, const bf16fp32__call *call) {
   }
   fake_note(f, call->w);
   memcpy(call->out, f->result, on * sizeof *f->result);
+  call->out[on - 1] += f->bump;
   return BF16FP32_OK;
+}
+
+/* Measures the fake alone at HOST (m, n, k): replays, one warm-up run, 8 rows checked. */
+static bf16fp32__candidate measure_fake(fake *f, int64_t m, int64_t n, int64_t k, int replays) {
+  bf16fp32__candidate c = {.name = "fake", .run = fake_run, .user = f};
+  bf16fp32__measure_opts o;
+  bf16fp32__measure_defaults(&o);
+  o.replays = replays;
+  o.warmup = 1;
+  o.check_rows = 8;
+  CHECK_OK(bf16fp32__measure(BF16FP32_HOST, m, n, k, &c, 1, &o));
+  return c;
 }
 
 /* The timed calls read as many bytes of distinct operand copies as measure.h promises, so that
@@ -49,12 +63,7 @@ static void test_host_rotation(void) {
   enum { M = 1, N = 256, K = 4096 };
   fake f;
   memset(&f, 0, sizeof f);
-  bf16fp32__candidate c = {.name = "fake", .run = fake_run, .user = &f};
-  bf16fp32__measure_opts o;
-  bf16fp32__measure_defaults(&o);
-  o.replays = 1;
-  o.warmup = 1;
-  CHECK_OK(bf16fp32__measure(BF16FP32_HOST, M, N, K, &c, 1, &o));
+  const bf16fp32__candidate c = measure_fake(&f, M, N, K, 1);
   CHECK(c.status == BF16FP32_OK && c.median_us > 0);
   const double copy_bytes = 2.0 * ((double)M * K + (double)N * K);
   EXPECT(f.distinct * copy_bytes >= (double)BF16FP32__HOST_ROTATE_BYTES,
@@ -63,7 +72,22 @@ static void test_host_rotation(void) {
   free(f.result);
 }
 
+/* A wrong element in the last row (an edge tile), with more rows than are checked: the last row
+ * is always among them; the candidate is wrong with status INTERNAL and no time, and the worst
+ * ratio and its place are the wrong element's. */
+static void test_wrong_last_row(void) {
+  enum { M = 16, N = 8, K = 32 };
+  fake f;
+  memset(&f, 0, sizeof f);
+  f.bump = 1.0f;
+  const bf16fp32__candidate c = measure_fake(&f, M, N, K, 1);
+  CHECK(c.wrong && c.status == BF16FP32_INTERNAL && c.median_us < 0 && c.violations == 1);
+  EXPECT(c.worst_ratio > 1 && strstr(c.detail, "[15,7]"), "worst %g: %s", c.worst_ratio, c.detail);
+  free(f.result);
+}
+
 int main(void) {
   test_host_rotation();
+  test_wrong_last_row();
   return testing_summary("test-measure");
 }
