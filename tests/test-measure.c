@@ -1,5 +1,5 @@
 /* The host measure (bf16fp32__measure at HOST) with a fake candidate that copies a result
- * computed once: what operands its timed calls are given, and a wrong element found. */
+ * computed once: what operands its timed calls are given, a wrong or unwritten output found. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,12 +10,14 @@
 enum { FAKE_MAX_SEEN = 4096 };
 
 /* Writes the first call's oracle result into every call's output, and records the distinct
- * weight copies it was given. A planted fault: bump, added to the last element. */
+ * weight copies it was given. Planted faults: bump added to the last element, writes only on
+ * the first call (once). */
 typedef struct fake {
   float *result;
   const uint16_t *seen[FAKE_MAX_SEEN];
   int distinct;
   float bump;
+  int once, calls;
 } fake;
 
 static void fake_note(fake *f, const uint16_t *w) {
@@ -38,6 +40,7 @@ static bf16fp32_status fake_run(void *user, const bf16fp32__call *call) {
     free(absdot);
   }
   fake_note(f, call->w);
+  if (f->once && f->calls++ > 0) return BF16FP32_OK;
   memcpy(call->out, f->result, on * sizeof *f->result);
   call->out[on - 1] += f->bump;
   return BF16FP32_OK;
@@ -86,8 +89,21 @@ static void test_wrong_last_row(void) {
   free(f.result);
 }
 
+/* A candidate that writes its output on the first call only is wrong: the check after the timed
+ * calls poisons the output again first. */
+static void test_writes_once(void) {
+  fake f;
+  memset(&f, 0, sizeof f);
+  f.once = 1;
+  const bf16fp32__candidate c = measure_fake(&f, 4, 8, 32, 1);
+  EXPECT(c.wrong && c.unwritten == 4 * 8 && c.status == BF16FP32_INTERNAL, "wrong %d, unwritten %lld: %s",
+         c.wrong, (long long)c.unwritten, c.detail);
+  free(f.result);
+}
+
 int main(void) {
   test_host_rotation();
   test_wrong_last_row();
+  test_writes_once();
   return testing_summary("test-measure");
 }
