@@ -1,7 +1,10 @@
 /* The host measure (bf16fp32__measure at HOST) with a fake candidate that copies a result
- * computed once: what operands its timed calls are given, a wrong or unwritten output found. */
+ * computed once: what operands its timed calls are given, a wrong or unwritten output found, a
+ * slow call's time. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "measure.h"
 #include "oracle.h"
@@ -11,13 +14,14 @@ enum { FAKE_MAX_SEEN = 4096 };
 
 /* Writes the first call's oracle result into every call's output, and records the distinct
  * weight copies it was given. Planted faults: bump added to the last element, writes only on
- * the first call (once). */
+ * the first call (once), a sleep of sleep_us per call. */
 typedef struct fake {
   float *result;
   const uint16_t *seen[FAKE_MAX_SEEN];
   int distinct;
   float bump;
   int once, calls;
+  long sleep_us;
 } fake;
 
 static void fake_note(fake *f, const uint16_t *w) {
@@ -40,6 +44,7 @@ static bf16fp32_status fake_run(void *user, const bf16fp32__call *call) {
     free(absdot);
   }
   fake_note(f, call->w);
+  if (f->sleep_us) nanosleep(&(struct timespec){f->sleep_us / 1000000, f->sleep_us % 1000000 * 1000}, NULL);
   if (f->once && f->calls++ > 0) return BF16FP32_OK;
   memcpy(call->out, f->result, on * sizeof *f->result);
   call->out[on - 1] += f->bump;
@@ -101,9 +106,21 @@ static void test_writes_once(void) {
   free(f.result);
 }
 
+/* A call longer than a sample (2 ms) is timed once per sample, in microseconds. */
+static void test_slow_call_time(void) {
+  fake f;
+  memset(&f, 0, sizeof f);
+  f.sleep_us = 3000;
+  const bf16fp32__candidate c = measure_fake(&f, 2, 8, 32, 3);
+  EXPECT(c.status == BF16FP32_OK && isfinite(c.median_us) && c.median_us >= 3000 && c.median_us < 1e6,
+         "a 3 ms call timed at %g us", c.median_us);
+  free(f.result);
+}
+
 int main(void) {
   test_host_rotation();
   test_wrong_last_row();
   test_writes_once();
+  test_slow_call_time();
   return testing_summary("test-measure");
 }
