@@ -1,6 +1,6 @@
 /* The host measure (bf16fp32__measure at HOST) with a fake candidate that copies a result
  * computed once: what operands its timed calls are given, a wrong or unwritten output found, a
- * slow call's time. */
+ * slow call's time; the copies' cap. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,10 +117,18 @@ static void test_slow_call_time(void) {
   free(f.result);
 }
 
+/* The copies are capped for toy shapes (the call table and the copying), at least 1 when huge. */
+static void test_copies_cap(void) {
+  CHECK(bf16fp32__host_copies(64) == BF16FP32__HOST_MAX_COPIES);
+  CHECK(bf16fp32__host_copies(0) == BF16FP32__HOST_MAX_COPIES);
+  CHECK(bf16fp32__host_copies(BF16FP32__HOST_ROTATE_BYTES * 2) == 1);
+}
+
 int main(void) {
   test_host_rotation();
   test_wrong_last_row();
   test_writes_once();
   test_slow_call_time();
+  test_copies_cap();
   return testing_summary("test-measure");
 }
