@@ -121,6 +121,50 @@ static const char *csv_text(const char *line, int i, char *buf, size_t len) {
   return buf;
 }
 
+/* A bench table's cell (N, K, M): the least time of its rows and the time of the row marked
+ * "<- fastest" (< 0: none yet). */
+typedef struct table_cell {
+  long long n, k, m;
+  double least, marked;
+} table_cell;
+
+static void cell_done(const table_cell *c) {
+  if (c->least < 0) return;
+  CHECK(c->marked >= 0 && c->marked <= c->least);
+  if (c->marked < 0 || c->marked > c->least)
+    fprintf(stderr, "  N=%lld K=%lld M=%lld: marked %.2f, least %.2f\n", c->n, c->k, c->m, c->marked, c->least);
+}
+
+/* In bench's table the row marked "<- fastest" has its cell's least time; in the summary each
+ * geometric mean lies within its min and max (printed to 3 decimals). */
+static void check_table(const char *out) {
+  table_cell c = {-1, -1, -1, -1, -1};
+  for (const char *p = out; *p;) {
+    const char *nl = strchr(p, '\n');
+    const int len = nl ? (int)(nl - p) : (int)strlen(p);
+    char line[512], backend[64], us[32];
+    snprintf(line, sizeof line, "%.*s", len, p);
+    p += len + (nl != NULL);
+    long long n, k, m;
+    double mean, lo, hi;
+    const char *fmt = line[0] == ' ' ? " %lld %lld %lld %63s %31s" : "%*s %lld %lld %lld %63s %31s";
+    if (sscanf(line, fmt, &n, &k, &m, backend, us) == 5) {
+      if (n != c.n || k != c.k || m != c.m) {
+        cell_done(&c);
+        c = (table_cell){n, k, m, -1, -1};
+      }
+      if (strcmp(us, "-") == 0) continue;
+      const double t = atof(us);
+      if (c.least < 0 || t < c.least) c.least = t;
+      if (strstr(line, "<- fastest")) c.marked = t;
+    } else if (sscanf(line, " %*s %lf (min %lf, max %lf", &mean, &lo, &hi) == 3) {
+      CHECK(lo <= mean + 0.0015 && mean <= hi + 0.0015);
+      if (lo > mean + 0.0015 || mean > hi + 0.0015) fprintf(stderr, "  summary: %s\n", line);
+    }
+  }
+  cell_done(&c);
+}
+
 int main(void) {
   const char *env = getenv("BF16FP32_CLI");
   if (env && *env) {
@@ -250,6 +294,7 @@ int main(void) {
   EXPECT_IN(out_buf, "tiny.a");
   EXPECT_IN(out_buf, "auto");
   EXPECT_IN(out_buf, "cpu-ref");
+  check_table(out_buf);
   FILE *f = fopen(csv, "r");
   CHECK(f != NULL);
   if (f) {
