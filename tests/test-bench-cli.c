@@ -246,6 +246,10 @@ int main(void) {
   CHECK(run_bench("--cpu", "--suite", ok, "--m", "0") == 2);
   CHECK(run_bench("--no-such-option") == 2);
   EXPECT_IN(err_buf, "--no-such-option");
+  /* an option's name with more after it is no such option, not the option (--mx 1 ran --m 1) */
+  CHECK(run_bench("--cpu", "--suite", ok, "--mx", "1", "--replays", "5") == 2);
+  EXPECT_IN(err_buf, "unknown argument \"--mx\"");
+  CHECK(run_bench("--cpu", "--suite", missing, "--replays", "100001") == 2); /* refused before the suite is read */
   CHECK(run_bench("--suite") == 2);
   CHECK(run_bench("--threads", "many") == 2);
   CHECK(run_bench("--decode-step", "dsv4-mega") == 2);
