@@ -333,6 +333,11 @@ int main(void) {
     CHECK(timed >= 8); /* cpu-ref and auto at least, each with its range */
   }
 
+  /* --shapes with a trailing '*' takes the entries of that prefix */
+  CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--backends", "auto", "--shapes",
+                  "tiny.b*") == 0);
+  EXPECT_IN(out_buf, "tiny.b");
+  CHECK(strstr(out_buf, "tiny.a") == NULL);
   /* cpu-ref beyond its size limit is shown as skipped, not timed. */
   CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--backends",
                   "cpu-ref,auto", "--cpu-ref-limit", "100") == 0);
