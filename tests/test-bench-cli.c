@@ -338,6 +338,13 @@ int main(void) {
                   "tiny.b*") == 0);
   EXPECT_IN(out_buf, "tiny.b");
   CHECK(strstr(out_buf, "tiny.a") == NULL);
+  /* entries sharing N (or K) alone are two shapes, not one */
+  char same_n[512];
+  snprintf(same_n, sizeof same_n, "%s/same-n.txt", tmpdir);
+  sup_write_text(same_n, "same.k96 64 96 1\nsame.k160 64 160 1\n");
+  CHECK(run_bench("--cpu", "--suite", same_n, "--m", "1", "--replays", "5", "--backends", "auto") == 0);
+  EXPECT_IN(out_buf, "same.k160 ");
+  CHECK(strstr(out_buf, "same.k96/") == NULL);
   /* cpu-ref beyond its size limit is shown as skipped, not timed. */
   CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--backends",
                   "cpu-ref,auto", "--cpu-ref-limit", "100") == 0);
