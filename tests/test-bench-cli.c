@@ -345,6 +345,10 @@ int main(void) {
   CHECK(run_bench("--cpu", "--suite", same_n, "--m", "1", "--replays", "5", "--backends", "auto") == 0);
   EXPECT_IN(out_buf, "same.k160 ");
   CHECK(strstr(out_buf, "same.k96/") == NULL);
+  /* --cpu-ref-limit N times cpu-ref up to M*N*K <= N: 1 x 64 x 96 at 6144 */
+  CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--backends", "cpu-ref", "--shapes",
+                  "tiny.a", "--cpu-ref-limit", "6144") == 0);
+  CHECK(strstr(out_buf, "skipped") == NULL);
   /* cpu-ref beyond its size limit is shown as skipped, not timed. */
   CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--backends",
                   "cpu-ref,auto", "--cpu-ref-limit", "100") == 0);
