@@ -394,6 +394,15 @@ int main(void) {
   CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--only", "tiny.a", "--replays", "1", "--quiet",
                  "--out", deep_file, "--emit-c", deep_file) == 2);
   CHECK(run_tune("--from", deep_file, "--emit-c", emitted) == 0); /* still a tuning file */
+  /* ... refused before measuring: a new file named twice is not created by the run */
+  char fresh[1700];
+  snprintf(fresh, sizeof fresh, "%s/fresh.tsv", deep);
+  CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--only", "tiny.a", "--replays", "1", "--quiet",
+                 "--out", fresh, "--emit-c", fresh) == 2);
+  CHECK(access(fresh, F_OK) != 0);
+  /* --from converts into --emit-c's file alone */
+  CHECK(run_tune("--from", deep_file) == 2);
+  EXPECT_IN(err_buf, "--from needs --emit-c");
   /* an empty --out was taken for none: "BF16FP32_TUNE_FILE is empty or HOME unset" */
   CHECK(run_tune("--cpu", "--out", "") == 2);
   EXPECT_IN(err_buf, "--out needs a value");
