@@ -22,6 +22,7 @@ typedef struct fake {
   float bump;
   int once, calls;
   long sleep_us;
+  int runs; /* every call */
 } fake;
 
 static void fake_note(fake *f, const uint16_t *w) {
@@ -44,6 +45,7 @@ static bf16fp32_status fake_run(void *user, const bf16fp32__call *call) {
     free(absdot);
   }
   fake_note(f, call->w);
+  f->runs++;
   if (f->sleep_us) nanosleep(&(struct timespec){f->sleep_us / 1000000, f->sleep_us % 1000000 * 1000}, NULL);
   if (f->once && f->calls++ > 0) return BF16FP32_OK;
   memcpy(call->out, f->result, on * sizeof *f->result);
@@ -66,7 +68,8 @@ static bf16fp32__candidate measure_fake(fake *f, int64_t m, int64_t n, int64_t k
 /* The timed calls read as many bytes of distinct operand copies as measure.h promises, so that
  * their weights come from memory: at DSV4's flash.router (256 x 4096, 2 MiB of weights) and
  * M = 1 the copies were capped at 64, 128 MiB in all, which the development machine's 300 MiB
- * L3 partly held (a streaming read: 23-26 GB/s over 128 MiB, 15-17 over 256 MiB and 1 GiB). */
+ * L3 partly held (a streaming read: 23-26 GB/s over 128 MiB, 15-17 over 256 MiB and 1 GiB).
+ * Where calls are too slow to go round (an emulator), each must have had a copy of its own. */
 static void test_host_rotation(void) {
   enum { M = 1, N = 256, K = 4096 };
   fake f;
@@ -74,9 +77,12 @@ static void test_host_rotation(void) {
   const bf16fp32__candidate c = measure_fake(&f, M, N, K, 1);
   CHECK(c.status == BF16FP32_OK && c.median_us > 0);
   const double copy_bytes = 2.0 * ((double)M * K + (double)N * K);
-  EXPECT(f.distinct * copy_bytes >= (double)BF16FP32__HOST_ROTATE_BYTES,
-         "%d distinct copies of %.0f bytes: %.0f MiB, under the %zu MiB promised", f.distinct,
-         copy_bytes, f.distinct * copy_bytes / (1 << 20), BF16FP32__HOST_ROTATE_BYTES >> 20);
+  const int promised = (int)ceil((double)BF16FP32__HOST_ROTATE_BYTES / copy_bytes);
+  const int want = f.runs - 1 < promised ? f.runs - 1 : promised; /* the checked call reuses copy 0 */
+  EXPECT(f.distinct >= want,
+         "%d distinct copies of %.0f bytes in %d calls: %.0f MiB, under the %zu MiB promised",
+         f.distinct, copy_bytes, f.runs, f.distinct * copy_bytes / (1 << 20),
+         BF16FP32__HOST_ROTATE_BYTES >> 20);
   free(f.result);
 }
 
