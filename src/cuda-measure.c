@@ -319,11 +319,6 @@ cleanup:
   if (stream && st == BF16FP32_OK) (void)cudaStreamSynchronize(stream);
   if (own_stream) cudaStreamDestroy(stream);
   if (rot.base) cudaFree(rot.base);
-  if (st != BF16FP32_OK) {
-    /* Nothing is timed when the measure itself failed. */
-    for (int c = 0; c < count; c++)
-      if (cands[c].status == BF16FP32_OK && cands[c].median_us < 0) bf16fp32__candidate_fail(&cands[c], st);
-  }
   bf16fp32__check_ref_free(&ref);
   free(xh);
   free(wh);

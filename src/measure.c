@@ -376,8 +376,8 @@ cleanup:
   return st;
 }
 
-/* A measure that failed as a whole (no memory for the operands) leaves no candidate at OK
- * without a time: each takes its status and last error, as the device half does. */
+/* A measure that failed as a whole (no memory for the operands, a CUDA error) leaves no
+ * candidate at OK without a time: each takes its status and last error. */
 static bf16fp32_status fail_untimed(bf16fp32__candidate *cands, int count, bf16fp32_status st) {
   if (st != BF16FP32_OK)
     for (int c = 0; c < count; c++)
@@ -406,7 +406,7 @@ bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n,
   if (where == BF16FP32_HOST)
     return fail_untimed(cands, count, measure_host(m, n, k, cands, count, opt));
 #ifdef BF16FP32_HAVE_CUDA
-  return bf16fp32__measure_device(m, n, k, cands, count, opt);
+  return fail_untimed(cands, count, bf16fp32__measure_device(m, n, k, cands, count, opt));
 #else
   for (int c = 0; c < count; c++) {
     cands[c].status = BF16FP32_NO_DEVICE;
