@@ -42,11 +42,10 @@ static void note_forced_skipped(bf16fp32_context *ctx, const bf16fp32__shape *s,
   if (!why || !why_len || forced < 0 ||
       bf16fp32__registry[forced].where != (bf16fp32_location)s->where)
     return;
+  char note[320];
+  why_not_usable(ctx, forced, " (forced)", note, sizeof note);
   const size_t used = strlen(why);
-  if (why_len - used > 2) {
-    snprintf(why + used, why_len - used, "; ");
-    why_not_usable(ctx, forced, " (forced)", why + used + 2, why_len - used - 2);
-  }
+  snprintf(why + used, why_len - used, "; %s", note);
 }
 
 /* Fills p->order: forced (when >= 0), then the tuned winner and runner-up, then the rule, then
