@@ -72,8 +72,7 @@ static bf16fp32__candidate measure_fake(fake *f, int64_t m, int64_t n, int64_t k
  * Where calls are too slow to go round (an emulator), each must have had a copy of its own. */
 static void test_host_rotation(void) {
   enum { M = 1, N = 256, K = 4096 };
-  fake f;
-  memset(&f, 0, sizeof f);
+  fake f = {0};
   const bf16fp32__candidate c = measure_fake(&f, M, N, K, 1);
   CHECK(c.status == BF16FP32_OK && c.median_us > 0);
   const double copy_bytes = 2.0 * ((double)M * K + (double)N * K);
@@ -92,9 +91,7 @@ static void test_host_rotation(void) {
  * ratio and its place are the wrong element's. */
 static void test_wrong_last_row(void) {
   enum { M = 16, N = 8, K = 32 };
-  fake f;
-  memset(&f, 0, sizeof f);
-  f.bump = 1.0f;
+  fake f = {.bump = 1.0f};
   const bf16fp32__candidate c = measure_fake(&f, M, N, K, 1);
   CHECK(c.wrong && c.status == BF16FP32_INTERNAL && c.median_us < 0 && c.violations == 1);
   EXPECT(c.worst_ratio > 1 && strstr(c.detail, "[15,7]"), "worst %g: %s", c.worst_ratio, c.detail);
@@ -104,9 +101,7 @@ static void test_wrong_last_row(void) {
 /* A candidate that writes its output on the first call only is wrong: the check after the timed
  * calls poisons the output again first. */
 static void test_writes_once(void) {
-  fake f;
-  memset(&f, 0, sizeof f);
-  f.once = 1;
+  fake f = {.once = 1};
   const bf16fp32__candidate c = measure_fake(&f, 4, 8, 32, 1);
   EXPECT(c.wrong && c.unwritten == 4 * 8 && c.status == BF16FP32_INTERNAL, "wrong %d, unwritten %lld: %s",
          c.wrong, (long long)c.unwritten, c.detail);
@@ -115,9 +110,7 @@ static void test_writes_once(void) {
 
 /* A call longer than a sample (2 ms) is timed once per sample, in microseconds. */
 static void test_slow_call_time(void) {
-  fake f;
-  memset(&f, 0, sizeof f);
-  f.sleep_us = 3000;
+  fake f = {.sleep_us = 3000};
   const bf16fp32__candidate c = measure_fake(&f, 2, 8, 32, 3);
   EXPECT(c.status == BF16FP32_OK && isfinite(c.median_us) && c.median_us >= 3000 && c.median_us < 1e6,
          "a 3 ms call timed at %g us", c.median_us);
