@@ -408,11 +408,8 @@ bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n,
 #ifdef BF16FP32_HAVE_CUDA
   return fail_untimed(cands, count, bf16fp32__measure_device(m, n, k, cands, count, opt));
 #else
-  for (int c = 0; c < count; c++) {
-    cands[c].status = BF16FP32_NO_DEVICE;
-    snprintf(cands[c].detail, sizeof cands[c].detail, "built without CUDA");
-  }
-  return bf16fp32__fail(BF16FP32_NO_DEVICE, "measure: this build has no CUDA");
+  return fail_untimed(cands, count,
+                      bf16fp32__fail(BF16FP32_NO_DEVICE, "measure: this build has no CUDA"));
 #endif
 }
 

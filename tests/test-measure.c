@@ -1,11 +1,12 @@
 /* The host measure (bf16fp32__measure at HOST) with a fake candidate that copies a result
  * computed once: what operands its timed calls are given, a wrong or unwritten output found, a
- * slow call's time; the copies' cap. */
+ * slow call's time; the copies' cap; a device measure with no GPU. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "device.h"
 #include "measure.h"
 #include "oracle.h"
 #include "testing.h"
@@ -124,11 +125,27 @@ static void test_copies_cap(void) {
   CHECK(bf16fp32__host_copies(BF16FP32__HOST_ROTATE_BYTES * 2) == 1);
 }
 
+/* A device measure where no GPU can run it (a build without CUDA, or none present) fails as a
+ * whole and leaves each candidate that status, untimed, with the reason. */
+static void test_device_without_gpu(void) {
+  if (bf16fp32__device_count() > 0) return; /* the fake reads host memory */
+  fake f = {0};
+  bf16fp32__candidate c[2] = {{.name = "a", .run = fake_run, .user = &f},
+                              {.name = "b", .run = fake_run, .user = &f}};
+  const bf16fp32_status st = bf16fp32__measure(BF16FP32_DEVICE, 4, 8, 32, c, 2, NULL);
+  CHECK(st != BF16FP32_OK && f.runs == 0);
+  for (int i = 0; i < 2; i++)
+    EXPECT(c[i].status == st && c[i].median_us < 0 && strstr(c[i].detail, bf16fp32_status_name(st)),
+           "%s: status %s, %g us, \"%s\"", c[i].name, bf16fp32_status_name(c[i].status),
+           c[i].median_us, c[i].detail);
+}
+
 int main(void) {
   test_host_rotation();
   test_wrong_last_row();
   test_writes_once();
   test_slow_call_time();
   test_copies_cap();
+  test_device_without_gpu();
   return testing_summary("test-measure");
 }
