@@ -221,6 +221,7 @@ int cli_select(int argc, char **argv) {
       !a.cpu_only && bf16fp32__context_config(ctx)->device >= 0 ? BF16FP32_DEVICE : BF16FP32_HOST;
   printf("bf16fp32 select: %s calls, suite %s\n", where == BF16FP32_DEVICE ? "device" : "host", a.s.path);
   printf("%-18s %5s %5s %5s  %-9s %s\n", "shape", "N", "K", "M", "backend", "why");
+  int failures = 0;
   for (int e = 0; e < a.s.count; e++) {
     const suite_entry *se = &a.s.entries[e];
     for (int mi = 0; mi < a.m_count; mi++) {
@@ -230,8 +231,9 @@ int cli_select(int argc, char **argv) {
       printf("%-18s %5lld %5lld %5lld  %-9s %s\n", se->name, (long long)se->n, (long long)se->k,
              (long long)a.ms[mi], st == BF16FP32_OK ? name : "(none)",
              st == BF16FP32_OK ? why : bf16fp32_last_error());
+      failures += st != BF16FP32_OK;
     }
   }
   bf16fp32_destroy(ctx);
-  return 0;
+  return failures ? 1 : 0;
 }
