@@ -398,6 +398,23 @@ int main(void) {
   CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--only", "tiny.a", "--replays", "1", "--quiet",
                  "--out", fresh, "--emit-c", fresh) == 2);
   CHECK(access(fresh, F_OK) != 0);
+  /* tune --cpu merges into a file that holds another machine's GPU section and keeps it; its
+   * --emit-c writes the CPU entries alone (the GPU ones are not this run's) */
+  char mixed[600];
+  snprintf(mixed, sizeof mixed, "%s/mixed.tsv", tmpdir);
+  sup_write_text(mixed, "# format\t1\n# library\t" BF16FP32_VERSION "\n# gpu.name\tNVIDIA H200\n"
+                        "# gpu.sm_count\t132\n# gpu.compute_capability\t9.0\n# gpu.cuda_runtime\t13.0\n"
+                        "# gpu.cuda_driver\t13.0\n# gpu.cublas\t13.1.0\n"
+                        "device\t256\t4096\t1\tsmallm\t3.453\tcublas\t6.080\n");
+  CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--only", "tiny.a", "--replays", "1", "--quiet",
+                 "--out", mixed, "--emit-c", emitted) == 0);
+  slurp(mixed, out_buf);
+  EXPECT_IN(out_buf, "device\t256\t4096\t1\tsmallm\t3.453\tcublas\t6.080\n");
+  EXPECT_IN(out_buf, "\nhost\t64\t96\t1\t");
+  slurp(emitted, out_buf);
+  EXPECT_IN(out_buf, "{BF16FP32_HOST, 0, 0, 64, 96, 1, ");
+  EXPECT_IN(out_buf, ".has_gpu = false");
+  CHECK(strstr(out_buf, "BF16FP32_DEVICE") == NULL && strstr(out_buf, "H200") == NULL);
   /* --from converts into --emit-c's file alone */
   CHECK(run_tune("--from", deep_file) == 2);
   EXPECT_IN(err_buf, "--from needs --emit-c");
