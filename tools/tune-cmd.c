@@ -153,22 +153,21 @@ static void print_warning(void *user, int line, const char *msg) {
     fprintf(stderr, "bf16fp32 tune: %s: %s\n", path, msg);
 }
 
-/* Writes the entries of `path` at `where` (-1: all) as the built-in table's C source. */
-/* Whether --emit-c's destination is the tuning file itself, which it would replace with C. */
-static bool emits_over(const char *tune_path, const char *dest) {
+/* 2 (reported) when --emit-c's destination is the tuning file itself, which it would replace
+ * with C source; else 0. */
+static int refuse_emit_over(const char *tune_path, const char *dest) {
   struct stat a, b;
-  if (stat(tune_path, &a) == 0 && stat(dest, &b) == 0) return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-  return strcmp(tune_path, dest) == 0;
-}
-
-static int refuse_emit_over(const char *tune_path) {
+  bool same = stat(tune_path, &a) == 0 && stat(dest, &b) == 0
+                  ? a.st_dev == b.st_dev && a.st_ino == b.st_ino
+                  : strcmp(tune_path, dest) == 0;
+  if (!same) return 0;
   fprintf(stderr, "bf16fp32 tune: --emit-c names the tuning file %s: it would be replaced by C source\n",
           tune_path);
   return 2;
 }
 
+/* Writes the entries of `path` at `where` (-1: all) as the built-in table's C source. */
 static int emit_c(const char *path, int where, const char *dest) {
-  if (emits_over(path, dest)) return refuse_emit_over(path);
   bf16fp32__tune_file f;
   int err = 0;
   char *text = NULL;
@@ -265,7 +264,7 @@ int tune_main(int argc, char **argv) {
   tune_args a;
   int rc = parse_args(argc, argv, &a);
   if (rc) return rc == 1 ? 0 : rc; /* 1: --help was printed */
-  if (a.from) return emit_c(a.from, -1, a.emit_c);
+  if (a.from) return (rc = refuse_emit_over(a.from, a.emit_c)) ? rc : emit_c(a.from, -1, a.emit_c);
 
   suite s;
   char path[1024], err[SUITE_ERR_LEN];
@@ -341,9 +340,9 @@ int tune_main(int argc, char **argv) {
     bf16fp32_destroy(ctx);
     return 2;
   }
-  if (a.emit_c && emits_over(out, a.emit_c)) { /* before the measuring, not after it */
+  if (a.emit_c && (rc = refuse_emit_over(out, a.emit_c))) { /* before the measuring, not after it */
     bf16fp32_destroy(ctx);
-    return refuse_emit_over(out);
+    return rc;
   }
 
   /* Who is measured, with which backends. */
