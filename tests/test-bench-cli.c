@@ -280,6 +280,17 @@ int main(void) {
   EXPECT_IN(err_buf, "'late'");
   CHECK(run_tune("--decode-step", "dsv4-flash", "--filler-trigger", "end") == 2);
   EXPECT_IN(err_buf, "only goes with --filler-kb");
+  /* tune's numbers outside their ranges, or not numbers, are refused before anything runs */
+  static const char *const tune_bad_numbers[][2] = {
+      {"--device", "-1"}, {"--device", "1024"}, {"--device", "0x"},  {"--device", ""},
+      {"--replays", "0"}, {"--replays", "1001"}, {"--replays", "5 "}, {"--replays", "99999999999999999999"}};
+  for (size_t i = 0; i < sizeof tune_bad_numbers / sizeof *tune_bad_numbers; i++) {
+    CHECK(run_tune("--cpu", "--suite", missing, tune_bad_numbers[i][0], tune_bad_numbers[i][1]) == 2);
+    EXPECT_IN(err_buf, "expected an integer from");
+    EXPECT_IN(err_buf, tune_bad_numbers[i][0]);
+  }
+  CHECK(run_bench("--cpu", "--suite", missing, "--replays", "0") == 2);
+  EXPECT_IN(err_buf, "--replays: \"0\" is not in [1, 100000]");
   CHECK(run_bench("--cpu", "--suite", ok, "--shapes", "tiny.zzz") == 2);
   EXPECT_IN(err_buf, "tiny.zzz");
   /* lists of commas alone: no shape was timed (exit 0), or the baseline alone */
