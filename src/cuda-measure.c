@@ -111,7 +111,7 @@ cleanup:
   return st;
 }
 
-/* Prewarm, eager checked run, capture of calls_per_graph calls, one checked replay. On
+/* Prewarm, eager checked run, capture of `calls` calls, one checked replay. On
  * success *exec holds the graph. Returns non-OK only for a failure that ends the measure
  * (a sticky error, or the check's download failing); the candidate's own failure goes into
  * the candidate. */
@@ -248,7 +248,7 @@ bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
   cudaGraphExec_t *exec = NULL;
   double *samples = NULL;
   bf16fp32__check_ref ref = {0};
-  const int calls = opt->calls_per_graph > 0 ? opt->calls_per_graph : 1;
+  int calls = opt->calls_per_graph > 0 ? opt->calls_per_graph : 1;
   const int replays = opt->replays > 0 ? opt->replays : 1;
   const size_t xn = (size_t)m * (size_t)k, wn = (size_t)n * (size_t)k, on = (size_t)m * (size_t)n;
 
@@ -256,6 +256,7 @@ bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
   rot.xa = align_up(xn * 2);
   rot.wa = align_up(wn * 2);
   rot.per = rot.xa + rot.wa + align_up(on * 4);
+  calls = bf16fp32__device_graph_calls(rot.per, calls);
   /* Enough copies for rotate_bytes, at least two (a call never follows one on the same
    * operands), at most one per call. */
   size_t copies = (opt->rotate_bytes + rot.per - 1) / rot.per;

@@ -210,6 +210,14 @@ size_t bf16fp32__host_copies(size_t bytes_per_copy) {
   return copies > BF16FP32__HOST_MAX_COPIES ? BF16FP32__HOST_MAX_COPIES : copies;
 }
 
+int bf16fp32__device_graph_calls(size_t bytes_per_copy, int calls) {
+  if (calls < BF16FP32__DEVICE_PROTOCOL_CALLS) return calls;
+  const size_t per = bytes_per_copy ? bytes_per_copy : 1;
+  const size_t need = (BF16FP32__DEVICE_COLD_BYTES + per - 1) / per;
+  if (need <= (size_t)calls) return calls;
+  return need < BF16FP32__DEVICE_MAX_CALLS ? (int)need : BF16FP32__DEVICE_MAX_CALLS;
+}
+
 double bf16fp32__median(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);

@@ -9,7 +9,7 @@
 #include "measure-floor.h"
 
 typedef struct bf16fp32__measure_opts {
-  int calls_per_graph;   /* GPU: calls captured in one graph (>= 200) */
+  int calls_per_graph;   /* GPU: calls captured in one graph (>= 200; more for small shapes) */
   int replays;           /* median over this many timed replays / CPU runs (>= 5) */
   int warmup;            /* untimed replays / runs first */
   size_t rotate_bytes;   /* GPU: total bytes of distinct operand copies (>= 400 MB) */
@@ -66,6 +66,18 @@ void bf16fp32__candidate_fail(bf16fp32__candidate *c, bf16fp32_status s);
 #define BF16FP32__HOST_MAX_COPIES 4096
 /* How many copies of bytes_per_copy make the host rotation (at least 1). */
 size_t bf16fp32__host_copies(size_t bytes_per_copy);
+
+/* A GPU graph of the protocol's calls (200) over one operand copy per call reads under
+ * MEASURING.md's 400 MB of distinct copies where a copy is under 2 MB (none of DSV4's shapes;
+ * a 64 x 96 toy rotated 2.5 MB, which L2 held): such a graph takes more calls, one copy each,
+ * up to the cap (16384 calls of a toy's 12.5 KB still make 200 MB, over three times L2). */
+#define BF16FP32__DEVICE_COLD_BYTES ((size_t)400 * 1000 * 1000)
+#define BF16FP32__DEVICE_PROTOCOL_CALLS 200
+#define BF16FP32__DEVICE_MAX_CALLS 16384
+/* The calls per graph of a device measure that asked for `calls` with copies of bytes_per_copy:
+ * `calls` itself below the protocol's (a quick run asked for) or where they already make
+ * BF16FP32__DEVICE_COLD_BYTES. */
+int bf16fp32__device_graph_calls(size_t bytes_per_copy, int calls);
 
 /* The median of n values (sorts v in place). */
 double bf16fp32__median(double *v, int n);

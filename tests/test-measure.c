@@ -1,6 +1,6 @@
 /* The host measure (bf16fp32__measure at HOST) with a fake candidate that copies a result
  * computed once: what operands its timed calls are given, a wrong or unwritten output found, a
- * slow call's time; the copies' cap; a device measure with no GPU. */
+ * slow call's time; the copies' cap; the GPU graph's calls; a device measure with no GPU. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +125,26 @@ static void test_copies_cap(void) {
   CHECK(bf16fp32__host_copies(BF16FP32__HOST_ROTATE_BYTES * 2) == 1);
 }
 
+/* A GPU graph of the protocol's 200 calls takes more calls where 200 copies make under 400 MB:
+ * a 64 x 96 toy's rotation was 2.5 MB, which L2 held. DSV4's smallest operands (the flash router
+ * at M = 1, 2.1 MB with the measure's alignment) keep 200 calls; a quick run keeps its own. */
+static void test_device_graph_calls(void) {
+  const size_t router = 4096 * 2 + (size_t)256 * 4096 * 2 + 256 * 4, toy = 256 + 64 * 96 * 2 + 256;
+  EXPECT(bf16fp32__device_graph_calls(router, 200) == 200, "router: %d calls",
+         bf16fp32__device_graph_calls(router, 200));
+  const int toy_calls = bf16fp32__device_graph_calls(toy, 200);
+  EXPECT(toy_calls == BF16FP32__DEVICE_MAX_CALLS && (double)toy_calls * toy > 3 * (50 << 20),
+         "toy: %d calls of %zu bytes", toy_calls, toy);
+  const size_t mid = (size_t)100 << 10; /* 100 KiB: 400 MB in 3907 calls, under the cap */
+  const int mid_calls = bf16fp32__device_graph_calls(mid, 200);
+  EXPECT(mid_calls < BF16FP32__DEVICE_MAX_CALLS && (size_t)mid_calls * mid >= BF16FP32__DEVICE_COLD_BYTES &&
+             (size_t)(mid_calls - 1) * mid < BF16FP32__DEVICE_COLD_BYTES,
+         "100 KiB: %d calls", mid_calls);
+  CHECK(bf16fp32__device_graph_calls(mid, 5000) == 5000); /* more asked for than needed */
+  CHECK(bf16fp32__device_graph_calls(toy, 199) == 199);  /* below the protocol: as asked */
+  CHECK(bf16fp32__device_graph_calls(0, 200) == BF16FP32__DEVICE_MAX_CALLS);
+}
+
 /* A device measure where no GPU can run it (a build without CUDA, or none present) fails as a
  * whole and leaves each candidate that status, untimed, with the reason. */
 static void test_device_without_gpu(void) {
@@ -146,6 +166,7 @@ int main(void) {
   test_writes_once();
   test_slow_call_time();
   test_copies_cap();
+  test_device_graph_calls();
   test_device_without_gpu();
   return testing_summary("test-measure");
 }

@@ -44,8 +44,10 @@ static const char *usage_text =
     "GPU, oneDNN's bf16 matmul on the CPU, or its f32 matmul on upcast operands where it has no\n"
     "bf16 one) on each (N, K) of the suite at each M, by the protocol\n"
     "of MEASURING.md: each output is checked against the fp64 oracle first, then CUDA graphs of\n"
-    "--calls calls over >= 512 MiB of rotating operand copies are replayed in interleaved rounds,\n"
-    "each timed replay right after an untimed one of the same graph (median of --replays).\n"
+    "--calls calls over rotating operand copies (512 MiB, at most one per call; from 200 calls\n"
+    "on, more calls, up to 16384, where that many copies make under 400 MB) are replayed in\n"
+    "interleaved rounds, each timed replay right after an untimed one of the same graph (median\n"
+    "of --replays).\n"
     "Without a GPU, or with --cpu, the CPU backends are timed.\n"
     "\n"
     "  --suite FILE       shape suite (default: the shared shapes/dsv4.txt)\n"
@@ -486,10 +488,10 @@ static void print_header(const bench_plan *p, const bench_opts *o, const suite *
                info.cc_major, info.cc_minor, info.sm_count);
 #endif
     printf("# bf16fp32 bench, %s\n", dev);
-    printf("# timing: CUDA graph of %d calls over >= 512 MiB of rotating operand copies (cold L2),"
-           " %d warm-up replays, median of %d interleaved replays (each after an untimed one of"
-           " itself)%s\n",
-           o->calls, 2, o->replays,
+    printf("# timing: CUDA graph of %d calls over rotating operand copies (cold L2; more calls,"
+           " up to %d, where that many copies make under 400 MB), %d warm-up replays, median of %d"
+           " interleaved replays (each after an untimed one of itself)%s\n",
+           o->calls, BF16FP32__DEVICE_MAX_CALLS, 2, o->replays,
            o->calls < 200 || o->replays < 5 ? " (below the protocol's 200 calls x 5 replays)" : "");
     printf("# us = microseconds per call; vs-cuBLAS = %s us / us (> 1: faster than cuBLAS);"
            " us/F = us / floor F of MEASURING.md (1: at the floor)\n",
