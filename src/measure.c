@@ -21,7 +21,7 @@
 
 void bf16fp32__measure_defaults(bf16fp32__measure_opts *o) {
   memset(o, 0, sizeof *o);
-  o->calls_per_graph = 200;
+  o->calls_per_graph = BF16FP32__DEVICE_PROTOCOL_CALLS;
   o->replays = 7;
   o->warmup = 2;
   o->rotate_bytes = (size_t)512 << 20; /* >= 400 MB of distinct copies */

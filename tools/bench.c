@@ -158,7 +158,7 @@ static const char *table_option(const char *a) {
 static int parse_args(int argc, char **argv, bench_opts *o) {
   memset(o, 0, sizeof *o);
   o->replays = 7;
-  o->calls = 200;
+  o->calls = BF16FP32__DEVICE_PROTOCOL_CALLS;
   o->cpu_ref_limit = BENCH_CPU_REF_LIMIT;
   o->filler_trigger = -1;
   for (int i = 1; i < argc; i++) {
@@ -492,7 +492,9 @@ static void print_header(const bench_plan *p, const bench_opts *o, const suite *
            " up to %d, where that many copies make under 400 MB), %d warm-up replays, median of %d"
            " interleaved replays (each after an untimed one of itself)%s\n",
            o->calls, BF16FP32__DEVICE_MAX_CALLS, 2, o->replays,
-           o->calls < 200 || o->replays < 5 ? " (below the protocol's 200 calls x 5 replays)" : "");
+           o->calls < BF16FP32__DEVICE_PROTOCOL_CALLS || o->replays < 5
+               ? " (below the protocol's 200 calls x 5 replays)"
+               : "");
     printf("# us = microseconds per call; vs-cuBLAS = %s us / us (> 1: faster than cuBLAS);"
            " us/F = us / floor F of MEASURING.md (1: at the floor)\n",
            BENCH_BASELINE_NAME);
