@@ -175,8 +175,8 @@ static void test_find_and_filter(void) {
          kept, s.entries[0].name);
 }
 
-/* The default path, from a directory where src/../shared/shapes, ./shapes and src/shapes
- * appear one by one: the first readable in that order. */
+/* The default path, from a directory where src/shapes, ./shapes and src/../shared/shapes
+ * appear one by one: the first readable of src/../shared, ., src. */
 static void test_default_path(void) {
   char old[4096], home[600], buf[256];
   if (!getcwd(old, sizeof old)) {
@@ -192,6 +192,9 @@ static void test_default_path(void) {
   static const char *const dirs[] = {"src", "src/shapes", "shapes", "shared", "shared/shapes"};
   for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
     if (mkdir(dirs[i], 0700) != 0) perror(dirs[i]);
+  /* none readable: the last, as suite.h says (it was the first, outside the source tree) */
+  suite_default_path(buf, sizeof buf);
+  EXPECT(strcmp(buf, "src/shapes/dsv4.txt") == 0, "none: %s", buf);
   sup_write_text("src/shapes/dsv4.txt", "a 64 96 1\n");
   suite_default_path(buf, sizeof buf);
   EXPECT(strcmp(buf, "src/shapes/dsv4.txt") == 0, "src's alone: %s", buf);
