@@ -163,6 +163,40 @@ static void check_table(const char *out) {
   cell_done(&c);
 }
 
+/* The start of a check or select row for (name, N, K, M), as they print it. */
+static const char *table_row(const char *name, int n, int k, int m) {
+  static char buf[128];
+  snprintf(buf, sizeof buf, "\n%-18s %5d %5d %5d ", name, n, k, m);
+  return buf;
+}
+
+/* Word i (from 0) of one line, into word ("" past the line's last). */
+static const char *line_word(const char *line, int i, char *word, size_t len) {
+  word[0] = '\0';
+  for (int w = 0; *line && *line != '\n'; w++) {
+    line += strspn(line, " ");
+    const size_t n = strcspn(line, " \n");
+    if (w == i) {
+      snprintf(word, len, "%.*s", (int)n, line);
+      break;
+    }
+    line += n;
+  }
+  return word;
+}
+
+/* check's cell in column col of the row table_row gave ("" when either is missing): its header
+ * and rows have one word a column. */
+static const char *check_cell(const char *out, const char *row, const char *col, char *cell, size_t len) {
+  const char *header = strstr(out, "\nshape "), *line = strstr(out, row);
+  char word[64];
+  cell[0] = '\0';
+  if (!header || !line) return cell;
+  for (int i = 0; *line_word(header + 1, i, word, sizeof word); i++)
+    if (strcmp(word, col) == 0) return line_word(line + 1, i, cell, len);
+  return cell;
+}
+
 int main(void) {
   const char *env = getenv("BF16FP32_CLI");
   if (env && *env) {
@@ -208,6 +242,42 @@ int main(void) {
   CHECK(run_cli("check", (const char *const[]){"--cpu", "--suite", ok, "--m", "1,3", NULL}) == 0);
   EXPECT_IN(out_buf, "cpu-ref");
   EXPECT_IN(out_buf, "all within bound: 0 failure(s)");
+  /* ... a row for each entry at each M of --m, cpu-ref run (not skipped) on these small shapes,
+   * and no device column under --cpu */
+  char cell[32];
+  EXPECT_IN(out_buf, table_row("tiny.a", 64, 96, 1));
+  check_cell(out_buf, table_row("tiny.b", 32, 160, 3), "cpu-ref", cell, sizeof cell);
+  EXPECT(cell[0] >= '0' && cell[0] <= '9', "cpu-ref at tiny.b M=3: \"%s\" in\n%s", cell, out_buf);
+  CHECK(strstr(out_buf, "auto-dev") == NULL);
+  /* ... but skipped above 2e9 multiply-adds a call (2001 x 1000 x 1000), where auto still runs */
+  char big[512];
+  snprintf(big, sizeof big, "%s/big.txt", tmpdir);
+  sup_write_text(big, "big 1000 1000 1\n");
+  CHECK(run_cli("check", (const char *const[]){"--cpu", "--suite", big, "--m", "2001", NULL}) == 0);
+  check_cell(out_buf, table_row("big", 1000, 1000, 2001), "cpu-ref", cell, sizeof cell);
+  EXPECT(strcmp(cell, "skip(slow)") == 0, "cpu-ref at 2001 x 1000 x 1000: \"%s\" in\n%s", cell, out_buf);
+  check_cell(out_buf, table_row("big", 1000, 1000, 2001), "auto-host", cell, sizeof cell);
+  EXPECT(cell[0] >= '0' && cell[0] <= '9', "auto at 2001 x 1000 x 1000: \"%s\" in\n%s", cell, out_buf);
+  /* select: a backend for each entry at each M of --m, on the host under --cpu; without --m, at
+   * the default M list */
+  CHECK(run_cli("select", (const char *const[]){"--cpu", "--suite", ok, "--m", "1,3", NULL}) == 0);
+  EXPECT_IN(out_buf, "select: host calls");
+  EXPECT_IN(out_buf, table_row("tiny.a", 64, 96, 1));
+  EXPECT_IN(out_buf, table_row("tiny.b", 32, 160, 3));
+  CHECK(strstr(out_buf, "(none)") == NULL && strstr(out_buf, table_row("tiny.a", 64, 96, 7)) == NULL);
+  CHECK(run_cli("select", (const char *const[]){"--cpu", "--suite", ok, NULL}) == 0);
+  static const int default_ms[] = {1, 7, 16, 64, 256};
+  for (int i = 0; i < 5; i++) EXPECT_IN(out_buf, table_row("tiny.b", 32, 160, default_ms[i]));
+  /* an option without its value is refused (a last --m ran the default list) and so is a bad
+   * --m, for check and select alike */
+  for (int i = 1; i < 3; i++) {
+    CHECK(run_cli(plain_cmds[i], (const char *const[]){"--cpu", "--suite", ok, "--m", NULL}) == 2);
+    EXPECT_IN(err_buf, "incomplete option '--m'");
+    CHECK(run_cli(plain_cmds[i], (const char *const[]){"--cpu", "--suite", NULL}) == 2);
+    EXPECT_IN(err_buf, "incomplete option '--suite'");
+    CHECK(run_cli(plain_cmds[i], (const char *const[]){"--cpu", "--suite", ok, "--m", "1,0", NULL}) == 2);
+    EXPECT_IN(err_buf, "--m: \"1,0\"");
+  }
 
   /* Unknown backend: names it, lists the known ones, exit 2, before any work. */
   CHECK(run_bench("--cpu", "--suite", ok, "--backends", "cpu-ref,no-such-backend") == 2);
@@ -379,6 +449,10 @@ int main(void) {
   CHECK(run_tune("--cpu", "--suite", huge, "--m", "1", "--replays", "1", "--out", huge_tsv) == 1);
   EXPECT_IN(out_buf, "OUT_OF_MEMORY");
   CHECK(strstr(out_buf, " OK\n") == NULL);
+  /* ... and through check: a failure, exit 1 */
+  CHECK(run_cli("check", (const char *const[]){"--cpu", "--suite", huge, "--m", "1", NULL}) == 1);
+  EXPECT_IN(err_buf, "out of memory for huge M=1");
+  EXPECT_IN(out_buf, "FAILED: 1 failure(s)");
 
   /* Paths longer than 1023 bytes are used whole: tune wrote its file under the name cut there
    * ("tun" for "tune.tsv") and said it had merged into it. */
@@ -437,12 +511,15 @@ int main(void) {
   sup_write_text(deep_file, "tiny.a 64 96 3\n");
   CHECK(run_bench("--cpu", "--suite", deep_file, "--m", "1", "--replays", "5", "--backends", "auto") == 0);
   EXPECT_IN(out_buf, "tiny.a");
-  /* a malformed line of such a file: the message kept the path and lost the line and reason */
+  /* a malformed line of such a file: the message kept the path and lost the line and reason;
+   * check, select and tune exit 2 on it, bench 1 */
   snprintf(deep_file, sizeof deep_file, "%s/bad.txt", deep);
   sup_write_text(deep_file, "tiny.a 64 abc 3\n");
   static const char *const suite_cmds[] = {"check", "select", "tune", "bench"};
+  static const int suite_codes[] = {2, 2, 2, 1};
   for (int i = 0; i < 4; i++) {
-    CHECK(run_cli(suite_cmds[i], (const char *const[]){"--cpu", "--suite", deep_file, NULL}) != 0);
+    const int rc = run_cli(suite_cmds[i], (const char *const[]){"--cpu", "--suite", deep_file, NULL});
+    EXPECT(rc == suite_codes[i], "%s on a malformed suite: exit %d", suite_cmds[i], rc);
     EXPECT_IN(err_buf, "bad.txt:1: K \"abc\" is not an integer");
   }
 
