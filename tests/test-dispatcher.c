@@ -38,9 +38,10 @@ static bf16fp32_status fake_probe_unavailable(const bf16fp32__config *cfg, void 
   snprintf(why, len, "fake hardware is absent");
   return BF16FP32_BACKEND_UNAVAILABLE;
 }
+/* none supports n == 77: a shape select finds no backend for */
 static bool fake_supports(const void *state, const bf16fp32__shape *s) {
   (void)state;
-  return s->where == BF16FP32_HOST;
+  return s->where == BF16FP32_HOST && s->n != 77;
 }
 /* fatal only claims the shape it breaks on, so select() skips it elsewhere */
 static bool fatal_supports(const void *state, const bf16fp32__shape *s) {
@@ -526,7 +527,8 @@ static void test_prewarm_two(void) {
 }
 
 /* `bf16fp32 check` runs every available backend (here flaky, picky, plain; fatal declines) and
- * auto on a suite: exit 0 when all are within the bound, 1 when one is not. */
+ * auto on a suite: exit 0 when all are within the bound, 1 when one is not. `select` exits 1
+ * when a shape has no backend (it exited 0 after printing "(none)"). */
 static void test_cli_check(void) {
   char dir[512], path[600];
   if (sup_temp_dir(dir, sizeof dir, "dispatcher-check")) {
@@ -541,6 +543,10 @@ static void test_cli_check(void) {
   atomic_store(&plain_wrong, 1);
   CHECK(cli_check(6, argv) == 1);
   atomic_store(&plain_wrong, 0);
+  char *select_argv[] = {"select", "--cpu", "--suite", path, "--m", "1,3", NULL};
+  CHECK(cli_select(6, select_argv) == 0);
+  sup_write_text(path, "tiny 64 96 1\nnone 77 96 1\n");
+  CHECK(cli_select(6, select_argv) == 1);
   sup_remove_tree(dir);
 }
 
