@@ -60,15 +60,16 @@ static void expect_entry(int i, const char *name, int64_t n, int64_t k, int call
 }
 
 /* The fields of each entry in file order, with the line it came from; the M list in file order;
- * comments, blank lines and any whitespace between fields; calls 0 and N at 2^31 - 1 taken. */
+ * comments, blank lines and any whitespace between fields; calls 0 and N at 2^31 - 1 taken; a
+ * name that starts with M is a name, not the "M" line. */
 static void test_loaded(void) {
   int rc = load_text("# header\n\n  flash.a  256 4096 44  # comment\nflash.b\t2147483647 1 0\n \t\n"
-                     "M 1 16 256 # sizes\nx.c 7 9 1");
+                     "M 1 16 256 # sizes\nMx.c 7 9 1");
   EXPECT(rc == 0 && s.count == 3, "rc %d count %d: %s", rc, s.count, err);
   if (rc != 0 || s.count != 3) return;
   expect_entry(0, "flash.a", 256, 4096, 44, 3);
   expect_entry(1, "flash.b", 2147483647, 1, 0, 4);
-  expect_entry(2, "x.c", 7, 9, 1, 7);
+  expect_entry(2, "Mx.c", 7, 9, 1, 7);
   EXPECT(s.m_count == 3 && s.m[0] == 1 && s.m[1] == 16 && s.m[2] == 256, "M: %d values, %lld %lld %lld",
          s.m_count, (long long)s.m[0], (long long)s.m[1], (long long)s.m[2]);
   /* without an "M" line the list is empty */
