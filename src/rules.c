@@ -49,9 +49,19 @@ typedef struct rule {
  * 56 / 64: back to back 134 / 100 us faster, after the reads 94 / 142 and at entry 11 / 52
  * slower, where auto took 1.04 / 1.11x cuBLAS's time per step) and the 256x4096 router at
  * M = 65-128 (flash batch 72-128: back to back 39-52 faster, after the reads 8-59 and at entry
- * 31-58 slower). */
+ * 31-58 slower).
+ *
+ * The small-K entries follow the H100 alone (session 89, docs/smallm-notes.md; the H200 not
+ * measured), where the entries below them came from K = 2048-7168. At N = 64, 256 and 1024 and
+ * M = 1, 16 and 64, smallm took 1.02-2.6x cuBLAS's time at K = 96-384 (calls of 2.3-4.4 us, fixed
+ * costs), and at K = 512 and 640 0.89-1.09x at M = 1 but 1.01-2.5x at M = 16 and 64 (0.95x at
+ * N = 256, K = 640, M = 16); at N = 64 and 256, K = 768, it was 1.09-1.20x faster than cuBLAS. */
 static const rule rules[] = {
+    {"sm_90", ANY, 1024, 384, false, false, "cublas",
+     "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
     {"sm_90", 4, ANY, ANY, false, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
+    {"sm_90", ANY, 1024, 640, false, false, "cublas",
+     "K <= 640, N <= 1024, M > 4: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
     {"sm_90", 64, 384, ANY, false, false, "smallm",
      "M <= 64, narrow weights: smallm beats cuBLAS here"},
     {"sm_90", 32, ANY, ANY, true, false, "smallm",

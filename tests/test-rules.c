@@ -26,6 +26,20 @@ static void expect_rule(const char *want, const char *family, int sms, int pdl, 
 
 int main(void) {
   const int dev = BF16FP32_DEVICE;
+  /* Small K (H100, session 89): cuBLAS up to K = 384 at N <= 1024, and up to K = 640 above
+   * M = 4; smallm at M <= 4 from K = 512, at K = 768, and at N = 4096 for M <= 4. */
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 1, 64, 96);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 1024, 384);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 64, 256, 384);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 4, 256, 384);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 1, 256, 512);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 1024, 640);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 5, 256, 640);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 64, 1024, 512);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 5, 256, 641);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 256, 768);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 1, 1025, 96);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 1, 4096, 384);
   /* Narrow weights: smallm up to M = 64 (router shapes of several sizes measured), then cuBLAS. */
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 64, 128, 4096);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 33, 384, 7168);
