@@ -26,14 +26,16 @@ static void expect_rule(const char *want, const char *family, int sms, int pdl, 
 
 int main(void) {
   const int dev = BF16FP32_DEVICE;
-  /* Small K (H100, session 89): cuBLAS up to K = 384 at N <= 1024, and up to K = 640 above
-   * M = 4; smallm at M <= 4 from K = 512, at K = 768, and at N = 4096 for M <= 4. */
+  /* Small K (H100, session 89): cuBLAS up to K = 384 at N <= 1024, and up to K = 640 but for
+   * M <= 4 at N <= 384; smallm at K = 768, and at N = 4096 for M <= 4. */
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 1, 64, 96);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 1024, 384);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 64, 256, 384);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 4, 256, 384);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 1, 256, 512);
-  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 1024, 640);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 384, 640);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 4, 385, 640);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 1, 1024, 512);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 5, 256, 640);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 64, 1024, 512);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 5, 256, 641);
