@@ -53,10 +53,10 @@ typedef struct rule {
  *
  * The small-K entries follow the H100 alone (session 89, docs/smallm-notes.md; the H200 not
  * measured), where the entries below them came from K = 2048-7168. At N = 64, 256 and 1024 and
- * M = 1, 16 and 64 (N = 64: 1 and 16), smallm took 1.02-2.6x cuBLAS's time at K = 96-384 (cuBLAS's
- * calls 2.3-3.1 us: fixed costs), and at K = 512 and 640 0.89-0.94x at N = 256 and M = 1 but 1.01-2.5x at N = 1024 or
- * M = 16 and 64 (0.95x at N = 256, K = 640, M = 16); at N = 64 and 256, K = 768, it was 1.09-1.20x
- * faster than cuBLAS. */
+ * M = 1, 16 and 64 (N = 64: 1 and 16), smallm took 1.02-2.6x cuBLAS's time at K = 96-384
+ * (cuBLAS's calls 2.3-3.1 us: fixed costs), and at K = 512 and 640 0.89-0.94x at N = 256 and
+ * M = 1 but 1.01-2.5x at N = 1024 or M = 16 and 64 (0.95x at N = 256, K = 640, M = 16); at N = 64
+ * and 256, K = 768, it was 1.09-1.20x faster than cuBLAS. */
 static const rule rules[] = {
     {"sm_90", ANY, 1024, 384, false, false, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
