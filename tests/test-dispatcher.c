@@ -16,9 +16,10 @@
 #include "support.h"
 #include "testing.h"
 
-/* The check command itself, run on this file's registry. */
+/* The check command itself, run on this file's registry (bench and the suite parser are
+ * built into this test too, as separate sources: CMakeLists.txt). */
 #include "../tools/cli-check.c"
-#include "../tools/suite.c"
+#include "bench.h"
 
 typedef struct fake_state {
   atomic_int runs;
@@ -550,6 +551,28 @@ static void test_cli_check(void) {
   sup_remove_tree(dir);
 }
 
+/* `bf16fp32 bench --cpu` on the fakes: exit 0 when each backend timed or declined, 1 when one
+ * gave a wrong result or failed a shape (flaky at n = 13; it exited 0 with the error in its
+ * row). */
+static void test_cli_bench(void) {
+  char dir[512], path[600];
+  if (sup_temp_dir(dir, sizeof dir, "dispatcher-bench")) {
+    CHECK(0);
+    return;
+  }
+  snprintf(path, sizeof path, "%s/suite.txt", dir);
+  sup_write_text(path, "tiny 64 96 1\nodd 64 97 1\n");
+  char *argv[] = {"bench", "--cpu", "--suite", path, "--m", "3", "--replays", "1", "--backends",
+                  "flaky,picky,plain", NULL};
+  EXPECT(bench_main(10, argv) == 0, "%s", "flaky, picky (declining k = 97), plain: exit 0");
+  atomic_store(&plain_wrong, 1);
+  EXPECT(bench_main(10, argv) == 1, "%s", "plain wrong: exit 1");
+  atomic_store(&plain_wrong, 0);
+  sup_write_text(path, "tiny 64 96 1\nflaky 13 96 1\n");
+  EXPECT(bench_main(10, argv) == 1, "%s", "flaky failing n = 13: exit 1");
+  sup_remove_tree(dir);
+}
+
 int main(void) {
   setenv("BF16FP32_TUNE_FILE", "", 1); /* no tuned table: the fakes alone decide */
   test_plan_cache_full();
@@ -563,5 +586,6 @@ int main(void) {
   test_unavailable_and_forcing();
   test_environment();
   test_cli_check();
+  test_cli_bench();
   return testing_summary("test-dispatcher");
 }

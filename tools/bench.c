@@ -48,7 +48,8 @@ static const char *usage_text =
     "on, more calls, up to 16384, where that many copies make under 400 MB) are replayed in\n"
     "interleaved rounds, each timed replay right after an untimed one of the same graph (median\n"
     "of --replays).\n"
-    "Without a GPU, or with --cpu, the CPU backends are timed.\n"
+    "Without a GPU, or with --cpu, the CPU backends are timed. Exit status 1 when a backend gave\n"
+    "a wrong result or failed a shape it accepted (a decline is no failure), 2 on a usage error.\n"
     "\n"
     "  --suite FILE       shape suite (default: the shared shapes/dsv4.txt)\n"
     "  --backends LIST    library backends to time, comma-separated; may include auto\n"
@@ -795,7 +796,9 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
         bench_row *r = &rows[nrows++];
         if (cell_i < ncell && map[cell_i] == c) {
           row_from_candidate(r, &cell[cell_i]);
-          if (cell[cell_i].wrong) rc = 1;
+          /* a wrong result or a failure fails the run; a decline is the backend's answer */
+          const bf16fp32_status cs = cell[cell_i].status;
+          if (cs != BF16FP32_OK && cs != BF16FP32_DECLINED) rc = 1;
           cell_i++;
         } else {
           memset(r, 0, sizeof *r);
