@@ -527,12 +527,14 @@ static void test_prewarm_two(void) {
   bf16fp32_destroy(ctx);
 }
 
-/* `bf16fp32 check` runs every available backend (here flaky, picky, plain; fatal declines) and
- * auto on a suite: exit 0 when all are within the bound, 1 when one is not. `select` exits 1
- * when a shape has no backend (it exited 0 after printing "(none)"). */
-static void test_cli_check(void) {
+/* The command-line tools on the fakes. `bf16fp32 check` runs every available backend (here
+ * flaky, picky, plain; fatal declines) and auto on a suite: exit 0 when all are within the bound,
+ * 1 when one is not. `select` exits 1 when a shape has no backend (it exited 0 after printing
+ * "(none)"). `bench --cpu` exits 0 when each backend timed or declined, 1 when one gave a wrong
+ * result or failed a shape (flaky at n = 13; it exited 0 with the error in its row). */
+static void test_cli(void) {
   char dir[512], path[600];
-  if (sup_temp_dir(dir, sizeof dir, "dispatcher-check")) {
+  if (sup_temp_dir(dir, sizeof dir, "dispatcher-cli")) {
     CHECK(0);
     return;
   }
@@ -548,28 +550,16 @@ static void test_cli_check(void) {
   CHECK(cli_select(6, select_argv) == 0);
   sup_write_text(path, "tiny 64 96 1\nnone 77 96 1\n");
   CHECK(cli_select(6, select_argv) == 1);
-  sup_remove_tree(dir);
-}
 
-/* `bf16fp32 bench --cpu` on the fakes: exit 0 when each backend timed or declined, 1 when one
- * gave a wrong result or failed a shape (flaky at n = 13; it exited 0 with the error in its
- * row). */
-static void test_cli_bench(void) {
-  char dir[512], path[600];
-  if (sup_temp_dir(dir, sizeof dir, "dispatcher-bench")) {
-    CHECK(0);
-    return;
-  }
-  snprintf(path, sizeof path, "%s/suite.txt", dir);
   sup_write_text(path, "tiny 64 96 1\nodd 64 97 1\n");
-  char *argv[] = {"bench", "--cpu", "--suite", path, "--m", "3", "--replays", "1", "--backends",
-                  "flaky,picky,plain", NULL};
-  EXPECT(bench_main(10, argv) == 0, "%s", "flaky, picky (declining k = 97), plain: exit 0");
+  char *bench_argv[] = {"bench", "--cpu", "--suite", path, "--m", "3", "--replays", "1", "--backends",
+                        "flaky,picky,plain", NULL};
+  EXPECT(bench_main(10, bench_argv) == 0, "%s", "flaky, picky (declining k = 97), plain: exit 0");
   atomic_store(&plain_wrong, 1);
-  EXPECT(bench_main(10, argv) == 1, "%s", "plain wrong: exit 1");
+  EXPECT(bench_main(10, bench_argv) == 1, "%s", "plain wrong: exit 1");
   atomic_store(&plain_wrong, 0);
   sup_write_text(path, "tiny 64 96 1\nflaky 13 96 1\n");
-  EXPECT(bench_main(10, argv) == 1, "%s", "flaky failing n = 13: exit 1");
+  EXPECT(bench_main(10, bench_argv) == 1, "%s", "flaky failing n = 13: exit 1");
   sup_remove_tree(dir);
 }
 
@@ -585,7 +575,6 @@ int main(void) {
   test_prewarm_two();
   test_unavailable_and_forcing();
   test_environment();
-  test_cli_check();
-  test_cli_bench();
+  test_cli();
   return testing_summary("test-dispatcher");
 }
