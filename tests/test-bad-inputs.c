@@ -56,6 +56,10 @@ static void test_bad_calls(bf16fp32_context *ctx) {
       /* out's span one row of 2^56 - 2 and its n = 5: just past 2^56 elements */
       {"m x ldo just past 2^56", 0, 2, N, K, x, LD, w, LD, o, ((int64_t)1 << 56) - 2,
        BF16FP32_BAD_SIZE},
+      /* spans of exactly 2^56 elements pass the size check: the short ldx after it answers */
+      {"ldo 2^56, one row", 0, 1, N, K, x, K - 1, w, LD, o, (int64_t)1 << 56, BF16FP32_BAD_LEADING_DIM},
+      {"m x ldo 2^56", 0, 2, N, K, x, K - 1, w, LD, o, ((int64_t)1 << 56) - N, BF16FP32_BAD_LEADING_DIM},
+      {"m x ldo 2^56 + 1", 0, 2, N, K, x, K - 1, w, LD, o, ((int64_t)1 << 56) - N + 1, BF16FP32_BAD_SIZE},
       {"bad location", 7, M, N, K, x, LD, w, LD, o, LD, BF16FP32_BAD_OPTION},
       {"negative location", -1, M, N, K, x, LD, w, LD, o, LD, BF16FP32_BAD_OPTION},
   };
