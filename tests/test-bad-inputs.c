@@ -180,6 +180,33 @@ static void test_other_entry_points(bf16fp32_context *ctx) {
   CHECK(bf16fp32_prewarm(ctx, BF16FP32_HOST, N, K, neg, 2, NULL) == BF16FP32_BAD_SIZE);
   CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_HOST, N, K, ms, 2, NULL));
   CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_HOST, N, K, NULL, 0, NULL));
+  /* a NULL ms of count 1 is refused before it is read (the check is count > 0, not > 1) */
+  EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, N, K, NULL, 1, NULL) == BF16FP32_NULL_POINTER, "%s",
+         bf16fp32_last_error());
+  /* each bound of prewarm's and select's sizes and location, at its first bad value */
+  const int64_t minus_one[] = {-1};
+  EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, N, K, minus_one, 1, NULL) == BF16FP32_BAD_SIZE, "m -1");
+  EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, N, -1, ms, 2, NULL) == BF16FP32_BAD_SIZE, "k -1");
+  EXPECT(bf16fp32_prewarm(ctx, (bf16fp32_location)2, N, K, ms, 2, NULL) == BF16FP32_BAD_OPTION,
+         "where 2");
+  static const struct { int where; int64_t m, n, k; bf16fp32_status expect; } bad_select[] = {
+      {BF16FP32_HOST, 1, 0, K, BF16FP32_BAD_SIZE},  {BF16FP32_HOST, 1, N, 0, BF16FP32_BAD_SIZE},
+      {BF16FP32_HOST, 1, -1, K, BF16FP32_BAD_SIZE}, {BF16FP32_HOST, 1, N, -1, BF16FP32_BAD_SIZE},
+      {BF16FP32_HOST, -1, N, K, BF16FP32_BAD_SIZE}, {2, 1, N, K, BF16FP32_BAD_OPTION},
+      {-1, 1, N, K, BF16FP32_BAD_OPTION},
+  };
+  for (size_t i = 0; i < sizeof bad_select / sizeof bad_select[0]; i++) {
+    /* a refused select leaves no name and no reason behind (not the caller's stale ones) */
+    char why[64] = "stale";
+    name = "stale";
+    const int where = bad_select[i].where;
+    const int64_t m = bad_select[i].m, n = bad_select[i].n, k = bad_select[i].k;
+    const bf16fp32_location at = (bf16fp32_location)where;
+    const bf16fp32_status st = bf16fp32_select(ctx, at, m, n, k, &name, why, sizeof why);
+    EXPECT(st == bad_select[i].expect && name == NULL && why[0] == '\0',
+           "select where %d m %lld n %lld k %lld: %s, name %s, why '%s'", where, (long long)m,
+           (long long)n, (long long)k, bf16fp32_status_name(st), name ? name : "NULL", why);
+  }
   CHECK(bf16fp32_select(ctx, BF16FP32_HOST, 1, N, K, NULL, NULL, 0) == BF16FP32_NULL_POINTER);
   CHECK(bf16fp32_select(ctx, BF16FP32_HOST, 0, N, K, &name, NULL, 0) == BF16FP32_BAD_SIZE);
   CHECK(bf16fp32_force_backend(ctx, "no-such-backend") == BF16FP32_UNKNOWN_BACKEND);
@@ -188,6 +215,8 @@ static void test_other_entry_points(bf16fp32_context *ctx) {
   CHECK(bf16fp32_backend_info_get(ctx, 0, NULL) == BF16FP32_NULL_POINTER);
   CHECK(bf16fp32_quarantine_list(ctx, NULL, 3, &count) == BF16FP32_NULL_POINTER);
   CHECK(bf16fp32_quarantine_list(ctx, NULL, 0, NULL) == BF16FP32_NULL_POINTER);
+  /* a negative capacity is a bad count, as the status says, not an empty list */
+  EXPECT(bf16fp32_quarantine_list(ctx, NULL, -1, &count) == BF16FP32_BAD_SIZE, "cap -1");
   CHECK(bf16fp32_reset(NULL) == BF16FP32_NULL_POINTER);
   CHECK(bf16fp32_create(NULL, NULL) == BF16FP32_NULL_POINTER);
   bf16fp32_destroy(NULL); /* a no-op, like free(NULL) */
