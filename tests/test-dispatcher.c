@@ -315,6 +315,11 @@ static void test_unavailable_and_forcing(void) {
   /* no CUDA device in this process: a device select says so, as a device call does */
   CHECK(bf16fp32_select(ctx, BF16FP32_DEVICE, 4, 12, 8, &name, why, sizeof why) ==
         (bf16fp32__device_count() > 0 ? BF16FP32_UNSUPPORTED : BF16FP32_NO_DEVICE));
+  /* a shape no backend runs (n = 77): UNSUPPORTED and no name (none read at registry[-1]) */
+  name = "stale";
+  const bf16fp32_status none = bf16fp32_select(ctx, BF16FP32_HOST, 4, 77, 8, &name, why, sizeof why);
+  EXPECT(none == BF16FP32_UNSUPPORTED && name == NULL, "%s, name %p", bf16fp32_status_name(none),
+         (const void *)name);
   bf16fp32_destroy(ctx);
 }
 
@@ -521,6 +526,13 @@ static void test_prewarm_two(void) {
   CHECK(prewarms_of(ctx, FLAKY) == 1 && prewarms_of(ctx, PICKY) == 1 && prewarms_of(ctx, PLAIN) == 0);
   CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_HOST, 12, 9, ms, 1, NULL)); /* picky declines odd k */
   CHECK(prewarms_of(ctx, FLAKY) == 2 && prewarms_of(ctx, PICKY) == 1 && prewarms_of(ctx, PLAIN) == 1);
+  /* m, n or k zero: calls that compute nothing, so no backend is handed such a shape to ready */
+  const int64_t zero[] = {0};
+  CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_HOST, 12, 8, zero, 1, NULL));
+  CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_HOST, 0, 8, ms, 1, NULL));
+  CHECK_OK(bf16fp32_prewarm(ctx, BF16FP32_HOST, 12, 0, ms, 1, NULL));
+  EXPECT(prewarms_of(ctx, FLAKY) == 2 && prewarms_of(ctx, PICKY) == 1 && prewarms_of(ctx, PLAIN) == 1,
+         "prewarms %d %d %d", prewarms_of(ctx, FLAKY), prewarms_of(ctx, PICKY), prewarms_of(ctx, PLAIN));
   int count = -1;
   CHECK_OK(bf16fp32_quarantine_list(ctx, NULL, 0, &count));
   CHECK(count == 0);
