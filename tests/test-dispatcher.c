@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "cpu-count.h"
 #include "device.h"
 #include "internal.h"
 #include "oracle.h"
@@ -395,6 +396,96 @@ static void test_environment(void) {
   bf16fp32_options_init(&opt);
   opt.device = -2; /* only -1 means "the current device" */
   CHECK(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_OPTION);
+  /* a device past the last one: NO_DEVICE where there is none, BAD_OPTION where there are some */
+  const int devices = bf16fp32__device_count();
+  opt.device = devices;
+  EXPECT(bf16fp32_create(&ctx, &opt) == (devices ? BF16FP32_BAD_OPTION : BF16FP32_NO_DEVICE),
+         "device %d of %d: %s", opt.device, devices, bf16fp32_last_error());
+  /* log_level and use_pdl: one past each end of their ranges (0..2, 0..1) */
+  static const struct { int log_level, use_pdl; } out_of_range[] = {{-1, 0}, {0, -1}, {0, 2}};
+  for (size_t i = 0; i < sizeof out_of_range / sizeof out_of_range[0]; i++) {
+    bf16fp32_options_init(&opt);
+    opt.log_level = out_of_range[i].log_level, opt.use_pdl = out_of_range[i].use_pdl;
+    EXPECT(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_OPTION, "log_level %d use_pdl %d", opt.log_level,
+           opt.use_pdl);
+  }
+}
+
+/* What create resolves from the options and the environment over them (README's table), read
+ * back from the context: each variable's value reaches it, the ends of its range included. */
+static void test_environment_values(void) {
+  bf16fp32_context *ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, NULL)); /* the defaults */
+  if (ctx) {
+    const bf16fp32__config *c = &ctx->cfg;
+    EXPECT(c->cpu_threads == bf16fp32__usable_cpus() && c->use_pdl == 0 && c->log_level == 0 &&
+               c->workspace_bytes == (size_t)32 << 20 && c->tune_builtin == 1 && !c->cpu_isa[0],
+           "defaults: threads %d pdl %d log %d workspace %zu builtin %d isa '%s'", c->cpu_threads,
+           c->use_pdl, c->log_level, c->workspace_bytes, c->tune_builtin, c->cpu_isa);
+    bf16fp32_destroy(ctx);
+  }
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.cpu_threads = 2, opt.log_level = 1, opt.workspace_bytes = (size_t)8 << 20;
+  opt.log_fn = count_log; /* log level 2 below: lines to the counter, not stderr */
+  /* threads 0: one per usable CPU */
+  static const struct {
+    const char *var, *value;
+    int threads, pdl, log, builtin;
+    size_t workspace_mb;
+  } good[] = {
+      {NULL, NULL, 2, 0, 1, 1, 8}, /* the options alone */
+      {"BF16FP32_THREADS", "1024", 1024, 0, 1, 1, 8}, {"BF16FP32_THREADS", "0", 0, 0, 1, 1, 8},
+      {"BF16FP32_PDL", "1", 2, 1, 1, 1, 8},           {"BF16FP32_LOG", "0", 2, 0, 0, 1, 8},
+      {"BF16FP32_LOG", "2", 2, 0, 2, 1, 8},           {"BF16FP32_WORKSPACE_MB", "1", 2, 0, 1, 1, 1},
+      {"BF16FP32_WORKSPACE_MB", "65536", 2, 0, 1, 1, 65536},
+      {"BF16FP32_TUNE_BUILTIN", "0", 2, 0, 1, 0, 8},
+  };
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    if (good[i].var) setenv(good[i].var, good[i].value, 1);
+    ctx = NULL;
+    CHECK_OK(bf16fp32_create(&ctx, &opt));
+    if (ctx) {
+      const bf16fp32__config *c = &ctx->cfg;
+      const int threads = good[i].threads ? good[i].threads : bf16fp32__usable_cpus();
+      EXPECT(c->cpu_threads == threads && c->use_pdl == good[i].pdl && c->log_level == good[i].log &&
+                 c->tune_builtin == good[i].builtin && c->workspace_bytes == good[i].workspace_mb << 20,
+             "%s=%s: threads %d pdl %d log %d builtin %d workspace %zu", good[i].var ? good[i].var : "",
+             good[i].value ? good[i].value : "", c->cpu_threads, c->use_pdl, c->log_level,
+             c->tune_builtin, c->workspace_bytes);
+      bf16fp32_destroy(ctx);
+    }
+    if (good[i].var) unsetenv(good[i].var);
+  }
+  /* BF16FP32_CPU_ISA: auto (the default's own name) leaves no cap; a level's name, of any
+   * architecture, is kept for cpu-simd to apply or refuse */
+  static const struct { const char *value, *cap; } isa[] = {
+      {"auto", ""}, {"avx2", "avx2"}, {"neon", "neon"}};
+  for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++) {
+    setenv("BF16FP32_CPU_ISA", isa[i].value, 1);
+    ctx = NULL;
+    CHECK_OK(bf16fp32_create(&ctx, &opt));
+    EXPECT(ctx && strcmp(ctx->cfg.cpu_isa, isa[i].cap) == 0, "BF16FP32_CPU_ISA=%s: cap '%s'", isa[i].value,
+           ctx ? ctx->cfg.cpu_isa : "(no context)");
+    bf16fp32_destroy(ctx);
+  }
+  unsetenv("BF16FP32_CPU_ISA");
+  /* BF16FP32_TUNE_FILE: a path of 1023 bytes is taken whole; one of 1024 is refused, not cut short */
+  char path[1025];
+  memset(path, 'a', sizeof path - 1);
+  path[0] = '/', path[1024] = '\0';
+  setenv("BF16FP32_TUNE_FILE", path, 1);
+  EXPECT(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_ENV &&
+             strstr(bf16fp32_last_error(), "BF16FP32_TUNE_FILE"),
+         "a tune file path of 1024 bytes: %s", bf16fp32_last_error());
+  path[1023] = '\0';
+  setenv("BF16FP32_TUNE_FILE", path, 1);
+  ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  EXPECT(ctx && strcmp(ctx->cfg.tune_file, path) == 0, "a tune file path of 1023 bytes: %zu kept",
+         ctx ? strlen(ctx->cfg.tune_file) : 0);
+  bf16fp32_destroy(ctx);
+  setenv("BF16FP32_TUNE_FILE", "", 1); /* as main set it */
 }
 
 /* Seconds per plan_get of `count` keys from m = first, the least of three rounds. */
@@ -587,6 +678,7 @@ int main(void) {
   test_prewarm_two();
   test_unavailable_and_forcing();
   test_environment();
+  test_environment_values();
   test_cli();
   return testing_summary("test-dispatcher");
 }
