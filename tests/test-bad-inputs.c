@@ -121,35 +121,43 @@ static void test_overlap(bf16fp32_context *ctx) {
   CHECK_OK(bf16fp32_linear(ctx, BF16FP32_HOST, M, 4, K, xs, P / 2, wbuf, LD, os + 8, P / 4, NULL));
 }
 
-/* Random layouts of x and out in one buffer: OVERLAP exactly when some byte of out's rows is a
- * byte of x's rows (a byte map says which). */
-static void test_overlap_random(bf16fp32_context *ctx) {
-  enum { BYTES = 4096 };
+/* Random layouts of out and one operand (x, or w with its own ldw) in one buffer: OVERLAP exactly
+ * when some byte of out's rows is a byte of that operand's rows (a byte map says which). The other
+ * operand has rows of LD elements in a buffer of its own, large enough for them (n = 6 rows of
+ * wbuf read 2 bytes past its end, which ASan missed where cpu-simd's masked loads ran). */
+static void test_overlap_random(bf16fp32_context *ctx, int shared_is_w) {
+  enum { BYTES = 4096, ROWS = 6 };
   static float buf[BYTES / 4];
   static unsigned char mark[BYTES];
-  uint64_t seed = 12345;
+  static uint16_t other[ROWS * LD]; /* m <= 4 rows of x or n <= 6 rows of w, k <= 9 */
+  sup_fill_bf16(other, ROWS * LD, 4);
+  uint64_t seed = shared_is_w ? 54321 : 12345;
   int overlapping = 0, apart = 0;
   for (int t = 0; t < 3000; t++) {
     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
     uint64_t v = seed >> 11;
-    const int64_t m = 1 + (int64_t)(v % 4), n = 1 + (int64_t)(v / 4 % 6);
-    const int64_t k = 1 + (int64_t)(v / 24 % 9);
-    const int64_t ldx = k + (int64_t)(v / 216 % 20), ldo = n + (int64_t)(v / 4320 % 12);
-    const int64_t xo = 2 * (int64_t)(v / 51840 % 800), oo = 4 * (int64_t)(v / 41472000 % 400);
-    if (xo + 2 * ((m - 1) * ldx + k) > BYTES || oo + 4 * ((m - 1) * ldo + n) > BYTES) continue;
+    const int64_t m = 1 + (int64_t)(v % 4), n = 1 + (int64_t)(v / 4 % ROWS);
+    const int64_t k = 1 + (int64_t)(v / 24 % 9), rows = shared_is_w ? n : m; /* the shared one's */
+    const int64_t lds = k + (int64_t)(v / 216 % 20), ldo = n + (int64_t)(v / 4320 % 12);
+    const int64_t so = 2 * (int64_t)(v / 51840 % 800), oo = 4 * (int64_t)(v / 41472000 % 400);
+    if (so + 2 * ((rows - 1) * lds + k) > BYTES || oo + 4 * ((m - 1) * ldo + n) > BYTES) continue;
     memset(mark, 0, sizeof mark);
-    for (int64_t i = 0; i < m; i++) memset(mark + xo + 2 * i * ldx, 1, (size_t)(2 * k));
+    for (int64_t i = 0; i < rows; i++) memset(mark + so + 2 * i * lds, 1, (size_t)(2 * k));
     int want = 0;
     for (int64_t i = 0; i < m && !want; i++)
       for (int64_t b = 0; b < 4 * n && !want; b++) want = mark[oo + 4 * i * ldo + b];
-    uint16_t *x = (uint16_t *)((char *)buf + xo);
+    const uint16_t *s = (const uint16_t *)((char *)buf + so);
+    const uint16_t *x = shared_is_w ? other : s, *w = shared_is_w ? s : other;
+    const int64_t ldx = shared_is_w ? LD : lds, ldw = shared_is_w ? lds : LD;
     float *out = (float *)((char *)buf + oo);
-    bf16fp32_status st =
-        bf16fp32_linear(ctx, BF16FP32_HOST, m, n, k, x, ldx, wbuf, LD, out, ldo, NULL);
-    CHECK(st == (want ? BF16FP32_OVERLAP : BF16FP32_OK));
+    bf16fp32_status st = bf16fp32_linear(ctx, BF16FP32_HOST, m, n, k, x, ldx, w, ldw, out, ldo, NULL);
+    EXPECT(st == (want ? BF16FP32_OVERLAP : BF16FP32_OK),
+           "%s at %lld (ld %lld), out at %lld (ld %lld), m %lld n %lld k %lld: %s", shared_is_w ? "w" : "x",
+           (long long)so, (long long)lds, (long long)oo, (long long)ldo, (long long)m, (long long)n,
+           (long long)k, bf16fp32_status_name(st));
     overlapping += want, apart += !want;
   }
-  CHECK(overlapping > 100 && apart > 100); /* both kinds were drawn */
+  EXPECT(overlapping > 100 && apart > 100, "%d overlapping, %d apart", overlapping, apart); /* both drawn */
 }
 
 static void test_empty_sizes(bf16fp32_context *ctx) {
@@ -258,7 +266,8 @@ int main(void) {
   if (!ctx) return testing_summary("test-bad-inputs");
   test_bad_calls(ctx);
   test_overlap(ctx);
-  test_overlap_random(ctx);
+  test_overlap_random(ctx, 0);
+  test_overlap_random(ctx, 1);
   test_empty_sizes(ctx);
   test_other_entry_points(ctx);
   test_status_table();
