@@ -156,8 +156,10 @@ static bf16fp32_status run_checked(bf16fp32_context *ctx, int64_t m, int64_t n, 
 }
 
 static int log_lines;
+static void *log_user_seen; /* the user pointer of the last line */
 static void count_log(void *user, int level, const char *line) {
-  (void)user, (void)level, (void)line;
+  (void)level, (void)line;
+  log_user_seen = user;
   log_lines++;
 }
 
@@ -167,13 +169,14 @@ static void test_quarantine_one_shape(void) {
   bf16fp32_options_init(&opt);
   opt.log_level = 1;
   opt.log_fn = count_log;
+  opt.log_user = &log_lines;
   CHECK_OK(bf16fp32_create(&ctx, &opt));
 
   CHECK_OK(run_checked(ctx, 3, 12, 8)); /* flaky runs it */
   CHECK(calls_of(ctx, FLAKY) == 1);
   CHECK_OK(run_checked(ctx, 3, 13, 8)); /* flaky fails, picky takes over, result still right */
   CHECK(calls_of(ctx, PICKY) == 1);
-  CHECK(log_lines == 1);
+  CHECK(log_lines == 1 && log_user_seen == &log_lines); /* the line reached the option's user */
   int count = -1;
   bf16fp32_quarantine_entry q[4];
   CHECK_OK(bf16fp32_quarantine_list(ctx, q, 4, &count));
@@ -188,19 +191,24 @@ static void test_quarantine_one_shape(void) {
   CHECK(info.failures == 1);
   CHECK_OK(run_checked(ctx, 5, 12, 8)); /* other shapes still use flaky */
   CHECK(calls_of(ctx, FLAKY) == 2);
-  /* the same m, n, k with a padded x is another shape: flaky is tried (and fails) there too */
+  /* the same m, n, k with padded x, w and out is another shape: flaky is tried (and fails) there
+   * too, and its entry lists those leading dimensions */
   {
-    enum { LDX = 10 };
-    uint16_t x[3 * LDX], w[13 * 8];
-    float out[3 * 13];
+    enum { LDX = 10, LDW = 9, LDO = 14 };
+    uint16_t x[3 * LDX], w[13 * LDW];
+    float out[3 * LDO];
     sup_fill_bf16(x, 3 * LDX, 3);
-    sup_fill_bf16(w, 13 * 8, 4);
-    CHECK_OK(bf16fp32_linear(ctx, BF16FP32_HOST, 3, 13, 8, x, LDX, w, 8, out, 13, NULL));
+    sup_fill_bf16(w, 13 * LDW, 4);
+    sup_poison_f32(out, 3 * LDO);
+    CHECK_OK(bf16fp32_linear(ctx, BF16FP32_HOST, 3, 13, 8, x, LDX, w, LDW, out, LDO, NULL));
     CHECK_OK(bf16fp32_backend_info_get(ctx, FLAKY, &info));
     CHECK(info.failures == 2);
     CHECK_OK(bf16fp32_quarantine_list(ctx, q, 4, &count));
-    CHECK(count == 2 && q[0].ldx + q[1].ldx == 8 + LDX);
-    sup_check_result r = sup_check(3, 13, 8, x, LDX, w, 8, out, 13);
+    const bf16fp32_quarantine_entry *e = count == 2 ? &q[q[0].ldx == LDX ? 0 : 1] : NULL;
+    EXPECT(e && e->ldx == LDX && e->ldw == LDW && e->ldo == LDO && e->where == BF16FP32_HOST,
+           "%d entries; ld %lld %lld %lld", count, e ? (long long)e->ldx : -1, e ? (long long)e->ldw : -1,
+           e ? (long long)e->ldo : -1);
+    sup_check_result r = sup_check(3, 13, 8, x, LDX, w, LDW, out, LDO);
     CHECK(sup_check_ok(&r));
   }
 
@@ -332,6 +340,10 @@ static void test_environment(void) {
   CHECK(strstr(bf16fp32_last_error(), "plain") && strstr(bf16fp32_last_error(), "auto"));
   setenv("BF16FP32_ALGO", "plain", 1);
   CHECK_OK(bf16fp32_create(&ctx, NULL));
+  /* `bf16fp32 info` names the algo it was given */
+  char text[4096];
+  CHECK_OK(bf16fp32_describe(ctx, text, sizeof text));
+  EXPECT(strstr(text, "algo: plain;") != NULL, "%s", text);
   const char *name = NULL;
   CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 12, 8, &name, NULL, 0));
   CHECK(strcmp(name, "plain") == 0);
