@@ -498,6 +498,14 @@ static void test_environment_values(void) {
          ctx ? strlen(ctx->cfg.tune_file) : 0);
   bf16fp32_destroy(ctx);
   setenv("BF16FP32_TUNE_FILE", "", 1); /* as main set it */
+  /* the options' strings too: a tune file path of 1024 bytes, an algo name of 32, are refused */
+  path[1023] = 'a';
+  opt.tune_file = path;
+  EXPECT(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_OPTION, "tune_file of 1024 bytes: %s",
+         bf16fp32_last_error());
+  opt.tune_file = NULL;
+  opt.algo = path + 1024 - 32;
+  EXPECT(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_OPTION, "algo of 32 bytes: %s", bf16fp32_last_error());
 }
 
 /* Seconds per plan_get of `count` keys from m = first, the least of three rounds. */
