@@ -408,6 +408,18 @@ static void test_shapes(bf16fp32_context *ctx) {
   CHECK(check_fold(&s, indexer, 7) == 2 * 6);
   free_set(&s);
 
+  /* shapes no table names (on 132 SMs the generic table of smallm-config.c): at 896 x K the
+   * fold kernel (M <= 8), x in registers over two row blocks (9-16), the tiled kernel (24, 32);
+   * at 1280 x K the decode kernel (M <= 8) and x's rows over two row blocks (9-32); K ending
+   * inside a sub-chunk, padded rows; every M's rows the bits of M = 32's */
+  const int64_t generic[] = {1, 5, 8, 9, 16, 24};
+  make_set(&s, 32, 896, 1544, 8, 0, 8, 17, 0);
+  check_set(ctx, &s, generic, 6);
+  free_set(&s);
+  make_set(&s, 32, 1280, 2056, 0, 8, 0, 19, 0);
+  check_set(ctx, &s, generic, 6);
+  free_set(&s);
+
   /* the tails (and the stream kernel where M <= 16; the share kernel's: test_share_only) */
   for (int i = 0; i < 4; i++) {
     make_set(&s, tails[i][0], tails[i][1], tails[i][2], 0, 0, 0, 20 + (uint64_t)i, 0);

@@ -795,6 +795,59 @@ static void test_fold(void) {
       }
 }
 
+/* The generic table: shapes without a measured split on 132 SMs, by N range, launch kind and M
+ * class; where an entry does not fit, the next; the split is the chooser's; other SM counts and
+ * the DSV4 shapes (the tables' own) untouched. */
+static void test_generic(void) {
+  bf16fp32__smallm_config c, base;
+  static const struct {
+    int64_t m, n, k;
+    int pdl, sms, fold, share, xreg, tiles;
+  } cases[] = {
+      {1, 1024, 2048, 0, 132, 1, 0, 0, 0},  {8, 1024, 2048, 1, 132, 1, 0, 0, 0},
+      {9, 1024, 2048, 0, 132, 0, 1, 1, 2},  {16, 1024, 2048, 1, 132, 0, 1, 1, 2},
+      {16, 768, 1024, 0, 132, 0, 1, 1, 2},  {4, 512, 3072, 1, 132, 0, 1, 1, 2},
+      {16, 1024, 5120, 0, 132, 0, 1, 0, 2}, /* x does not fit registers: its rows */
+      {8, 1024, 5120, 0, 132, 0, 1, 1, 2},  /* the fold's chains too long: the share kernel */
+      {32, 768, 2048, 0, 132, 0, 1, 0, 2},  {32, 768, 2048, 1, 132, 0, 1, 0, 2},
+      {17, 512, 1024, 0, 132, 0, 0, 0, 0},  /* M = 17-32 at N < 1024: only from K = 2048 */
+      {24, 640, 1536, 1, 132, 0, 0, 0, 0},  {33, 768, 2048, 0, 132, 0, 0, 0, 0},
+      {8, 896, 1536, 0, 132, 1, 0, 0, 0},   {9, 896, 1536, 0, 132, 0, 1, 1, 2},
+      {8, 1280, 2560, 0, 132, 0, 0, 0, 0},  {16, 1280, 2560, 0, 132, 0, 1, 0, 2},
+      {24, 1280, 1536, 1, 132, 0, 1, 0, 2}, {32, 1024, 1536, 0, 132, 0, 1, 0, 2},
+      {32, 2048, 2560, 1, 132, 0, 1, 0, 1}, {32, 2048, 2560, 0, 132, 0, 0, 0, 0},
+      /* gpu-smallm's shapes for the generic table */
+      {8, 896, 1544, 0, 132, 1, 0, 0, 0},   {16, 896, 1544, 0, 132, 0, 1, 1, 2},
+      {24, 896, 1544, 0, 132, 0, 0, 0, 0},  {8, 1280, 2056, 0, 132, 0, 0, 0, 0},
+      {9, 1280, 2056, 0, 132, 0, 1, 0, 2},  {32, 1280, 2056, 0, 132, 0, 1, 0, 2},
+      {4, 1280, 2560, 1, 132, 0, 1, 1, 2},  {4, 1040, 2560, 1, 132, 0, 1, 0, 1},
+      {4, 1024, 2560, 1, 132, 1, 0, 0, 0},  {1, 1280, 6144, 1, 132, 0, 1, 0, 1},
+      {16, 256, 2048, 0, 132, 0, 1, 1, 1},  {16, 256, 2048, 1, 132, 0, 0, 0, 0},
+      {8, 1536, 1024, 0, 132, 0, 0, 0, 0},  {8, 1536, 1024, 1, 132, 0, 1, 1, 2},
+      {16, 1536, 3072, 1, 132, 0, 1, 0, 1}, /* neither x in registers nor two row blocks fit */
+      {8, 4096, 1024, 1, 132, 0, 0, 0, 0},  {8, 1280, 2048, 0, 132, 0, 0, 0, 0},
+      {16, 768, 1024, 0, 114, 0, 0, 0, 0},  {4, 1024, 2048, 1, 114, 0, 0, 0, 0},
+      {16, 1024, 4096, 0, 132, 0, 0, 0, 0}, /* DSV4: the tables' (the stream kernel) */
+      {16, 512, 4096, 0, 132, 0, 1, 0, 1},  /* DSV4: the share table's own entry */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const int64_t m = cases[i].m, n = cases[i].n, k = cases[i].k;
+    CHECK(bf16fp32__smallm_choose(m, n, k, cases[i].sms, H200_SMEM, &base) == 0);
+    CHECK(bf16fp32__smallm_choose_for(m, n, k, cases[i].sms, cases[i].pdl, H200_SMEM, &c) == 0);
+    EXPECT(c.fold == cases[i].fold && c.share == cases[i].share &&
+               (c.share ? c.share_xreg : 0) == cases[i].xreg &&
+               (c.share ? c.share_tiles : 0) == cases[i].tiles,
+           "%lldx%lld M = %lld pdl %d sms %d: fold %d share %d xreg %d tiles %d", (long long)n,
+           (long long)k, (long long)m, cases[i].pdl, cases[i].sms, c.fold, c.share, c.share_xreg,
+           c.share_tiles);
+    CHECK(memcmp(&c.split, &base.split, sizeof c.split) == 0);
+    if (c.share) CHECK(!c.share_wpre && !c.share_late && c.share_smem <= H200_SMEM);
+  }
+  /* a one-wave grid takes more than half an SM, as the tables' share defaults do */
+  CHECK(bf16fp32__smallm_choose_for(16, 1024, 2048, H200_SMS, 0, H200_SMEM, &c) == 0 &&
+        c.share_smem > h200_half_sm());
+}
+
 /* Each slice's sub-chunks go to the warp groups in contiguous ranges, in order, all of them
  * once: group ranges of ceil(n / WK), the last ones shorter or empty. */
 static void test_chains(void) {
@@ -915,6 +968,7 @@ int main(void) {
   test_groups();
   test_share();
   test_fold();
+  test_generic();
   test_chains();
   test_slices();
   test_cluster_shares();

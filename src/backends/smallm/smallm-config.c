@@ -553,12 +553,65 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
     }
 }
 
+/* Shapes the tables above do not name (no measured split, smallm-splits.h) on 132 SMs: where the
+ * share or fold kernel beat the chooser's kernel (decode or tiled) on an H100 SXM, by N range,
+ * K from k_min, launch kind and M class (m_class); the first entry that fits is taken (session 90,
+ * `bf16fp32 tune` timing every candidate at N = 256-4096, K = 1024-5120, M = 1-32, then at
+ * N = 384-1536, K = 1536-6144; docs/smallm-notes.md). Plainly at N = 512-1024, M <= 16, the
+ * share kernel with x in registers over two row blocks took 0.77-0.97x the chooser's time
+ * (0.77-0.84x at N = 1024, M = 16, where the decode kernel took 0.97-1.16x cuBLAS's), with x's
+ * rows where x does not fit registers. Where the chooser takes the decode kernel (N >= 1024) x's
+ * rows over two row blocks took 0.86-0.89x at N = 1280, M = 16 (0.96-1.03x at M = 1-8, left to
+ * the decode kernel) and 0.61-0.67x at N = 1024-1280, M = 24-32; at N = 512-896, M = 24-32
+ * 0.80-1.00x from K = 2048 on, 1.02-1.12x below. At N = 896-1024, M <= 8 the fold kernel took
+ * 0.80-0.92x (it fits there only). At N = 256 and 384 x in registers over one row block
+ * 0.91-1.01x (over two 0.98-1.04x; one row block at N = 512-1024 was slower). Under PDL
+ * (N = 512-3072, M = 1-32) the share kernel took 0.54-0.93x the chooser's time at M <= 16 and
+ * about half at M = 32, two row blocks where they fit, else one; the fold kernel at N = 1024
+ * 0.57-0.64x; at N = 1280, M <= 8, where the decode kernel took 0.67-1.11x cuBLAS's time in
+ * back-to-back calls and the share kernel 0.60-0.67x at M = 12-16, the share kernel from N = 1040
+ * on (session 90's last run). At N >= 1536 plainly the chooser's kernel stays (the share kernel 0.96-1.16x its
+ * time; the stream kernel 0.87-1.28x, by K). */
+static const struct {
+  int n_min, n_max, k_min, launch, mclasses, fold, xreg, tiles;
+} generic_132[] = {
+    {896, 1024, 0, EITHER, 0x7, 1, 0, 0},     {256, 384, 0, PLAIN, 0xf, 0, 1, 1},
+    {512, 1024, 0, EITHER, 0xf, 0, 1, 2},     {512, 1024, 0, EITHER, 0xf, 0, 0, 2},
+    {1024, 1280, 0, EITHER, 0x18, 0, 0, 2},   {512, 896, 2048, EITHER, 0x10, 0, 0, 2},
+    {1040, 3072, 0, PDL, 0x1f, 0, 1, 2},      {1040, 3072, 0, PDL, 0x1f, 0, 0, 2},
+    {1040, 3072, 0, PDL, 0x1f, 0, 0, 1},
+};
+
+void bf16fp32__smallm_prefer_generic(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                                     int sm_count, int use_pdl, size_t smem_limit) {
+  if (sm_count != 132 || bf16fp32__smallm_tuned_for(n, k, sm_count) || m < 1 ||
+      m > BF16FP32__SMALLM_DECODE_MAX_M)
+    return;
+  for (size_t i = 0; i < sizeof generic_132 / sizeof generic_132[0]; i++) {
+    if (n < generic_132[i].n_min || n > generic_132[i].n_max || k < generic_132[i].k_min ||
+        !launch_applies(generic_132[i].launch, use_pdl) ||
+        !(generic_132[i].mclasses >> m_class(m) & 1))
+      continue;
+    bf16fp32__smallm_config t = *c; /* c stays as chosen where no entry fits */
+    const int fits =
+        generic_132[i].fold
+            ? bf16fp32__smallm_use_fold(&t, m, n, k, smem_limit) == 0
+            : bf16fp32__smallm_use_share(&t, m, n, k, generic_132[i].xreg, 0, smem_limit) == 0 &&
+                  bf16fp32__smallm_share_tiles(&t, m, generic_132[i].tiles, smem_limit) == 0;
+    if (!fits) continue;
+    bf16fp32__smallm_one_per_sm(&t, sm_count, smem_limit); /* the share kernel's, as the tables' */
+    *c = t;
+    return;
+  }
+}
+
 int bf16fp32__smallm_choose_for(int64_t m, int64_t n, int64_t k, int sm_count, int use_pdl,
                                 size_t smem_limit, bf16fp32__smallm_config *c) {
   if (bf16fp32__smallm_choose(m, n, k, sm_count, smem_limit, c) != 0) return -1;
   bf16fp32__smallm_prefer_stream(c, m, n, k, sm_count, use_pdl, smem_limit);
   bf16fp32__smallm_prefer_share(c, m, n, k, sm_count, use_pdl, smem_limit);
   bf16fp32__smallm_prefer_fold(c, m, n, k, sm_count, use_pdl, smem_limit);
+  bf16fp32__smallm_prefer_generic(c, m, n, k, sm_count, use_pdl, smem_limit);
   return 0;
 }
 

@@ -304,6 +304,12 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
 void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                    int sm_count, int use_pdl, size_t smem_limit);
 
+/* Switches c, chosen by bf16fp32__smallm_choose for a shape the tables above do not name (no
+ * measured split on 132 SMs), to the share or fold kernel where those measured faster than the
+ * chooser's kernel on an H100 SXM, by N range, launch kind (use_pdl) and M up to 32. */
+void bf16fp32__smallm_prefer_generic(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
+                                     int sm_count, int use_pdl, size_t smem_limit);
+
 /* Paired launches. Under programmatic dependent launch a call's blocks take the room each SM
  * frees as the previous call ends, as many to an SM as fit: a call whose blocks take at most half
  * an SM then sits beside the previous call of its shape (one block each: the overlap that makes
@@ -331,7 +337,8 @@ void bf16fp32__smallm_pair_footprint(bf16fp32__smallm_config *c, const bf16fp32_
                                      int use_pdl, unsigned call);
 
 /* What a call of (m, n, k) runs by default: bf16fp32__smallm_choose, then the stream, share
- * and fold tables for the launch kind. Returns 0, or -1 when the shape is not handled. */
+ * and fold tables for the launch kind, then (shapes they do not name) the generic one. Returns 0,
+ * or -1 when the shape is not handled. */
 int bf16fp32__smallm_choose_for(int64_t m, int64_t n, int64_t k, int sm_count, int use_pdl,
                                 size_t smem_limit, bf16fp32__smallm_config *c);
 
