@@ -9,13 +9,19 @@
 typedef struct rule {
   const char *family; /* "sm_90", "cuda" (any other GPU), "cpu" */
   int64_t m_max, n_max, k_max;
-  bool measured_only; /* only where smallm has a measured split for (N, K) and the SM count */
-  bool pdl_only;      /* only for a context that launches with programmatic dependent launch */
+  int scope;      /* ALL_SMS, or SPLIT_MEASURED / SMS_132 (below): the GPUs it applies to */
+  bool pdl_only;  /* only for a context that launches with programmatic dependent launch */
   const char *backend;
   const char *why;
 } rule;
 
 #define ANY INT64_MAX
+
+enum {
+  ALL_SMS,        /* any GPU of the family */
+  SPLIT_MEASURED, /* where smallm has a measured split for (N, K) and the SM count */
+  SMS_132,        /* GPUs of 132 SMs, where smallm's generic table applies (smallm-config.c) */
+};
 
 /* sm_90 entries follow the H200 benchmarks: smallm where it beat cuBLAS in the same run, cuBLAS
  * elsewhere. At M <= 4 smallm was 0.996-1.49x cuBLAS on the nine DSV4 shapes
@@ -24,7 +30,7 @@ typedef struct rule {
  * tune` fixes such shapes). At N <= 384 it was 1.09-1.33x cuBLAS at M = 64 on eight shapes,
  * DSV4's and router shapes of other sizes (1.22-1.53x at M = 32 on DSV4's).
  *
- * The measured_only entries follow the H100's benchmark too: on the DSV4 (N, K), where smallm has
+ * The SPLIT_MEASURED entries follow the H100's benchmark too: on the DSV4 (N, K), where smallm has
  * splits and stagings measured on 132 SMs (smallm-splits.h), plainly launched and with no tuned
  * table, smallm took 0.56-0.96x cuBLAS's time at M = 8, 16 and 32 on all nine, on an H100 SXM
  * (session 79) and on the H200 (session 76); at M = 64 it was slower at four of them on either. At
@@ -56,31 +62,48 @@ typedef struct rule {
  * M = 1, 16 and 64 (N = 64: 1 and 16), smallm took 1.02-2.6x cuBLAS's time at K = 96-384
  * (cuBLAS's calls 2.3-3.1 us: fixed costs), and at K = 512 and 640 0.89-0.94x at N = 256 and
  * M = 1 but 1.01-2.5x at N = 1024 or M = 16 and 64 (0.95x at N = 256, K = 640, M = 16); at N = 64
- * and 256, K = 768, it was 1.09-1.20x faster than cuBLAS. */
+ * and 256, K = 768, it was 1.09-1.20x faster than cuBLAS.
+ *
+ * The SMS_132 entries follow the H100 alone too (session 90, smallm with the
+ * generic table of smallm-config.c; shapes no DSV4 entry names): at N <= 768 and M <= 16 smallm
+ * took 0.65-0.97x cuBLAS's time at K = 6144 (two runs); at M <= 8 and N = 1280-2048 0.86-1.00x at
+ * K = 1536-6144 (M = 12-16 there 0.93-1.14x, left to cuBLAS); at M = 24-32 and N = 512-896
+ * 0.79-1.01x at K = 1024-4096 but 0.98-1.08x at K = 768 and up to 1.41x at K = 6144. Under PDL,
+ * back to back (no step model weighed these), smallm took 0.37-1.02x cuBLAS's time at M <= 32,
+ * N = 512-2048 and K = 768-2560, but up to 1.54x at K = 4096 (N = 1280-1536, M = 24-32). */
 static const rule rules[] = {
-    {"sm_90", ANY, 1024, 384, false, false, "cublas",
+    {"sm_90", ANY, 1024, 384, ALL_SMS, false, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
-    {"sm_90", 4, 384, 640, false, false, "smallm", "M <= 4, K <= 640, N <= 384: smallm faster (H100)"},
-    {"sm_90", ANY, 1024, 640, false, false, "cublas",
+    {"sm_90", 4, 384, 640, ALL_SMS, false, "smallm",
+     "M <= 4, K <= 640, N <= 384: smallm faster (H100)"},
+    {"sm_90", ANY, 1024, 640, ALL_SMS, false, "cublas",
      "K <= 640, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
-    {"sm_90", 4, ANY, ANY, false, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
-    {"sm_90", 64, 384, ANY, false, false, "smallm",
+    {"sm_90", 4, ANY, ANY, ALL_SMS, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
+    {"sm_90", 64, 384, ANY, ALL_SMS, false, "smallm",
      "M <= 64, narrow weights: smallm beats cuBLAS here"},
-    {"sm_90", 32, ANY, ANY, true, false, "smallm",
+    {"sm_90", 32, ANY, ANY, SPLIT_MEASURED, false, "smallm",
      "M <= 32, a DSV4 shape on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
-    {"sm_90", 64, 1024, 4096, true, false, "smallm",
+    {"sm_90", 64, 1024, 4096, SPLIT_MEASURED, false, "smallm",
      "M <= 64, a DSV4 shape of K = 4096 on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
-    {"sm_90", 48, ANY, ANY, true, true, "smallm",
+    {"sm_90", 48, ANY, ANY, SPLIT_MEASURED, true, "smallm",
      "M <= 48 under PDL, a DSV4 shape on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
-    {"sm_90", 64, 2048, 4096, true, true, "smallm",
+    {"sm_90", 64, 2048, 4096, SPLIT_MEASURED, true, "smallm",
      "M <= 64 under PDL, a DSV4 shape of K = 4096 on 132 SMs: "
      "smallm beats cuBLAS here (H100, H200)"},
-    {"sm_90", 16, 1024, 4096, false, false, "smallm",
+    {"sm_90", 16, 1024, 4096, ALL_SMS, false, "smallm",
      "decode-sized M, narrow weights: smallm beats cuBLAS here"},
-    {"sm_90", ANY, ANY, ANY, false, false, "cublas",
+    {"sm_90", 16, 768, 6144, SMS_132, false, "smallm", "M <= 16, N <= 768: smallm faster (H100)"},
+    {"sm_90", 8, 2048, ANY, SMS_132, false, "smallm", "M <= 8, N <= 2048: smallm faster (H100)"},
+    {"sm_90", 32, 2048, 2560, SMS_132, true, "smallm",
+     "M <= 32 under PDL, N <= 2048, K <= 2560: smallm faster (H100)"},
+    {"sm_90", 32, 1024, 1023, SMS_132, false, "cublas",
+     "M <= 32, K < 1024, N <= 1024: cuBLAS as fast or faster (H100)"},
+    {"sm_90", 32, 896, 4096, SMS_132, false, "smallm",
+     "M <= 32, N <= 896, K <= 4096: smallm faster (H100)"},
+    {"sm_90", ANY, ANY, ANY, ALL_SMS, false, "cublas",
      "cuBLAS: smallm is slower at this size on the H200, or does not run it"},
-    {"cuda", ANY, ANY, ANY, false, false, "cublas", "GPU without a tuned kernel: cuBLAS"},
-    {"cpu", ANY, ANY, ANY, false, false, "cpu-simd", "host call: SIMD bf16 dot products"},
+    {"cuda", ANY, ANY, ANY, ALL_SMS, false, "cublas", "GPU without a tuned kernel: cuBLAS"},
+    {"cpu", ANY, ANY, ANY, ALL_SMS, false, "cpu-simd", "host call: SIMD bf16 dot products"},
 };
 
 int bf16fp32__rule_choice(const char *family, int sm_count, bool pdl, const bf16fp32__shape *s,
@@ -90,7 +113,8 @@ int bf16fp32__rule_choice(const char *family, int sm_count, bool pdl, const bf16
     const rule *r = &rules[i];
     if (strcmp(r->family, fam) != 0 || s->m > r->m_max || s->n > r->n_max || s->k > r->k_max)
       continue;
-    if (r->measured_only && !bf16fp32__smallm_tuned_for(s->n, s->k, sm_count)) continue;
+    if (r->scope == SPLIT_MEASURED && !bf16fp32__smallm_tuned_for(s->n, s->k, sm_count)) continue;
+    if (r->scope == SMS_132 && sm_count != BF16FP32__SMALLM_TUNED_SMS) continue;
     if (r->pdl_only && !pdl) continue;
     int b = bf16fp32__registry_find(r->backend);
     if (b < 0) continue;

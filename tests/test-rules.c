@@ -57,6 +57,35 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 65, 1024, 4096);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 512, 7168);
   expect_rule("cublas", "sm_90", 114, PLAIN, dev, 33, 1024, 4096);
+  /* session 90's entries (H100): M <= 16 at N <= 768 up to K = 6144, M <= 8 up to N = 2048,
+   * M <= 32 at N <= 896 from K = 1024 to 4096; on 132 SMs only, where smallm's generic table
+   * (smallm-config.c) was measured */
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 768, 6144);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 768, 6145);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 784, 6144);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 2048, 12288);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 9, 2048, 2048);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 2064, 2048);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 768, 1024);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 768, 4096);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 768, 1016);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 17, 1024, 1016);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 768, 4104);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 768, 2048);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 17, 896, 2048);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 17, 912, 2048);
+  /* under PDL: M <= 32 up to N = 2048 and K = 2560, K < 1024 included */
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 32, 2048, 2560);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 24, 1024, 768);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 24, 1024, 768);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 32, 2048, 2568);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 24, 2064, 1024);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 33, 1024, 1024);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 1024, 1016);
+  expect_rule("cublas", "sm_90", 114, PLAIN, dev, 16, 768, 6144);
+  expect_rule("cublas", "sm_90", 114, PLAIN, dev, 8, 2048, 2048);
+  expect_rule("cublas", "sm_90", 114, PDL, dev, 32, 768, 2048);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 32, 768, 2048);
   expect_rule("cublas", "sm_90", 114, PLAIN, dev, 32, 512, 7168);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 1536, 7168);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 2048, 2048);
