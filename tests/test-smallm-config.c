@@ -843,6 +843,23 @@ static void test_generic(void) {
     CHECK(memcmp(&c.split, &base.split, sizeof c.split) == 0);
     if (c.share) CHECK(!c.share_wpre && !c.share_late && c.share_smem <= H200_SMEM);
   }
+  /* plainly at N = 1536-4096 from K = 3072 on, M <= 16: the stream kernel, stages of 7
+   * sub-chunks, two of them (the partial sums over the rings at M = 16) */
+  static const struct {
+    int64_t m, n, k;
+    int pdl, stream;
+  } streams[] = {{1, 1536, 3072, 0, 1}, {8, 4096, 6144, 0, 1},  {16, 2048, 5120, 0, 1},
+                 {17, 2048, 5120, 0, 0}, {4, 1536, 2560, 0, 0}, {4, 4096, 3072, 1, 0},
+                 {4, 8192, 4096, 0, 0},  {4, 1280, 6144, 0, 0}, {4, 2048, 7168, 0, 1}};
+  for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
+    const int64_t m = streams[i].m, n = streams[i].n, k = streams[i].k;
+    CHECK(bf16fp32__smallm_choose_for(m, n, k, H200_SMS, streams[i].pdl, H200_SMEM, &c) == 0);
+    EXPECT(c.stream == streams[i].stream &&
+               (!c.stream || (c.stream_subs == 7 && c.stream_stages == 2 && c.stream_groups == 1 &&
+                              c.stream_over == (m > 8))),
+           "%lldx%lld M = %lld pdl %d: stream %d, %d x %d, over %d", (long long)n, (long long)k,
+           (long long)m, streams[i].pdl, c.stream, c.stream_subs, c.stream_stages, c.stream_over);
+  }
   /* a one-wave grid takes more than half an SM, as the tables' share defaults do */
   CHECK(bf16fp32__smallm_choose_for(16, 1024, 2048, H200_SMS, 0, H200_SMEM, &c) == 0 &&
         c.share_smem > h200_half_sm());

@@ -113,7 +113,7 @@ static void test_other(void) {
   /* the generic table's defaults (132 SMs, shapes the tables do not name) name themselves: the
    * fold, the share kernel's forms, the chooser's kernel between them */
   static const int generic[][2] = {
-      {896, 1544}, {1280, 2056}, {768, 3072}, {2048, 2560}, {256, 2048}};
+      {896, 1544}, {1280, 2056}, {768, 3072}, {2048, 2560}, {256, 2048}, {3072, 5120}};
   for (size_t i = 0; i < sizeof generic / sizeof generic[0]; i++)
     for (int64_t m = 1; m <= 40; m++)
       for (int pdl = 0; pdl < 2; pdl++) check_shape(m, generic[i][0], generic[i][1], H200_SMS, pdl);

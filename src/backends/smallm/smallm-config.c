@@ -555,32 +555,40 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
 
 /* Shapes the tables above do not name (no measured split, smallm-splits.h) on 132 SMs: where the
  * share or fold kernel beat the chooser's kernel (decode or tiled) on an H100 SXM, by N range, K
- * from k_min, launch kind and M class (m_class); the first entry that fits is taken (session 90,
- * `bf16fp32 tune` timing every candidate at N = 256-4096, K = 1024-5120, M = 1-32, then at N =
- * 384-1536, K = 1536-6144; docs/smallm-notes.md). Plainly at N = 512-1024, M <= 16, the share
- * kernel with x in registers over two row blocks took 0.77-0.97x the chooser's time (0.77-0.84x at
- * N = 1024, M = 16, where the decode kernel took 0.97-1.16x cuBLAS's), with x's rows where x does
- * not fit registers. Where the chooser takes the decode kernel (N >= 1024) x's rows over two row
- * blocks took 0.86-0.89x at N = 1280, M = 16 (0.96-1.03x at M = 1-8, there left to the decode
- * kernel plainly) and 0.61-0.67x at N = 1024-1280, M = 24-32; at N = 512-896, M = 24-32 0.80-1.00x
- * from K = 2048 on, 1.02-1.12x below. At N = 896-1024, M <= 8 the fold kernel took 0.80-0.92x (it
- * fits there only). At N = 256 and 384 x in registers over one row block 0.91-1.01x (over two
- * 0.98-1.04x; one row block at N = 512-1024 was slower). Under PDL (N = 512-3072, M = 1-32) the
- * share kernel took 0.54-0.93x the chooser's time at M <= 16 and about half at M = 32, two row
- * blocks where they fit, else one; the fold kernel at N = 1024 0.57-0.64x; at N = 1280, M <= 8,
- * where the decode kernel took 0.67-1.11x cuBLAS's time in back-to-back calls and the share kernel
- * 0.60-0.67x at M = 12-16, the share kernel from N = 1040 on (then 0.55-0.95x cuBLAS's time at N =
- * 1280, M <= 8, session 90's last run). At N >= 1536 plainly the chooser's kernel stays (the share
- * kernel 0.96-1.16x its time; some stream staging 0.87-0.97x at K >= 3072 and up to 1.26x below,
- * which one varying with the shape). */
+ * from k_min, launch kind, M class (m_class) and kernel form; the first entry that fits is taken
+ * (session 90, `bf16fp32 tune` timing every candidate at N = 256-4096, K = 1024-5120, M = 1-32,
+ * then at N = 384-1536, K = 1536-6144; docs/smallm-notes.md). Plainly at N = 512-1024, M <= 16,
+ * the share kernel with x in registers over two row blocks took 0.77-0.97x the chooser's time
+ * (0.77-0.84x at N = 1024, M = 16, where the decode kernel took 0.97-1.16x cuBLAS's), with x's
+ * rows where x does not fit registers. Where the chooser takes the decode kernel (N >= 1024) x's
+ * rows over two row blocks took 0.86-0.89x at N = 1280, M = 16 (0.96-1.03x at M = 1-8, there left
+ * to the decode kernel plainly) and 0.61-0.67x at N = 1024-1280, M = 24-32; at N = 512-896, M =
+ * 24-32 0.80-1.00x from K = 2048 on, 1.02-1.12x below. At N = 896-1024, M <= 8 the fold kernel
+ * took 0.80-0.92x (it fits there only). At N = 256 and 384 x in registers over one row block
+ * 0.91-1.01x (over two 0.98-1.04x; one row block at N = 512-1024 was slower). Under PDL (N =
+ * 512-3072, M = 1-32) the share kernel took 0.54-0.93x the chooser's time at M <= 16 and about
+ * half at M = 32, two row blocks where they fit, else one; the fold kernel at N = 1024 0.57-0.64x;
+ * at N = 1280, M <= 8, where the decode kernel took 0.67-1.11x cuBLAS's time in back-to-back calls
+ * and the share kernel 0.60-0.67x at M = 12-16, the share kernel from N = 1040 on (then 0.55-0.95x
+ * cuBLAS's time at N = 1280, M <= 8, session 90's last run). Plainly at N = 1536-4096 from K =
+ * 3072 on the stream kernel on two stages of 7 sub-chunks took 0.89-0.98x the chooser's time at M
+ * <= 8 and 0.87-1.00x at M = 16 (the partial sums over the rings); below K = 3072 the chooser's
+ * kernel stays (the stream stagings up to 1.26x its time, the share kernel 0.96-1.16x). a, b: the
+ * share kernel's x in registers and row blocks, the stream kernel's stage sub-chunks and stages. */
+enum { SHARE_FORM, FOLD_FORM, STREAM_FORM };
 static const struct {
-  int n_min, n_max, k_min, launch, mclasses, fold, xreg, tiles;
+  int n_min, n_max, k_min, launch, mclasses, form, a, b;
 } generic_132[] = {
-    {896, 1024, 0, EITHER, 0x7, 1, 0, 0},     {256, 384, 0, PLAIN, 0xf, 0, 1, 1},
-    {512, 1024, 0, EITHER, 0xf, 0, 1, 2},     {512, 1024, 0, EITHER, 0xf, 0, 0, 2},
-    {1024, 1280, 0, EITHER, 0x18, 0, 0, 2},   {512, 896, 2048, EITHER, 0x10, 0, 0, 2},
-    {1040, 3072, 0, PDL, 0x1f, 0, 1, 2},      {1040, 3072, 0, PDL, 0x1f, 0, 0, 2},
-    {1040, 3072, 0, PDL, 0x1f, 0, 0, 1},
+    {896, 1024, 0, EITHER, 0x7, FOLD_FORM, 0, 0},
+    {256, 384, 0, PLAIN, 0xf, SHARE_FORM, 1, 1},
+    {512, 1024, 0, EITHER, 0xf, SHARE_FORM, 1, 2},
+    {512, 1024, 0, EITHER, 0xf, SHARE_FORM, 0, 2},
+    {1024, 1280, 0, EITHER, 0x18, SHARE_FORM, 0, 2},
+    {512, 896, 2048, EITHER, 0x10, SHARE_FORM, 0, 2},
+    {1040, 3072, 0, PDL, 0x1f, SHARE_FORM, 1, 2},
+    {1040, 3072, 0, PDL, 0x1f, SHARE_FORM, 0, 2},
+    {1040, 3072, 0, PDL, 0x1f, SHARE_FORM, 0, 1},
+    {1536, 4096, 3072, PLAIN, 0xf, STREAM_FORM, 7, 2},
 };
 
 void bf16fp32__smallm_prefer_generic(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
@@ -594,13 +602,17 @@ void bf16fp32__smallm_prefer_generic(bf16fp32__smallm_config *c, int64_t m, int6
         !(generic_132[i].mclasses >> m_class(m) & 1))
       continue;
     bf16fp32__smallm_config t = *c; /* c stays as chosen where no entry fits */
-    const int fits =
-        generic_132[i].fold
-            ? bf16fp32__smallm_use_fold(&t, m, n, k, smem_limit) == 0
-            : bf16fp32__smallm_use_share(&t, m, n, k, generic_132[i].xreg, 0, smem_limit) == 0 &&
-                  bf16fp32__smallm_share_tiles(&t, m, generic_132[i].tiles, smem_limit) == 0;
+    const int a = generic_132[i].a, b = generic_132[i].b;
+    int fits;
+    if (generic_132[i].form == FOLD_FORM)
+      fits = bf16fp32__smallm_use_fold(&t, m, n, k, smem_limit) == 0;
+    else if (generic_132[i].form == STREAM_FORM)
+      fits = bf16fp32__smallm_use_stream(&t, m, a, b, 1, smem_limit) == 0;
+    else
+      fits = bf16fp32__smallm_use_share(&t, m, n, k, a, 0, smem_limit) == 0 &&
+             bf16fp32__smallm_share_tiles(&t, m, b, smem_limit) == 0;
     if (!fits) continue;
-    bf16fp32__smallm_one_per_sm(&t, sm_count, smem_limit); /* the share kernel's, as the tables' */
+    bf16fp32__smallm_one_per_sm(&t, sm_count, smem_limit); /* stream and share, as the tables' */
     *c = t;
     return;
   }

@@ -305,8 +305,9 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
                                    int sm_count, int use_pdl, size_t smem_limit);
 
 /* Switches c, chosen by bf16fp32__smallm_choose for a shape the tables above do not name (no
- * measured split on 132 SMs), to the share or fold kernel where those measured faster than the
- * chooser's kernel on an H100 SXM, by N range, K, launch kind (use_pdl) and M up to 32. */
+ * measured split on 132 SMs), to the share, fold or stream kernel where those measured faster
+ * than the chooser's kernel on an H100 SXM, by N range, K, launch kind (use_pdl) and M up to
+ * 32. */
 void bf16fp32__smallm_prefer_generic(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
                                      int sm_count, int use_pdl, size_t smem_limit);
 
