@@ -64,13 +64,13 @@ enum {
  * M = 1 but 1.01-2.5x at N = 1024 or M = 16 and 64 (0.95x at N = 256, K = 640, M = 16); at N = 64
  * and 256, K = 768, it was 1.09-1.20x faster than cuBLAS.
  *
- * The SMS_132 entries follow the H100 alone too (session 90, smallm with the
- * generic table of smallm-config.c; shapes no DSV4 entry names): at N <= 768 and M <= 16 smallm
- * took 0.65-0.97x cuBLAS's time at K = 6144 (two runs); at M <= 8 and N = 1280-2048 0.86-1.00x at
- * K = 1536-6144 (M = 12-16 there 0.93-1.14x, left to cuBLAS); at M = 24-32 and N = 512-896
- * 0.79-1.01x at K = 1024-4096 but 0.98-1.08x at K = 768 and up to 1.41x at K = 6144. Under PDL,
- * back to back (no step model weighed these), smallm took 0.37-1.02x cuBLAS's time at M <= 32,
- * N = 512-2048 and K = 768-2560, but up to 1.54x at K = 4096 (N = 1280-1536, M = 24-32). */
+ * The SMS_132 entries follow the H100 alone too (session 90, smallm with the generic table of
+ * smallm-config.c; shapes no DSV4 entry names): at N <= 768 and M <= 16 smallm took 0.65-0.97x
+ * cuBLAS's time at K = 6144 (two runs); at M <= 8 and N = 1280-2048 0.86-1.00x at K = 1536-6144
+ * (M = 12-16 there 0.93-1.14x, left to cuBLAS); at M = 24-32 and N = 512-896 0.79-1.01x at
+ * K = 1024-4096 but 0.98-1.08x at K = 768 and up to 1.41x at K = 6144. Under PDL, back to back (no
+ * step model weighed these), smallm took 0.37-1.02x cuBLAS's time at M <= 32, N = 512-2048 and
+ * K = 768-2560, but up to 1.54x at K = 4096 (N = 1280-1536, M = 24-32). */
 static const rule rules[] = {
     {"sm_90", ANY, 1024, 384, ALL_SMS, false, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},

@@ -554,27 +554,28 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
 }
 
 /* Shapes the tables above do not name (no measured split, smallm-splits.h) on 132 SMs: where the
- * share or fold kernel beat the chooser's kernel (decode or tiled) on an H100 SXM, by N range, K
- * from k_min, launch kind, M class (m_class) and kernel form; the first entry that fits is taken
- * (session 90, `bf16fp32 tune` timing every candidate at N = 256-4096, K = 1024-5120, M = 1-32,
- * then at N = 384-1536, K = 1536-6144; docs/smallm-notes.md). Plainly at N = 512-1024, M <= 16,
- * the share kernel with x in registers over two row blocks took 0.77-0.97x the chooser's time
- * (0.77-0.84x at N = 1024, M = 16, where the decode kernel took 0.97-1.16x cuBLAS's), with x's
- * rows where x does not fit registers. Where the chooser takes the decode kernel (N >= 1024) x's
- * rows over two row blocks took 0.86-0.89x at N = 1280, M = 16 (0.96-1.03x at M = 1-8, there left
- * to the decode kernel plainly) and 0.61-0.67x at N = 1024-1280, M = 24-32; at N = 512-896, M =
- * 24-32 0.80-1.00x from K = 2048 on, 1.02-1.12x below. At N = 896-1024, M <= 8 the fold kernel
+ * share, fold or stream kernel beat the chooser's kernel (decode or tiled) on an H100 SXM, by N
+ * range, K from k_min, launch kind, M class (m_class) and kernel form; the first entry that fits
+ * is taken (session 90, `bf16fp32 tune` timing every candidate at N = 256-4096, K = 1024-5120,
+ * M = 1-32, then at N = 384-1536, K = 1536-6144; docs/smallm-notes.md). Plainly at N = 512-1024,
+ * M <= 16, the share kernel with x in registers over two row blocks took 0.77-0.97x the chooser's
+ * time (0.77-0.84x at N = 1024, M = 16, where the decode kernel took 0.97-1.16x cuBLAS's), with
+ * x's rows where x does not fit registers. Where the chooser takes the decode kernel (N >= 1024)
+ * x's rows over two row blocks took 0.86-0.89x at N = 1280, M = 16 (0.96-1.03x at M = 1-8, there
+ * left to the decode kernel plainly) and 0.61-0.67x at N = 1024-1280, M = 24-32; at N = 512-896,
+ * M = 24-32 0.80-1.00x from K = 2048 on, 1.02-1.12x below. At N = 896-1024, M <= 8 the fold kernel
  * took 0.80-0.92x (it fits there only). At N = 256 and 384 x in registers over one row block
- * 0.91-1.01x (over two 0.98-1.04x; one row block at N = 512-1024 was slower). Under PDL (N =
- * 512-3072, M = 1-32) the share kernel took 0.54-0.93x the chooser's time at M <= 16 and about
- * half at M = 32, two row blocks where they fit, else one; the fold kernel at N = 1024 0.57-0.64x;
- * at N = 1280, M <= 8, where the decode kernel took 0.67-1.11x cuBLAS's time in back-to-back calls
- * and the share kernel 0.60-0.67x at M = 12-16, the share kernel from N = 1040 on (then 0.55-0.95x
- * cuBLAS's time at N = 1280, M <= 8, session 90's last run). Plainly at N = 1536-4096 from K =
- * 3072 on the stream kernel on two stages of 7 sub-chunks took 0.89-0.98x the chooser's time at M
- * <= 8 and 0.87-1.00x at M = 16 (the partial sums over the rings); below K = 3072 the chooser's
- * kernel stays (the stream stagings up to 1.26x its time, the share kernel 0.96-1.16x). a, b: the
- * share kernel's x in registers and row blocks, the stream kernel's stage sub-chunks and stages. */
+ * 0.91-1.01x (over two 0.98-1.04x; one row block at N = 512-1024 was slower). Under PDL
+ * (N = 512-3072, M = 1-32) the share kernel took 0.54-0.93x the chooser's time at M <= 16 and
+ * about half at M = 32, two row blocks where they fit, else one; the fold kernel at N = 1024
+ * 0.57-0.64x; at N = 1280, M <= 8, where the decode kernel took 0.67-1.11x cuBLAS's time in
+ * back-to-back calls and the share kernel 0.60-0.67x at M = 12-16, the share kernel from N = 1040
+ * on (then 0.55-0.95x cuBLAS's time at N = 1280, M <= 8, session 90's last run). Plainly at
+ * N = 1536-4096 from K = 3072 on the stream kernel on two stages of 7 sub-chunks took 0.89-0.98x
+ * the chooser's time at M <= 8 and 0.87-1.00x at M = 16 (the partial sums over the rings); below
+ * K = 3072 the chooser's kernel stays (the stream stagings up to 1.26x its time, the share kernel
+ * 0.96-1.16x). a, b: the share kernel's x in registers and row blocks, the stream kernel's stage
+ * sub-chunks and stages. */
 enum { SHARE_FORM, FOLD_FORM, STREAM_FORM };
 static const struct {
   int n_min, n_max, k_min, launch, mclasses, form, a, b;
