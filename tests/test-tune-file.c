@@ -3,6 +3,7 @@
  * the C emitter of the built-in table. */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,8 +260,110 @@ static void test_malformed(void) {
   EXPECT(!f.header.has_gpu && w.count == 1 && w.line[0] == 0 && any_contains(&w, "incomplete", NULL),
          "partial identity");
   bf16fp32__tune_file_clear(&f);
+  /* The same of the CPU's. */
+  const char *partial_cpu = "# cpu.model\tX\nhost\t1\t1\t1\tcpu-ref\t1\t-\t-\n";
+  memset(&w, 0, sizeof w);
+  bf16fp32__tune_file_parse(partial_cpu, strlen(partial_cpu), &f, collect_warning, &w);
+  EXPECT(!f.header.has_cpu && w.count == 1 && w.line[0] == 0 &&
+             any_contains(&w, "CPU", "incomplete"),
+         "partial CPU identity");
+  bf16fp32__tune_file_clear(&f);
   free(text);
   free(good);
+}
+
+/* One line parsed alone: whether it was kept (as an entry, or as a header value) rather than
+ * skipped with a warning. */
+static bool line_kept(const char *line) {
+  bf16fp32__tune_file f;
+  bf16fp32__tune_file_parse(line, strlen(line), &f, NULL, NULL);
+  bool kept = f.skipped == 0;
+  bf16fp32__tune_file_clear(&f);
+  return kept;
+}
+
+/* Each field at its limit is read, and one past it refused: a value the writer never writes
+ * (19 digits overflow, a format number past int wraps to 1, a name or header text one byte too
+ * long overruns its field) must not slip in. */
+static void test_field_limits(void) {
+  char name63[64], name64[65], lib31[32], lib32[33];
+  memset(name63, 'a', 63), name63[63] = '\0';
+  memset(name64, 'a', 64), name64[64] = '\0';
+  memset(lib31, '1', 31), lib31[31] = '\0';
+  memset(lib32, '1', 32), lib32[32] = '\0';
+  char name_ok[128], name_long[128], lib_ok[64], lib_long[64];
+  snprintf(name_ok, sizeof name_ok, "host\t1\t1\t1\t%s\t1\t-\t-\n", name63);
+  snprintf(name_long, sizeof name_long, "host\t1\t1\t1\t%s\t1\t-\t-\n", name64);
+  snprintf(lib_ok, sizeof lib_ok, "# library\t%s\n", lib31);
+  snprintf(lib_long, sizeof lib_long, "# library\t%s\n", lib32);
+  const struct {
+    const char *line;
+    bool kept;
+  } cases[] = {
+      {"host\t999999999999999999\t1\t1\tcpu-ref\t1\t-\t-\n", true},  /* 18 digits */
+      {"host\t9999999999999999999\t1\t1\tcpu-ref\t1\t-\t-\n", false}, /* 19: past int64 */
+      {"host\t1\t1\t1\tcpu-ref\t999999999999\t-\t-\n", true},          /* 12 integer digits */
+      {"host\t1\t1\t1\tcpu-ref\t1000000000000\t-\t-\n", false},        /* 13 */
+      {"host\t1\t1\t1\tcpu-ref\t1.123456789\t-\t-\n", true},           /* 9 fraction digits */
+      {"host\t1\t1\t1\tcpu-ref\t1.1234567891\t-\t-\n", false},         /* 10 */
+      {"host\t1\t1\t1\tcpu-ref\t5.\t-\t-\n", false},
+      {"host\t1\t1\t1\tcpu-ref\t.5\t-\t-\n", false},
+      {"host\t1\t1\t1\tmy_backend.v2+x-y\t1\t-\t-\n", true}, /* every name character */
+      {name_ok, true},
+      {name_long, false},
+      {lib_ok, true},
+      {lib_long, false},
+      {"# format\t4294967297\n", false}, /* 2^32 + 1: would wrap to format 1 as an int */
+      {"# gpu.sm_count\t999999\n", true},
+      {"# gpu.sm_count\t1000000\n", false},
+      {"# cpu.threads\t1000000\n", false},
+      {"# cpu.threads\t\n", false},
+      {"# gpu.compute_capability\t999.999\n", true},
+      {"# gpu.compute_capability\t1000.0\n", false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    EXPECT(line_kept(cases[i].line) == cases[i].kept, "%s: %.80s",
+           cases[i].kept ? "kept" : "refused", cases[i].line);
+
+  /* A header line may leave out the space after '#'. */
+  bf16fp32__tune_file f;
+  bf16fp32__tune_file_parse("#format\t1\n", 10, &f, NULL, NULL);
+  EXPECT(f.header.format == 1 && f.skipped == 0, "'#format': format %d", f.header.format);
+  bf16fp32__tune_file_clear(&f);
+
+  /* A line of MAX_LINE (4096) bytes is read (trailing spaces pad it); one byte more is not. */
+  static const char entry[] = "host\t1\t1\t1\tcpu-ref\t1\t-\t-";
+  for (size_t len = 4096; len <= 4097; len++) {
+    char *text = testing_alloc(len + 1);
+    memset(text, ' ', len);
+    memcpy(text, entry, sizeof entry - 1);
+    text[len] = '\n';
+    lines w = {0};
+    bf16fp32__tune_file_parse(text, len + 1, &f, collect_warning, &w);
+    bool kept = len == 4096;
+    EXPECT(f.table.count == kept && f.skipped == !kept &&
+               (kept || any_contains(&w, "longer", NULL)),
+           "a line of %zu bytes: %d entries, %d skipped", len, f.table.count, f.skipped);
+    bf16fp32__tune_file_clear(&f);
+    free(text);
+  }
+}
+
+/* Times outside what the tuner measures still write as times the parser reads: a merge
+ * rewrites every entry of the file. */
+static void test_time_written(void) {
+  const struct {
+    double us;
+    const char *text;
+  } cases[] = {{-1.0, "0.000"}, {NAN, "0.000"}, {1e20, "999999999999.999"},
+               {INFINITY, "999999999999.999"}, {2.5, "2.500"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    bf16fp32__text t = {0};
+    bf16fp32__text_time(&t, cases[i].us);
+    EXPECT(t.p && strcmp(t.p, cases[i].text) == 0, "%g written as '%s', want '%s'", cases[i].us,
+           t.p ? t.p : "(null)", cases[i].text);
+    free(t.p);
+  }
 }
 
 /* Every prefix of a valid file: no crash, a cut line never becomes an entry, every whole line
@@ -666,6 +769,8 @@ int main(void) {
   if (sup_temp_dir(dir, sizeof dir, "tune-file")) return 1;
   test_round_trip();
   test_malformed();
+  test_field_limits();
+  test_time_written();
   test_truncated();
   test_size_limit();
   test_load();
