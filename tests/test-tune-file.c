@@ -457,6 +457,7 @@ static void test_load(void) {
   EXPECT(t && t->count == 2, "host entries loaded (%d)", t ? t->count : -1);
   EXPECT(log.count == 1 && any_contains(&log, "device entries", "ignored"), "one line for the device part");
   if (log.count != 1) dump("log", &log);
+  EXPECT(any_contains(&log, "device entries", "no CUDA device in this context"), "says why");
   bf16fp32__shape s;
   memset(&s, 0, sizeof s);
   s.where = BF16FP32_HOST, s.m = 1, s.n = 256, s.k = 4096;
@@ -587,6 +588,53 @@ static void test_load(void) {
   alarm(0);
   EXPECT(!t && log.count == 1 && any_contains(&log, fifo, "not a regular file"), "a FIFO");
   EXPECT(bf16fp32_last_error()[0] == '\0', "loading leaves no error behind: %s", bf16fp32_last_error());
+  free(text);
+}
+
+static int count_containing(const lines *l, const char *a) {
+  int n = 0;
+  for (int i = 0; i < l->count && i < 64; i++) n += strstr(l->text[i], a) != NULL;
+  return n;
+}
+
+/* What the loader logs: nothing of a section the file has no entries in; the first 10
+ * malformed lines one by one, then how many more. */
+static void test_load_log(void) {
+  char path[1024];
+  path_in_dir(path, sizeof path, "log.tsv");
+  bf16fp32__tune_header h = sample_header();
+  h.has_gpu = false;
+  bf16fp32__tune_entry e[16];
+  int n = sample_entries(e); /* 4 device, then 2 host */
+  char *text = NULL;
+  size_t len = 0;
+  CHECK_OK(bf16fp32__tune_file_format(&h, e + 4, n - 4, &text, &len));
+  sup_write_text(path, text);
+  lines log = {0};
+  bf16fp32__config cfg = test_config(path, &log);
+  cfg.log_level = 1;
+  bf16fp32__tune_table *t = bf16fp32__tune_load_for_context(&cfg);
+  EXPECT(t && t->count == 2 && log.count == 0, "host entries only: %d entries, %d log lines",
+         t ? t->count : -1, log.count);
+  if (log.count) dump("log", &log);
+  bf16fp32__tune_free(t);
+
+  static const char bad_line[] = "host\t5\t5\t5\tcpu-ref\tfast\t-\t-\n";
+  for (int bad = 10; bad <= 11; bad++) {
+    char *damaged = testing_alloc(len + (size_t)bad * sizeof bad_line + 1);
+    snprintf(damaged, len + 1, "%s", text);
+    for (int i = 0; i < bad; i++) strcat(damaged, bad_line);
+    sup_write_text(path, damaged);
+    memset(&log, 0, sizeof log);
+    t = bf16fp32__tune_load_for_context(&cfg);
+    EXPECT(t && t->count == 2 && count_containing(&log, "line skipped") == 10,
+           "%d bad lines: %d said one by one", bad, count_containing(&log, "line skipped"));
+    EXPECT(bad == 10 ? count_containing(&log, "more malformed") == 0
+                     : any_contains(&log, "1 more malformed lines skipped", NULL),
+           "%d bad lines: the rest counted", bad);
+    bf16fp32__tune_free(t);
+    free(damaged);
+  }
   free(text);
 }
 
@@ -774,6 +822,7 @@ int main(void) {
   test_truncated();
   test_size_limit();
   test_load();
+  test_load_log();
   test_default_path();
   test_merge();
   test_emit_c();
