@@ -118,8 +118,7 @@ static void load_file(loader *l, bf16fp32__tune_table *t) {
 }
 
 /* The built-in entries whose (where, pdl, n, k) the user's entries (t, finished) do not cover. */
-static void load_builtin(loader *l, bf16fp32__tune_table *t) {
-  const bf16fp32__tune_builtin *b = &bf16fp32__tune_builtin_table;
+static void load_builtin(loader *l, bf16fp32__tune_table *t, const bf16fp32__tune_builtin *b) {
   if (b->count == 0) return;
   bool use[2] = {false, false};
   for (int where = 0; where < 2; where++) {
@@ -146,6 +145,11 @@ static void load_builtin(loader *l, bf16fp32__tune_table *t) {
 }
 
 bf16fp32__tune_table *bf16fp32__tune_load_for_context(const bf16fp32__config *cfg) {
+  return bf16fp32__tune_load_with_builtin(cfg, &bf16fp32__tune_builtin_table);
+}
+
+bf16fp32__tune_table *bf16fp32__tune_load_with_builtin(const bf16fp32__config *cfg,
+                                                       const bf16fp32__tune_builtin *builtin) {
   loader l;
   memset(&l, 0, sizeof l);
   l.cfg = cfg;
@@ -155,7 +159,7 @@ bf16fp32__tune_table *bf16fp32__tune_load_for_context(const bf16fp32__config *cf
   if (cfg->tune_file[0]) load_file(&l, t);
   bf16fp32__tune_table_finish(t);
   if (cfg->tune_builtin) {
-    load_builtin(&l, t);
+    load_builtin(&l, t, builtin);
     bf16fp32__tune_table_finish(t);
   }
   bf16fp32__clear_error(); /* nothing here fails the context: leave no error detail behind */

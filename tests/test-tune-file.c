@@ -638,6 +638,48 @@ static void test_load_log(void) {
   free(text);
 }
 
+/* A built-in table fills the (location, N, K) pairs the file lacks, with all its buckets, and
+ * leaves the file's pairs alone; its CPU matches loosely (another thread count). */
+static void test_load_builtin(void) {
+  char path[1024];
+  path_in_dir(path, sizeof path, "with-builtin.tsv");
+  bf16fp32__tune_header h = sample_header(); /* this CPU, 3 threads */
+  h.has_gpu = false;
+  bf16fp32__tune_entry mine = sup_tune_entry(BF16FP32_HOST, 256, 4096, 1, "cpu-ref", 5, "", 0, 0);
+  char *text = NULL;
+  size_t len = 0;
+  CHECK_OK(bf16fp32__tune_file_format(&h, &mine, 1, &text, &len));
+  sup_write_text(path, text);
+  free(text);
+  /* Lines other than 0 in the built-in entries: a loaded one must still say "built-in". */
+  const bf16fp32__tune_entry entries[] = {
+      sup_tune_entry(BF16FP32_HOST, 256, 4096, 1, "cpu-simd", 1, "", 0, 9),
+      sup_tune_entry(BF16FP32_HOST, 256, 4096, 2, "cpu-simd", 1, "", 0, 9),
+      sup_tune_entry(BF16FP32_HOST, 512, 4096, 1, "cpu-simd", 1, "", 0, 9),
+      sup_tune_entry(BF16FP32_HOST, 512, 4096, 2, "cpu-simd", 1, "", 0, 9),
+  };
+  bf16fp32__tune_builtin builtin;
+  memset(&builtin, 0, sizeof builtin);
+  builtin.header = h;
+  builtin.header.cpu.threads = 5;
+  builtin.entries = entries;
+  builtin.count = (int)(sizeof entries / sizeof entries[0]);
+  lines log = {0};
+  bf16fp32__config cfg = test_config(path, &log);
+  cfg.tune_builtin = 1;
+  bf16fp32__tune_table *t = bf16fp32__tune_load_with_builtin(&cfg, &builtin);
+  EXPECT(t && t->count == 3, "the file's entry and the built-in pair's two: %d", t ? t->count : -1);
+  if (!t) return;
+  const bf16fp32__tune_entry *kept = find(t, BF16FP32_HOST, 0, 256, 4096, 1);
+  EXPECT(kept && strcmp(kept->winner, "cpu-ref") == 0 && kept->line > 0, "the file's entry");
+  EXPECT(!find(t, BF16FP32_HOST, 0, 256, 4096, 2), "no built-in bucket in the file's pair");
+  const bf16fp32__tune_entry *b1 = find(t, BF16FP32_HOST, 0, 512, 4096, 1);
+  const bf16fp32__tune_entry *b2 = find(t, BF16FP32_HOST, 0, 512, 4096, 2);
+  EXPECT(b1 && b2 && b1->line == 0 && b2->line == 0, "the built-in pair, both buckets, line 0");
+  EXPECT(strcmp(t->builtin, h.cpu.model) == 0, "named by its CPU: '%s'", t->builtin);
+  bf16fp32__tune_free(t);
+}
+
 static void test_default_path(void) {
   char buf[1024];
   setenv("XDG_CACHE_HOME", "/x/cache", 1);
@@ -823,6 +865,7 @@ int main(void) {
   test_size_limit();
   test_load();
   test_load_log();
+  test_load_builtin();
   test_default_path();
   test_merge();
   test_emit_c();
