@@ -700,6 +700,15 @@ static void test_default_path(void) {
   char small[10];
   bf16fp32__tune_default_path(small, sizeof small);
   EXPECT(small[0] == '\0', "too small: never a cut path");
+  /* One byte short of the path and its NUL is too small too; exactly enough is not. */
+  const char *want = "/home/u/.cache/bf16fp32/tune.tsv";
+  bf16fp32__tune_default_path(buf, strlen(want));
+  EXPECT(buf[0] == '\0', "no room for the NUL: '%s'", buf);
+  bf16fp32__tune_default_path(buf, strlen(want) + 1);
+  EXPECT(strcmp(buf, want) == 0, "just enough room: '%s'", buf);
+  setenv("HOME", "", 1); /* an empty HOME names no directory (not "/.cache") */
+  bf16fp32__tune_default_path(buf, sizeof buf);
+  EXPECT(buf[0] == '\0', "empty HOME: '%s'", buf);
 }
 
 static int count_temp_files(void) {
@@ -813,6 +822,9 @@ static void test_merge(void) {
   char blocked[1100];
   snprintf(blocked, sizeof blocked, "%s/x/y.tsv", path); /* a file used as a directory */
   EXPECT(bf16fp32__tune_file_write_atomic(blocked, "x\n", 2) == BF16FP32_IO_ERROR, "blocked");
+  /* The error names the directory that could not be made, not a later symptom. */
+  EXPECT(strstr(bf16fp32_last_error(), "tune file directory"), "blocked: %s",
+         bf16fp32_last_error());
   EXPECT(bf16fp32__tune_file_merge(blocked, &cpu_only, e + 4, 1, NULL, NULL) == BF16FP32_IO_ERROR, "blocked merge");
   /* Into a FIFO: IO_ERROR at once, nothing waits for a writer (the alarm ends the test if so). */
   char fifo[1100];
@@ -822,6 +834,83 @@ static void test_merge(void) {
   EXPECT(bf16fp32__tune_file_merge(fifo, &cpu_only, e + 4, 1, NULL, NULL) == BF16FP32_IO_ERROR,
          "FIFO merge");
   alarm(0);
+}
+
+/* The lines of a file that are not header lines. */
+static int data_lines(const char *path) {
+  char *text = sup_read_text(path);
+  int n = 0;
+  for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "")
+    if (*p != '#' && *p != '\n') n++;
+  free(text);
+  return n;
+}
+
+/* The has_gpu / has_cpu flags alone say which sections mine brings: a zeroed identity in the
+ * section mine lacks keeps the file's; another CPU's host entries go with a note; merging the
+ * same entries again writes each key once. */
+static void test_merge_sections(void) {
+  char path[1024];
+  path_in_dir(path, sizeof path, "sections.tsv");
+  bf16fp32__tune_header h = sample_header();
+  bf16fp32__tune_header gpu_only = h, cpu_only = h;
+  gpu_only.has_cpu = false;
+  memset(&gpu_only.cpu, 0, sizeof gpu_only.cpu);
+  cpu_only.has_gpu = false;
+  memset(&cpu_only.gpu, 0, sizeof cpu_only.gpu);
+  bf16fp32__tune_entry e[16];
+  int n = sample_entries(e); /* 4 device, 2 host */
+  lines w = {0};
+  EXPECT(bf16fp32__tune_file_merge(path, &h, e, n, collect_warning, &w) == BF16FP32_OK, "both");
+  EXPECT(bf16fp32__tune_file_merge(path, &gpu_only, e, 1, collect_warning, &w) == BF16FP32_OK,
+         "device only: %s", bf16fp32_last_error());
+  EXPECT(bf16fp32__tune_file_merge(path, &cpu_only, e + 4, 1, collect_warning, &w) == BF16FP32_OK,
+         "host only: %s", bf16fp32_last_error());
+  EXPECT(w.count == 0, "no notes (%d)", w.count);
+  if (w.count) dump("note", &w);
+  bf16fp32__tune_file f;
+  int err = 0;
+  EXPECT(bf16fp32__tune_file_read(path, &f, &err, NULL, NULL) == BF16FP32_OK, "read");
+  EXPECT(f.table.count == n && f.header.has_gpu && f.header.has_cpu, "all kept: %d", f.table.count);
+  bf16fp32__tune_file_clear(&f);
+  EXPECT(data_lines(path) == n, "each key once in the file: %d lines", data_lines(path));
+
+  /* Another CPU model: the file's host entries go, with a note; its device entries stay. */
+  bf16fp32__tune_header other = cpu_only;
+  snprintf(other.cpu.model, sizeof other.cpu.model, "Another CPU");
+  memset(&w, 0, sizeof w);
+  EXPECT(bf16fp32__tune_file_merge(path, &other, e + 5, 1, collect_warning, &w) == BF16FP32_OK,
+         "other CPU");
+  EXPECT(w.count == 1 && any_contains(&w, "2 host entries", "replaced"), "host note: %d", w.count);
+  if (w.count != 1 || !any_contains(&w, "2 host entries", "replaced")) dump("note", &w);
+  bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
+  EXPECT(f.table.count == 5 && strcmp(f.header.cpu.model, "Another CPU") == 0 &&
+             find(&f.table, BF16FP32_HOST, 0, 384, 7168, 7) &&
+             !find(&f.table, BF16FP32_HOST, 0, 256, 4096, 1),
+         "4 device + 1 host: %d", f.table.count);
+  bf16fp32__tune_file_clear(&f);
+
+  /* A lock file this user may not write (another user's) is opened read-only: flock takes it.
+   * Root may write any file, so only a test run by another user sees the difference. */
+  char lock[1100];
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  EXPECT(chmod(lock, 0444) == 0, "chmod: %s", strerror(errno));
+  EXPECT(bf16fp32__tune_file_merge(path, &other, e + 5, 1, NULL, NULL) == BF16FP32_OK,
+         "read-only lock file: %s", bf16fp32_last_error());
+}
+
+/* A rename that fails (the path is a directory) is an IO_ERROR and leaves no temporary file. */
+static void test_write_over_directory(void) {
+  char path[1024], inner[1100];
+  path_in_dir(path, sizeof path, "a-directory.tsv");
+  EXPECT(mkdir(path, 0755) == 0, "mkdir: %s", strerror(errno));
+  snprintf(inner, sizeof inner, "%s/x", path);
+  sup_write_text(inner, "x\n");
+  EXPECT(bf16fp32__tune_file_write_atomic(path, "x\n", 2) == BF16FP32_IO_ERROR, "over a directory");
+  EXPECT(strstr(bf16fp32_last_error(), "rename"), "says rename: %s", bf16fp32_last_error());
+  EXPECT(count_temp_files() == 0, "no temporary file left");
+  unlink(inner);
+  rmdir(path);
 }
 
 static void test_emit_c(void) {
@@ -868,6 +957,8 @@ int main(void) {
   test_load_builtin();
   test_default_path();
   test_merge();
+  test_merge_sections();
+  test_write_over_directory();
   test_emit_c();
   sup_remove_tree(dir);
   return testing_summary("test-tune-file");
