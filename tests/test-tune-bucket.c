@@ -353,6 +353,116 @@ static void test_carry_larger(void) {
   bf16fp32__tune_table_clear(&from);
 }
 
+/* Edges of the table: a key added only twice, plain and PDL entries of one pair, a lookup
+ * before finish, a lead of exactly the margin, and the dispatcher's use of host backends. */
+static void test_table_edges(void) {
+  bf16fp32__tune_table t;
+  memset(&t, 0, sizeof t);
+  bf16fp32__tune_entry a = sup_tune_entry(BF16FP32_HOST, 256, 4096, 16, "cpu-ref", 1, "", 0, 1);
+  bf16fp32__tune_entry b = sup_tune_entry(BF16FP32_HOST, 256, 4096, 16, "cpu-simd", 2, "", 0, 2);
+  bf16fp32__tune_table_add(&t, &a);
+  bf16fp32__tune_table_add(&t, &b);
+  EXPECT(!bf16fp32__tune_table_lookup(&t, BF16FP32_HOST, 0, 256, 4096, 16), "not finished: none");
+  bf16fp32__tune_table_finish(&t);
+  EXPECT(t.count == 1 && t.entries[0].line == 2, "one key twice: the later alone (%d)", t.count);
+  bf16fp32__tune_table_clear(&t);
+
+  /* Plain M = 1 and PDL M = 1..64: beyond the plain bucket the plain entry still answers. */
+  bf16fp32__tune_entry plain = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 1, "cublas", 3, "", 0, 1);
+  bf16fp32__tune_entry pdl = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 1, "smallm", 2, "", 0, 2);
+  bf16fp32__tune_entry pdl64 =
+      sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 64, "smallm", 9, "", 0, 3);
+  pdl.pdl = pdl64.pdl = 1;
+  bf16fp32__tune_entry only_pdl =
+      sup_tune_entry(BF16FP32_DEVICE, 512, 7168, 8, "smallm", 2, "", 0, 4);
+  only_pdl.pdl = 1;
+  bf16fp32__tune_table_add(&t, &pdl64);
+  bf16fp32__tune_table_add(&t, &only_pdl);
+  bf16fp32__tune_table_add(&t, &pdl);
+  bf16fp32__tune_table_add(&t, &plain);
+  bf16fp32__tune_table_finish(&t);
+  const bf16fp32__tune_entry *e =
+      bf16fp32__tune_table_lookup(&t, BF16FP32_DEVICE, 0, 384, 7168, 64);
+  EXPECT(e && e->pdl == 0 && e->m == 1, "plain above its buckets: %s", e ? e->winner : "none");
+  EXPECT(!bf16fp32__tune_table_lookup(&t, BF16FP32_DEVICE, 0, 512, 7168, 8) &&
+             !bf16fp32__tune_table_has_pair(&t, BF16FP32_DEVICE, 0, 512, 7168),
+         "a PDL entry is no plain one");
+  bf16fp32__tune_table_clear(&t);
+
+  /* A lead of exactly the margin is not within it. */
+  const double at = 200 * (1.0 - BF16FP32__TUNE_OWN_MARGIN);
+  EXPECT(!bf16fp32__tune_within_margin("smallm", at, 200), "exactly 2 %%");
+
+  /* A device entry naming a host backend gives nothing; a winner that is also the runner-up is
+   * returned once; a call at its entry's own bucket gets no "nearest" note. */
+  bf16fp32__tune_entry dev =
+      sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 1, "cpu-ref", 1, "cpu-simd", 2, 1);
+  bf16fp32__tune_entry twice =
+      sup_tune_entry(BF16FP32_HOST, 256, 4096, 32, "cpu-ref", 1, "cpu-ref", 2, 2);
+  bf16fp32__tune_table_add(&t, &dev);
+  bf16fp32__tune_table_add(&t, &twice);
+  EXPECT(bf16fp32__tune_table_has_key(&t, &twice), "has_key sees the last entry");
+  bf16fp32__tune_table_finish(&t);
+  snprintf(t.file, sizeof t.file, "/tmp/x.tsv");
+  int be[2];
+  char why[512];
+  bf16fp32__shape s = call_shape(BF16FP32_DEVICE, 1, 256, 4096);
+  EXPECT(bf16fp32__tune_choice(&t, &s, false, be, NULL, why, sizeof why) == 0 && be[0] == -1,
+         "host backends at device: %s", why);
+  s = call_shape(BF16FP32_HOST, 26, 256, 4096);
+  int n = bf16fp32__tune_choice(&t, &s, false, be, NULL, why, sizeof why);
+  EXPECT(n == 1 && be[0] == bf16fp32__registry_find("cpu-ref") && be[1] == -1, "once: n=%d", n);
+  EXPECT(!strstr(why, "nearest"), "M=26 is bucket 32's own: %s", why);
+  s.m = 33; /* bucket 40, answered by 32: the nearest */
+  bf16fp32__tune_choice(&t, &s, false, be, NULL, why, sizeof why);
+  EXPECT(strstr(why, "(nearest tuned for M=33)"), "nearest: %s", why);
+  bf16fp32__tune_table_clear(&t);
+}
+
+/* finish's fallback for a failed scratch allocation (an insertion sort in place) must give the
+ * same table: sorted, the later of equal keys kept. Reached by failing malloc here, over glibc's
+ * (__libc_malloc); the sanitizers' own malloc rules it out. */
+#if !defined(__GLIBC__) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define FAIL_MALLOC 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define FAIL_MALLOC 0
+#endif
+#endif
+#ifndef FAIL_MALLOC
+#define FAIL_MALLOC 1
+#endif
+#if FAIL_MALLOC
+extern void *__libc_malloc(size_t size);
+static int malloc_fails; /* while set, every malloc returns NULL (one thread only here) */
+void *malloc(size_t size) { return malloc_fails ? NULL : __libc_malloc(size); }
+#endif
+
+static void test_finish_without_memory(void) {
+#if FAIL_MALLOC
+  bf16fp32__tune_table t;
+  memset(&t, 0, sizeof t);
+  const int64_t ms[] = {64, 1, 16, 4, 16, 1};
+  for (int i = 0; i < 6; i++) {
+    bf16fp32__tune_entry e =
+        sup_tune_entry(BF16FP32_HOST, 256, 4096, ms[i], "cpu-ref", 1, "", 0, i + 1);
+    bf16fp32__tune_table_add(&t, &e);
+  }
+  bf16fp32__tune_entry dev = sup_tune_entry(BF16FP32_DEVICE, 256, 4096, 1, "smallm", 2, "", 0, 7);
+  bf16fp32__tune_table_add(&t, &dev);
+  malloc_fails = 1;
+  bf16fp32__tune_table_finish(&t);
+  malloc_fails = 0;
+  const int64_t want_m[] = {1, 4, 16, 64, 1};
+  const int want_line[] = {6, 4, 5, 1, 7};
+  EXPECT(t.sorted && t.count == 5, "count %d", t.count);
+  for (int i = 0; i < 5 && i < t.count; i++)
+    EXPECT(t.entries[i].m == want_m[i] && t.entries[i].line == want_line[i],
+           "entry %d: m=%lld line %d", i, (long long)t.entries[i].m, (int)t.entries[i].line);
+  bf16fp32__tune_table_clear(&t);
+#endif
+}
+
 int main(void) {
   test_bucket();
   test_carry_larger();
@@ -361,5 +471,7 @@ int main(void) {
   test_pdl_plain_baseline();
   test_variant_elsewhere();
   test_baseline_first();
+  test_table_edges();
+  test_finish_without_memory();
   return testing_summary("test-tune-bucket");
 }
