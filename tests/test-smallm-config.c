@@ -844,19 +844,28 @@ static void test_generic(void) {
     if (c.share) CHECK(!c.share_wpre && !c.share_late && c.share_smem <= H200_SMEM);
   }
   /* plainly at N = 1536-4096 from K = 3072 on, M <= 16: the stream kernel, stages of 7
-   * sub-chunks, two of them (the partial sums over the rings at M = 16) */
+   * sub-chunks, two of them; under PDL at N = 2560-4096 from K = 2560 on, three stages of 5
+   * sub-chunks at M <= 8, two of 7 at M = 9-16 (the partial sums over the rings at M = 16); at
+   * N = 1536-2048 from K = 5120 at M = 9-16 and from K = 6144 at M = 5-8 */
   static const struct {
     int64_t m, n, k;
-    int pdl, stream;
-  } streams[] = {{1, 1536, 3072, 0, 1}, {8, 4096, 6144, 0, 1},  {16, 2048, 5120, 0, 1},
-                 {17, 2048, 5120, 0, 0}, {4, 1536, 2560, 0, 0}, {4, 4096, 3072, 1, 0},
-                 {4, 8192, 4096, 0, 0},  {4, 1280, 6144, 0, 0}, {4, 2048, 7168, 0, 1}};
+    int pdl, subs, stages; /* subs 0: not the stream kernel */
+  } streams[] = {{1, 1536, 3072, 0, 7, 2},  {8, 4096, 6144, 0, 7, 2},  {16, 2048, 5120, 0, 7, 2},
+                 {17, 2048, 5120, 0, 0, 0}, {4, 1536, 2560, 0, 0, 0}, {4, 8192, 4096, 0, 0, 0},
+                 {4, 1280, 6144, 0, 0, 0},  {4, 2048, 7168, 0, 7, 2},  {4, 4096, 3072, 1, 5, 3},
+                 {1, 2560, 2560, 1, 5, 3},  {8, 3072, 6144, 1, 5, 3},  {9, 2560, 4096, 1, 7, 2},
+                 {16, 4096, 2560, 1, 7, 2}, {4, 2048, 3072, 1, 0, 0}, {4, 3072, 2552, 1, 0, 0},
+                 {4, 4112, 4096, 1, 0, 0},  {17, 3072, 3072, 1, 0, 0}, {4, 3072, 3072, 0, 7, 2},
+                 {16, 1536, 5120, 1, 7, 2}, {9, 2048, 6144, 1, 7, 2},  {12, 2048, 5112, 1, 0, 0},
+                 {8, 1536, 6144, 1, 5, 3},  {5, 2048, 6144, 1, 5, 3},  {4, 2048, 6144, 1, 0, 0},
+                 {8, 1536, 6136, 1, 0, 0},  {8, 1520, 6144, 1, 0, 0},  {16, 2064, 5120, 1, 0, 0}};
   for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
     const int64_t m = streams[i].m, n = streams[i].n, k = streams[i].k;
     CHECK(bf16fp32__smallm_choose_for(m, n, k, H200_SMS, streams[i].pdl, H200_SMEM, &c) == 0);
-    EXPECT(c.stream == streams[i].stream &&
-               (!c.stream || (c.stream_subs == 7 && c.stream_stages == 2 && c.stream_groups == 1 &&
-                              c.stream_over == (m > 8))),
+    EXPECT(c.stream == (streams[i].subs != 0) &&
+               (!c.stream || (c.stream_subs == streams[i].subs &&
+                              c.stream_stages == streams[i].stages && c.stream_groups == 1 &&
+                              c.stream_over == (m == 16))),
            "%lldx%lld M = %lld pdl %d: stream %d, %d x %d, over %d", (long long)n, (long long)k,
            (long long)m, streams[i].pdl, c.stream, c.stream_subs, c.stream_stages, c.stream_over);
   }

@@ -111,9 +111,9 @@ static void test_other(void) {
   CHECK(bf16fp32__smallm_list_variants(4, 1024, 7168, 114, 1, H200_SMEM, names, 7) >= 3);
   check_shape(200, 528, 1032, 132, 0);
   /* the generic table's defaults (132 SMs, shapes the tables do not name) name themselves: the
-   * fold, the share kernel's forms, the chooser's kernel between them */
-  static const int generic[][2] = {
-      {896, 1544}, {1280, 2056}, {768, 3072}, {2048, 2560}, {256, 2048}, {3072, 5120}};
+   * fold, the share kernel's forms, the stream kernel's, the chooser's kernel between them */
+  static const int generic[][2] = {{896, 1544},  {1280, 2056}, {768, 3072},  {2048, 2560},
+                                   {256, 2048},  {3072, 5120}, {1536, 6144}, {2560, 2560}};
   for (size_t i = 0; i < sizeof generic / sizeof generic[0]; i++)
     for (int64_t m = 1; m <= 40; m++)
       for (int pdl = 0; pdl < 2; pdl++) check_shape(m, generic[i][0], generic[i][1], H200_SMS, pdl);
@@ -125,6 +125,8 @@ static void test_other(void) {
         bf16fp32__smallm_variant_of(&c, text) == 0 && strcmp(text, "2.1.0.0.0.2") == 0);
   CHECK(bf16fp32__smallm_choose_for(24, 1280, 2056, H200_SMS, 1, H200_SMEM, &c) == 0 &&
         bf16fp32__smallm_variant_of(&c, text) == 0 && strcmp(text, "2.0.0.0.0.2") == 0);
+  CHECK(bf16fp32__smallm_choose_for(4, 3072, 5120, H200_SMS, 1, H200_SMEM, &c) == 0 &&
+        bf16fp32__smallm_variant_of(&c, text) == 0 && strcmp(text, "1.5.3.1.0.0") == 0);
   CHECK(bf16fp32__smallm_list_variants(4, 200, 4096, H200_SMS, 0, H200_SMEM, names, 7) == 0);
 }
 

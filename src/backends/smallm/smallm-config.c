@@ -574,8 +574,15 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
  * N = 1536-4096 from K = 3072 on the stream kernel on two stages of 7 sub-chunks took 0.89-0.98x
  * the chooser's time at M <= 8 and 0.87-1.00x at M = 16 (the partial sums over the rings); below
  * K = 3072 the chooser's kernel stays (the stream stagings up to 1.26x its time, the share kernel
- * 0.96-1.16x). a, b: the share kernel's x in registers and row blocks, the stream kernel's stage
- * sub-chunks and stages. */
+ * 0.96-1.16x). Session 91, under PDL: at N = 2560-4096 from K = 2560 on, the stream kernel on
+ * three stages of 5 sub-chunks at M <= 8 and two of 7 at M = 9-16 took 0.65-0.99x the time of the
+ * share kernel (to N = 3072) or the chooser's kernel on the H200 at 2560-4096 x 2560-6144 (tune;
+ * 1.00-1.08x at N = 2560-3072, K = 2560, M = 12, where the share kernel was already 1.7-1.9x faster
+ * than cuBLAS), which had taken up to 1.6x cuBLAS's time there; at N = 1536-2048 the share kernel
+ * lost from M = 9 at K = 5120 and from M = 5 at K = 6144 (0.90-1.10x cuBLAS's speed on an H100 SXM,
+ * where the stream kernel's forms took 0.68-0.81x its time, 1.01 and 0.93 at K = 5120, M = 12).
+ * a, b: the share kernel's x in registers and row blocks, the stream kernel's stage sub-chunks and
+ * stages. */
 enum { SHARE_FORM, FOLD_FORM, STREAM_FORM };
 static const struct {
   int n_min, n_max, k_min, launch, mclasses, form, a, b;
@@ -586,6 +593,10 @@ static const struct {
     {512, 1024, 0, EITHER, 0xf, SHARE_FORM, 0, 2},
     {1024, 1280, 0, EITHER, 0x18, SHARE_FORM, 0, 2},
     {512, 896, 2048, EITHER, 0x10, SHARE_FORM, 0, 2},
+    {2560, 4096, 2560, PDL, 0x7, STREAM_FORM, 5, 3},
+    {2560, 4096, 2560, PDL, 0x8, STREAM_FORM, 7, 2},
+    {1536, 2048, 6144, PDL, 0x4, STREAM_FORM, 5, 3},
+    {1536, 2048, 5120, PDL, 0x8, STREAM_FORM, 7, 2},
     {1040, 3072, 0, PDL, 0x1f, SHARE_FORM, 1, 2},
     {1040, 3072, 0, PDL, 0x1f, SHARE_FORM, 0, 2},
     {1040, 3072, 0, PDL, 0x1f, SHARE_FORM, 0, 1},
