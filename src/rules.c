@@ -8,14 +8,20 @@
 
 typedef struct rule {
   const char *family; /* "sm_90", "cuda" (any other GPU), "cpu" */
-  int64_t m_max, n_max, k_max;
+  int64_t m_max, n_min, n_max, k_min, k_max; /* the box of shapes it covers */
   int scope;      /* ALL_SMS, or SPLIT_MEASURED / SMS_132 (below): the GPUs it applies to */
-  bool pdl_only;  /* only for a context that launches with programmatic dependent launch */
+  int launch;     /* ANY_LAUNCH, or PLAIN_ONLY / PDL_ONLY: the contexts' launch kind (below) */
   const char *backend;
   const char *why;
 } rule;
 
 #define ANY INT64_MAX
+
+enum {
+  ANY_LAUNCH, /* either launch kind */
+  PLAIN_ONLY, /* a context that launches plainly */
+  PDL_ONLY,   /* a context that launches with programmatic dependent launch */
+};
 
 enum {
   ALL_SMS,        /* any GPU of the family */
@@ -40,7 +46,7 @@ enum {
  * that size run an untuned split: 1536x7168 took 1.12-1.26x cuBLAS's time at M = 16-32 on the
  * H200.
  *
- * The pdl_only entries: under PDL smallm stays faster further. At M = 33-48 on all nine DSV4
+ * The PDL_ONLY entries: under PDL smallm stays faster further. At M = 33-48 on all nine DSV4
  * shapes (rules alone, at the four that the entries above leave to cuBLAS there 0.88-0.99x
  * cuBLAS's time on the H200 in session 80 and 0.86-0.97x on the H100 in session 81, where plainly
  * it took 0.95-1.11x) and at 2048x4096 up to M = 64 (M = 56 and 64: 0.93-0.98x on both cards,
@@ -70,40 +76,74 @@ enum {
  * (M = 12-16 there 0.93-1.14x, left to cuBLAS); at M = 24-32 and N = 512-896 0.79-1.01x at
  * K = 1024-4096 but 0.98-1.08x at K = 768 and up to 1.41x at K = 6144. Under PDL, back to back (no
  * step model weighed these), smallm took 0.37-1.02x cuBLAS's time at M <= 32, N = 512-2048 and
- * K = 768-2560, but up to 1.54x at K = 4096 (N = 1280-1536, M = 24-32). */
+ * K = 768-2560, but up to 1.54x at K = 4096 (N = 1280-1536, M = 24-32).
+ *
+ * The boxes with lower bounds and a launch kind follow session 91 (N = 1536-4096, K = 1024-6144,
+ * M = 1-16, both cards; smallm's speed over cuBLAS's in the same run, docs/smallm-notes.md).
+ * Plainly: at M <= 16, N = 1536-3072, K = 3072-5120 1.00-1.26 (H100) and 0.99-1.32 (H200), and at
+ * M <= 8 up to N = 4096 and K = 6144 1.00-1.26 and 1.06-1.32, where the generic table runs the
+ * stream kernel; but at M <= 4, N = 2560-4096, K = 1536-2560 0.90-0.99 and 0.90-1.04 (the
+ * chooser's kernel), so cuBLAS there. Under PDL, with the generic table's PDL stream entries (the
+ * H200's figures for N >= 2560 from tune): M <= 16 at N = 2049-3072, K = 1024-2560 1.12-1.71 and
+ * 1.18-2.14; at N = 1536-4096, K = 2561-4096 1.11-1.86 and 1.00-2.08; at N = 3072-4096 up to
+ * K = 6144 1.09-1.34 and 1.08-1.40; M <= 12 at N = 1536-2560, K = 4097-5120 1.10-1.61 and
+ * 1.00-1.58; M <= 8 at N = 1536-2048, K = 5121-6144 1.37-1.56 and 1.45-1.51. Left to cuBLAS under
+ * PDL: N = 2560 at K = 6144 (0.88-0.96 on the H200, 1.02-1.18 on the H100) and M = 13-16 at
+ * K = 5120 there (0.94). */
 static const rule rules[] = {
-    {"sm_90", ANY, 1024, 384, ALL_SMS, false, "cublas",
+    {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
-    {"sm_90", 4, 384, 640, ALL_SMS, false, "smallm",
+    {"sm_90", 4, 0, 384, 0, 640, ALL_SMS, ANY_LAUNCH, "smallm",
      "M <= 4, K <= 640, N <= 384: smallm faster (H100)"},
-    {"sm_90", ANY, 1024, 640, ALL_SMS, false, "cublas",
+    {"sm_90", ANY, 0, 1024, 0, 640, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 640, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
-    {"sm_90", 4, ANY, ANY, ALL_SMS, false, "smallm", "M <= 4: smallm on par with cuBLAS or faster"},
-    {"sm_90", 64, 384, ANY, ALL_SMS, false, "smallm",
+    {"sm_90", 4, 2560, 4096, 1536, 2560, SMS_132, PLAIN_ONLY, "cublas",
+     "M <= 4, N = 2560-4096, K = 1536-2560, plainly: cuBLAS as fast or faster (H100, H200)"},
+    {"sm_90", 4, 0, ANY, 0, ANY, ALL_SMS, ANY_LAUNCH, "smallm",
+     "M <= 4: smallm on par with cuBLAS or faster"},
+    {"sm_90", 64, 0, 384, 0, ANY, ALL_SMS, ANY_LAUNCH, "smallm",
      "M <= 64, narrow weights: smallm beats cuBLAS here"},
-    {"sm_90", 32, ANY, ANY, SPLIT_MEASURED, false, "smallm",
+    {"sm_90", 32, 0, ANY, 0, ANY, SPLIT_MEASURED, ANY_LAUNCH, "smallm",
      "M <= 32, a DSV4 shape on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
-    {"sm_90", 64, 1024, 4096, SPLIT_MEASURED, false, "smallm",
+    {"sm_90", 64, 0, 1024, 0, 4096, SPLIT_MEASURED, ANY_LAUNCH, "smallm",
      "M <= 64, a DSV4 shape of K = 4096 on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
-    {"sm_90", 48, ANY, ANY, SPLIT_MEASURED, true, "smallm",
+    {"sm_90", 48, 0, ANY, 0, ANY, SPLIT_MEASURED, PDL_ONLY, "smallm",
      "M <= 48 under PDL, a DSV4 shape on 132 SMs: smallm beats cuBLAS here (H100, H200)"},
-    {"sm_90", 64, 2048, 4096, SPLIT_MEASURED, true, "smallm",
+    {"sm_90", 64, 0, 2048, 0, 4096, SPLIT_MEASURED, PDL_ONLY, "smallm",
      "M <= 64 under PDL, a DSV4 shape of K = 4096 on 132 SMs: "
      "smallm beats cuBLAS here (H100, H200)"},
-    {"sm_90", 16, 1024, 4096, ALL_SMS, false, "smallm",
+    {"sm_90", 16, 0, 1024, 0, 4096, ALL_SMS, ANY_LAUNCH, "smallm",
      "decode-sized M, narrow weights: smallm beats cuBLAS here"},
-    {"sm_90", 16, 768, 6144, SMS_132, false, "smallm", "M <= 16, N <= 768: smallm faster (H100)"},
-    {"sm_90", 8, 2048, ANY, SMS_132, false, "smallm", "M <= 8, N <= 2048: smallm faster (H100)"},
-    {"sm_90", 32, 2048, 2560, SMS_132, true, "smallm",
+    {"sm_90", 16, 0, 768, 0, 6144, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 16, N <= 768: smallm faster (H100)"},
+    {"sm_90", 8, 0, 2048, 0, ANY, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 8, N <= 2048: smallm faster (H100)"},
+    {"sm_90", 16, 1536, 3072, 3072, 5120, SMS_132, PLAIN_ONLY, "smallm",
+     "M <= 16, N = 1536-3072, K = 3072-5120, plainly: smallm faster (H100, H200)"},
+    {"sm_90", 8, 1536, 4096, 3072, 6144, SMS_132, PLAIN_ONLY, "smallm",
+     "M <= 8, N = 1536-4096, K = 3072-6144, plainly: smallm faster (H100, H200)"},
+    {"sm_90", 16, 2049, 3072, 1024, 2560, SMS_132, PDL_ONLY, "smallm",
+     "M <= 16 under PDL, N = 2049-3072, K = 1024-2560: smallm faster (H100, H200)"},
+    {"sm_90", 16, 1536, 4096, 2561, 4096, SMS_132, PDL_ONLY, "smallm",
+     "M <= 16 under PDL, N = 1536-4096, K = 2561-4096: smallm faster (H100, H200)"},
+    {"sm_90", 16, 3072, 4096, 4097, 6144, SMS_132, PDL_ONLY, "smallm",
+     "M <= 16 under PDL, N = 3072-4096, K = 4097-6144: smallm faster (H100, H200)"},
+    {"sm_90", 12, 1536, 2560, 4097, 5120, SMS_132, PDL_ONLY, "smallm",
+     "M <= 12 under PDL, N = 1536-2560, K = 4097-5120: smallm faster (H100, H200)"},
+    {"sm_90", 8, 1536, 2048, 5121, 6144, SMS_132, PDL_ONLY, "smallm",
+     "M <= 8 under PDL, N = 1536-2048, K = 5121-6144: smallm faster (H100, H200)"},
+    {"sm_90", 32, 0, 2048, 0, 2560, SMS_132, PDL_ONLY, "smallm",
      "M <= 32 under PDL, N <= 2048, K <= 2560: smallm faster (H100)"},
-    {"sm_90", 32, 1024, 1023, SMS_132, false, "cublas",
+    {"sm_90", 32, 0, 1024, 0, 1023, SMS_132, ANY_LAUNCH, "cublas",
      "M <= 32, K < 1024, N <= 1024: cuBLAS as fast or faster (H100)"},
-    {"sm_90", 32, 896, 4096, SMS_132, false, "smallm",
+    {"sm_90", 32, 0, 896, 0, 4096, SMS_132, ANY_LAUNCH, "smallm",
      "M <= 32, N <= 896, K <= 4096: smallm faster (H100)"},
-    {"sm_90", ANY, ANY, ANY, ALL_SMS, false, "cublas",
+    {"sm_90", ANY, 0, ANY, 0, ANY, ALL_SMS, ANY_LAUNCH, "cublas",
      "cuBLAS: smallm is slower at this size on the H200, or does not run it"},
-    {"cuda", ANY, ANY, ANY, ALL_SMS, false, "cublas", "GPU without a tuned kernel: cuBLAS"},
-    {"cpu", ANY, ANY, ANY, ALL_SMS, false, "cpu-simd", "host call: SIMD bf16 dot products"},
+    {"cuda", ANY, 0, ANY, 0, ANY, ALL_SMS, ANY_LAUNCH, "cublas",
+     "GPU without a tuned kernel: cuBLAS"},
+    {"cpu", ANY, 0, ANY, 0, ANY, ALL_SMS, ANY_LAUNCH, "cpu-simd",
+     "host call: SIMD bf16 dot products"},
 };
 
 int bf16fp32__rule_choice(const char *family, int sm_count, bool pdl, const bf16fp32__shape *s,
@@ -111,11 +151,12 @@ int bf16fp32__rule_choice(const char *family, int sm_count, bool pdl, const bf16
   const char *fam = s->where == BF16FP32_HOST ? "cpu" : family;
   for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
     const rule *r = &rules[i];
-    if (strcmp(r->family, fam) != 0 || s->m > r->m_max || s->n > r->n_max || s->k > r->k_max)
+    if (strcmp(r->family, fam) != 0 || s->m > r->m_max || s->n < r->n_min || s->n > r->n_max ||
+        s->k < r->k_min || s->k > r->k_max)
       continue;
     if (r->scope == SPLIT_MEASURED && !bf16fp32__smallm_tuned_for(s->n, s->k, sm_count)) continue;
     if (r->scope == SMS_132 && sm_count != BF16FP32__SMALLM_TUNED_SMS) continue;
-    if (r->pdl_only && !pdl) continue;
+    if ((r->launch == PLAIN_ONLY && pdl) || (r->launch == PDL_ONLY && !pdl)) continue;
     int b = bf16fp32__registry_find(r->backend);
     if (b < 0) continue;
     if (why) snprintf(why, why_len, "rule %s #%zu: %s", r->family, i, r->why);

@@ -89,6 +89,56 @@ int main(void) {
   expect_rule("cublas", "sm_90", 114, PLAIN, dev, 32, 512, 7168);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 1536, 7168);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 2048, 2048);
+  /* session 91's boxes, lower bounds and launch kinds included (H100, H200; 132 SMs only):
+   * plainly smallm at M <= 16 for N = 1536-3072 and K = 3072-5120, at M <= 8 up to N = 4096 and
+   * K = 6144, and cuBLAS at M <= 4 for N = 2560-4096 and K = 1536-2560 */
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 1536, 3072);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 3072, 5120);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 1528, 3072);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 1536, 3064);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 3080, 3072);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 2048, 5128);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 17, 2048, 4096 + 8);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 4096, 6144);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 3072, 3072);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 4096, 6152);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 4104, 6144);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 3072, 3064);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 9, 4096, 6144);
+  expect_rule("cublas", "sm_90", 114, PLAIN, dev, 8, 4096, 6144);
+  expect_rule("cublas", "sm_90", 114, PLAIN, dev, 16, 2048, 4104);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 4, 2560, 1536);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 1, 4096, 2560);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 2552, 2048);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 4104, 2048);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 3072, 1528);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 3072, 2568);
+  expect_rule("smallm", "sm_90", 114, PLAIN, dev, 4, 3072, 2048);
+  /* under PDL: smallm at M <= 16 for N = 2049-3072 and K = 1024-2560, for N = 1536-4096 and
+   * K = 2561-4096 and for N = 3072-4096 up to K = 6144; at M <= 12 for N = 1536-2560 up to
+   * K = 5120, at M <= 8 for N = 1536-2048 up to K = 6144; the M <= 4 box stays smallm's */
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 1, 4096, 2560);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 2056, 1024);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 3072, 2560);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 3080, 2560);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 2560, 1016);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 2560, 2048);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 1536, 2568);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 4096, 4096);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 4104, 4096);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 1528, 4096);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 4096, 4096);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 3072, 6144);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 3064, 5120);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 4096, 6152);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 12, 2560, 5120);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 13, 2560, 5120);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 12, 2560, 5128);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 8, 1536, 6144);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 9, 1536, 6144);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 2056, 6144);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 5, 2560, 6144);
+  expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 2560, 3072);
   /* Under PDL smallm goes on up to M = 48 on the DSV4 shapes, and to 64 at K = 4096 (2048x4096
    * too); not at M = 49-64 at K = 7168 but for the routers, nor above M = 64. */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 512, 7168);
