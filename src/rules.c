@@ -87,9 +87,11 @@ enum {
  * H200's figures for N >= 2560 from tune): M <= 16 at N = 2049-3072, K = 1024-2560 1.12-1.71 and
  * 1.18-2.14; at N = 1536-4096, K = 2561-4096 1.11-1.86 and 1.00-2.08; at N = 3072-4096 up to
  * K = 6144 1.09-1.34 and 1.08-1.40; M <= 12 at N = 1536-2560, K = 4097-5120 1.10-1.61 and
- * 1.00-1.58; M <= 8 at N = 1536-2048, K = 5121-6144 1.37-1.56 and 1.45-1.51. Left to cuBLAS under
- * PDL: N = 2560 at K = 6144 (0.88-0.96 on the H200, 1.02-1.18 on the H100) and M = 13-16 at
- * K = 5120 there (0.94). */
+ * 1.00-1.58; M <= 16 at N = 1536-2048, K = 5120-6144 (where the table's stream entries run from
+ * M = 9) 1.20-1.61 on the H100 (the H200 ran the old forms alone: the share kernel 1.45-1.57 at
+ * M <= 4). Left to cuBLAS under PDL: N = 2560 at K = 6144 (0.88-0.96 on the H200, 1.02-1.18 on
+ * the H100), M = 13-16 at N = 2049-2560, K = 4097-5120 (0.94 at N = 2560) and at N = 1536-2048,
+ * K = 4097-5119, between the share kernel's 1.53 at K = 4096 and 0.96 at K = 5120 (M = 16). */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
@@ -130,8 +132,8 @@ static const rule rules[] = {
      "M <= 16 under PDL, N = 3072-4096, K = 4097-6144: smallm faster (H100, H200)"},
     {"sm_90", 12, 1536, 2560, 4097, 5120, SMS_132, PDL_ONLY, "smallm",
      "M <= 12 under PDL, N = 1536-2560, K = 4097-5120: smallm faster (H100, H200)"},
-    {"sm_90", 8, 1536, 2048, 5121, 6144, SMS_132, PDL_ONLY, "smallm",
-     "M <= 8 under PDL, N = 1536-2048, K = 5121-6144: smallm faster (H100, H200)"},
+    {"sm_90", 16, 1536, 2048, 5120, 6144, SMS_132, PDL_ONLY, "smallm",
+     "M <= 16 under PDL, N = 1536-2048, K = 5120-6144: smallm faster (H100)"},
     {"sm_90", 32, 0, 2048, 0, 2560, SMS_132, PDL_ONLY, "smallm",
      "M <= 32 under PDL, N <= 2048, K <= 2560: smallm faster (H100)"},
     {"sm_90", 32, 0, 1024, 0, 1023, SMS_132, ANY_LAUNCH, "cublas",

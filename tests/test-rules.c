@@ -116,7 +116,7 @@ int main(void) {
   expect_rule("smallm", "sm_90", 114, PLAIN, dev, 4, 3072, 2048);
   /* under PDL: smallm at M <= 16 for N = 2049-3072 and K = 1024-2560, for N = 1536-4096 and
    * K = 2561-4096 and for N = 3072-4096 up to K = 6144; at M <= 12 for N = 1536-2560 up to
-   * K = 5120, at M <= 8 for N = 1536-2048 up to K = 6144; the M <= 4 box stays smallm's */
+   * K = 5120, at M <= 16 for N = 1536-2048 from K = 5120 to 6144; the M <= 4 box stays smallm's */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 1, 4096, 2560);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 2056, 1024);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 3072, 2560);
@@ -134,9 +134,12 @@ int main(void) {
   expect_rule("smallm", "sm_90", 132, PDL, dev, 12, 2560, 5120);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 13, 2560, 5120);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 12, 2560, 5128);
-  expect_rule("smallm", "sm_90", 132, PDL, dev, 8, 1536, 6144);
-  expect_rule("cublas", "sm_90", 132, PDL, dev, 9, 1536, 6144);
-  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 2056, 6144);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 1536, 6144);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 2048, 5120);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 2048, 5112);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 17, 1536, 6144);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 1536, 6152);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 9, 2056, 6144);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 5, 2560, 6144);
   expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 2560, 3072);
   /* Under PDL smallm goes on up to M = 48 on the DSV4 shapes, and to 64 at K = 4096 (2048x4096
