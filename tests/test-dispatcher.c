@@ -3,6 +3,7 @@
  * unavailable, one with a fatal error; reset brings them back; environment parsing; the plan
  * cache once full. Also `bf16fp32 check` (tools/cli-check.c, built in here) on these fakes: it
  * fails when one of them returns a wrong answer. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,7 +338,9 @@ static void test_environment(void) {
   setenv("BF16FP32_ALGO", "bogus", 1);
   CHECK(bf16fp32_create(&ctx, NULL) == BF16FP32_BAD_ENV);
   CHECK(ctx == NULL);
-  CHECK(strstr(bf16fp32_last_error(), "plain") && strstr(bf16fp32_last_error(), "auto"));
+  /* the valid names: auto, then the registry's, its first and last included */
+  EXPECT(strstr(bf16fp32_last_error(), "valid: auto, fatal, flaky, absent, picky, plain, unbuilt"),
+         "%s", bf16fp32_last_error());
   setenv("BF16FP32_ALGO", "plain", 1);
   CHECK_OK(bf16fp32_create(&ctx, NULL));
   /* `bf16fp32 info` names the algo it was given */
@@ -356,7 +359,8 @@ static void test_environment(void) {
       {"BF16FP32_THREADS", "\t1"}, {"BF16FP32_LOG", "\n1"},
       /* one past each range's end */
       {"BF16FP32_THREADS", "1025"}, {"BF16FP32_WORKSPACE_MB", "65537"}, {"BF16FP32_PDL", "2"},
-      {"BF16FP32_TUNE_BUILTIN", "2"}, {"BF16FP32_TUNE_BUILTIN", "-1"},
+      {"BF16FP32_TUNE_BUILTIN", "2"}, {"BF16FP32_TUNE_BUILTIN", "-1"}, {"BF16FP32_PDL", "-1"},
+      {"BF16FP32_LOG", "-1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     bf16fp32_context *c2 = NULL;
@@ -395,7 +399,7 @@ static void test_environment(void) {
 
   bf16fp32_options opt;
   bf16fp32_options_init(&opt);
-  opt.cpu_threads = -2;
+  opt.cpu_threads = -1; /* 0 (every usable CPU) at least */
   CHECK(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_OPTION);
   opt.cpu_threads = 1025; /* 1024 at most, as BF16FP32_THREADS */
   CHECK(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_OPTION);
@@ -452,6 +456,9 @@ static void test_environment_values(void) {
       {"BF16FP32_LOG", "2", 2, 0, 2, 1, 8},           {"BF16FP32_WORKSPACE_MB", "1", 2, 0, 1, 1, 1},
       {"BF16FP32_WORKSPACE_MB", "65536", 2, 0, 1, 1, 65536},
       {"BF16FP32_TUNE_BUILTIN", "0", 2, 0, 1, 0, 8},
+      /* the ends not above: taken (the values the options give anyway) */
+      {"BF16FP32_PDL", "0", 2, 0, 1, 1, 8},           {"BF16FP32_TUNE_BUILTIN", "1", 2, 0, 1, 1, 8},
+      {"BF16FP32_LOG", "-0", 2, 0, 0, 1, 8}, /* a whole number, though signed */
   };
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
     if (good[i].var) setenv(good[i].var, good[i].value, 1);
@@ -469,6 +476,32 @@ static void test_environment_values(void) {
     }
     if (good[i].var) unsetenv(good[i].var);
   }
+  /* the options at the top of their ranges are taken as they are */
+  bf16fp32_options top = opt;
+  top.cpu_threads = 1024, top.log_level = 2, top.use_pdl = 1;
+  ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, &top));
+  EXPECT(ctx && ctx->cfg.cpu_threads == 1024 && ctx->cfg.log_level == 2 && ctx->cfg.use_pdl == 1,
+         "options at the top of their ranges: %s", bf16fp32_last_error());
+  bf16fp32_destroy(ctx);
+  /* a stale errno of the caller's (ERANGE from its own strtol) is not taken for an overflow */
+  setenv("BF16FP32_LOG", "1", 1);
+  errno = ERANGE;
+  ctx = NULL;
+  EXPECT(bf16fp32_create(&ctx, &opt) == BF16FP32_OK, "errno ERANGE before: %s",
+         bf16fp32_last_error());
+  bf16fp32_destroy(ctx);
+  unsetenv("BF16FP32_LOG");
+  /* BF16FP32_ALGO over the option algo; the registry's first backend is named like the others */
+  setenv("BF16FP32_ALGO", "fatal", 1);
+  opt.algo = "plain";
+  ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  EXPECT(ctx && strcmp(ctx->cfg.algo, "fatal") == 0, "algo '%s'",
+         ctx ? ctx->cfg.algo : "(no context)");
+  bf16fp32_destroy(ctx);
+  unsetenv("BF16FP32_ALGO");
+  opt.algo = NULL;
   /* BF16FP32_CPU_ISA: auto (the default's own name) leaves no cap; a level's name, of any
    * architecture, is kept for cpu-simd to apply or refuse */
   static const struct { const char *value, *cap; } isa[] = {
@@ -497,6 +530,29 @@ static void test_environment_values(void) {
   EXPECT(ctx && strcmp(ctx->cfg.tune_file, path) == 0, "a tune file path of 1023 bytes: %zu kept",
          ctx ? strlen(ctx->cfg.tune_file) : 0);
   bf16fp32_destroy(ctx);
+  /* the tune file: the environment's (empty: none) over the option's, else the per-user cache */
+  static const struct { const char *env, *option, *want; } tune[] = {
+      {"/nonexistent/env.tsv", "/nonexistent/option.tsv", "/nonexistent/env.tsv"},
+      {"", "/nonexistent/option.tsv", ""},
+      {NULL, "/nonexistent/option.tsv", "/nonexistent/option.tsv"},
+      {NULL, NULL, "/nonexistent/cache/bf16fp32/tune.tsv"},
+  };
+  setenv("XDG_CACHE_HOME", "/nonexistent/cache", 1);
+  for (size_t i = 0; i < sizeof tune / sizeof tune[0]; i++) {
+    if (tune[i].env)
+      setenv("BF16FP32_TUNE_FILE", tune[i].env, 1);
+    else
+      unsetenv("BF16FP32_TUNE_FILE");
+    opt.tune_file = tune[i].option;
+    ctx = NULL;
+    CHECK_OK(bf16fp32_create(&ctx, &opt));
+    EXPECT(ctx && strcmp(ctx->cfg.tune_file, tune[i].want) == 0, "env %s, option %s: '%s'",
+           tune[i].env ? tune[i].env : "unset", tune[i].option ? tune[i].option : "none",
+           ctx ? ctx->cfg.tune_file : "(no context)");
+    bf16fp32_destroy(ctx);
+  }
+  unsetenv("XDG_CACHE_HOME");
+  opt.tune_file = NULL;
   setenv("BF16FP32_TUNE_FILE", "", 1); /* as main set it */
   /* the options' strings too: a tune file path of 1024 bytes, an algo name of 32, are refused */
   path[1023] = 'a';
@@ -506,6 +562,17 @@ static void test_environment_values(void) {
   opt.tune_file = NULL;
   opt.algo = path + 1024 - 32;
   EXPECT(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_OPTION, "algo of 32 bytes: %s", bf16fp32_last_error());
+  /* BF16FP32_ALGO of 32 bytes is said to be too long; one of 31 is looked up (and not found) */
+  setenv("BF16FP32_ALGO", opt.algo, 1);
+  opt.algo = NULL;
+  EXPECT(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_ENV &&
+             strstr(bf16fp32_last_error(), "too long"),
+         "BF16FP32_ALGO of 32 bytes: %s", bf16fp32_last_error());
+  setenv("BF16FP32_ALGO", path + 1024 - 31, 1);
+  EXPECT(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_ENV &&
+             strstr(bf16fp32_last_error(), "not a backend"),
+         "BF16FP32_ALGO of 31 bytes: %s", bf16fp32_last_error());
+  unsetenv("BF16FP32_ALGO");
 }
 
 /* Seconds per plan_get of `count` keys from m = first, the least of three rounds. */

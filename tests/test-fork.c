@@ -5,6 +5,7 @@
  * leaves a working host context; the parent's context is unharmed. */
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +50,10 @@ int main(void) {
      * follow a process that starts threads after a multi-threaded fork). */
     setenv("BF16FP32_THREADS", "1", 1);
     ok = ok && bf16fp32_reset(ctx) == BF16FP32_OK && call_ok(ctx, x, w, out);
+    /* the reset takes no device in the child, not even the parent's ordinal */
+    char text[4096];
+    ok = ok && bf16fp32_describe(ctx, text, sizeof text) == BF16FP32_OK &&
+         strstr(text, "device: none") != NULL;
     bf16fp32_destroy(ctx);
     _exit(ok ? 0 : 1);
   }
