@@ -117,6 +117,23 @@ static void test_variant_text(void) {
   EXPECT(bf16fp32__variant_format(v, 0, out) == -1, "no fields refused");
   const int64_t wide[] = {1000000000, 1000000000, 1000000000, 1000000000, 1000000000};
   EXPECT(bf16fp32__variant_format(wide, 5, out) == -1, "too long for the text refused");
+  /* the ends: a text of 47 characters is read and written back; one of 48 neither read nor cut */
+  const char *longest = "1000000.1000000.1000000.1000000.1000000.1000000";
+  EXPECT(bf16fp32__variant_parse(longest, f) == 6, "47 characters read");
+  EXPECT(bf16fp32__variant_format(f, 6, out) == 0 && strcmp(out, longest) == 0, "47 written");
+  EXPECT(bf16fp32__variant_parse("1000000.1000000.1000000.1000000.1000000.10000000", f) == -1,
+         "48 characters refused");
+  f[5] = 10000000;
+  EXPECT(bf16fp32__variant_format(f, 6, out) == -1, "48 characters not written");
+  /* format's other ends: 16 fields and 2^31-1 are written; 17 fields are not */
+  int64_t ones[BF16FP32__VARIANT_FIELDS + 1];
+  for (int i = 0; i < BF16FP32__VARIANT_FIELDS + 1; i++) ones[i] = 1;
+  EXPECT(bf16fp32__variant_format(ones, BF16FP32__VARIANT_FIELDS, out) == 0 && strlen(out) == 31,
+         "16 fields written");
+  EXPECT(bf16fp32__variant_format(ones, BF16FP32__VARIANT_FIELDS + 1, out) == -1, "17 refused");
+  const int64_t largest[] = {2147483647};
+  EXPECT(bf16fp32__variant_format(largest, 1, out) == 0 && strcmp(out, "2147483647") == 0,
+         "2^31-1 written");
 
   const char *variant = "unset";
   EXPECT(bf16fp32__registry_find_tuned("varied@1.2", &variant) == VARIED && strcmp(variant, "1.2") == 0,
