@@ -1,6 +1,7 @@
 /* The tuning file: round trip, malformed and truncated lines, header (device, version)
  * mismatches as the context loads them, the default path, merging, the atomic write, and
- * the C emitter of the built-in table. */
+ * the C emitter of the built-in table; the header's identities themselves (cleaning,
+ * matching, describing). */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -680,6 +681,67 @@ static void test_load_builtin(void) {
   bf16fp32__tune_free(t);
 }
 
+/* g with one field changed: 0 name, 1 SMs, 2 and 3 compute capability (the hardware), 4 CUDA
+ * runtime, 5 driver, 6 cuBLAS (the software). */
+static bf16fp32__gpu_identity gpu_changed(bf16fp32__gpu_identity g, int field) {
+  switch (field) {
+  case 0: g.name[0] = 'X'; break;
+  case 1: g.sm_count++; break;
+  case 2: g.cc_major++; break;
+  case 3: g.cc_minor++; break;
+  case 4: g.cuda_runtime[0] = 'X'; break;
+  case 5: g.cuda_driver[0] = 'X'; break;
+  default: g.cublas[0] = 'X'; break;
+  }
+  return g;
+}
+
+static void test_identity(void) {
+  /* cleaning: control characters and DEL become spaces; cut to the buffer, NUL within it */
+  char buf[16] = "x";
+  bf16fp32__identity_clean(buf, 0, "abc");
+  EXPECT(buf[0] == 'x', "no room: nothing written");
+  bf16fp32__identity_clean(buf, sizeof buf, "a\x1f" "b\x7f" "c");
+  EXPECT(strcmp(buf, "a b c") == 0, "control characters: '%s'", buf);
+  memset(buf, 'z', sizeof buf);
+  bf16fp32__identity_clean(buf, 8, "abcdefghij");
+  EXPECT(strcmp(buf, "abcdefg") == 0 && buf[8] == 'z', "cut to 8 bytes: '%.8s'", buf);
+  /* exact matching compares every field; loose matching the hardware's only */
+  bf16fp32__gpu_identity g = sample_header().gpu;
+  EXPECT(bf16fp32__gpu_identity_match(&g, &g, false), "the same GPU");
+  for (int field = 0; field < 7; field++) {
+    const bf16fp32__gpu_identity other = gpu_changed(g, field);
+    EXPECT(!bf16fp32__gpu_identity_match(&g, &other, false) &&
+               bf16fp32__gpu_identity_match(&g, &other, true) == (field >= 4),
+           "GPU field %d changed", field);
+  }
+  const bf16fp32__cpu_identity c = {"AMD EPYC", "avx2 fma", 2};
+  bf16fp32__cpu_identity d = c;
+  d.features[0] = 'X';
+  EXPECT(!bf16fp32__cpu_identity_match(&c, &d, false) &&
+             !bf16fp32__cpu_identity_match(&c, &d, true),
+         "other CPU features");
+  d = c;
+  d.threads++;
+  EXPECT(!bf16fp32__cpu_identity_match(&c, &d, false) &&
+             bf16fp32__cpu_identity_match(&c, &d, true),
+         "other CPU threads");
+  /* a line for each, every field in its place */
+  char line[256];
+  snprintf(g.cuda_driver, sizeof g.cuda_driver, "12.8");
+  bf16fp32__gpu_identity_describe(&g, line, sizeof line);
+  EXPECT(strcmp(line, "NVIDIA H200, 132 SMs, cc 9.0, CUDA runtime 13.0, driver 12.8, "
+                       "cuBLAS 13.1.0") == 0,
+         "%s", line);
+  bf16fp32__cpu_identity_describe(&c, line, sizeof line);
+  EXPECT(strcmp(line, "AMD EPYC [avx2 fma], 2 threads") == 0, "%s", line);
+  /* no device (-1, a CPU-only context's): NO_DEVICE and a zeroed identity, with CUDA or not */
+  memset(&g, 'x', sizeof g);
+  EXPECT(bf16fp32__gpu_identity_query(-1, &g) == BF16FP32_NO_DEVICE && g.name[0] == '\0' &&
+             g.sm_count == 0 && g.cublas[0] == '\0',
+         "no device: '%.8s'", g.name);
+}
+
 static void test_default_path(void) {
   char buf[1024];
   setenv("XDG_CACHE_HOME", "/x/cache", 1);
@@ -955,6 +1017,7 @@ int main(void) {
   test_load();
   test_load_log();
   test_load_builtin();
+  test_identity();
   test_default_path();
   test_merge();
   test_merge_sections();
