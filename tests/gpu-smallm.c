@@ -661,7 +661,8 @@ static void test_pdl_chain(void) {
   bf16fp32_destroy(ctx);
 }
 
-/* use_pdl = 1: the same bits as a plain launch, also from a replayed graph of several calls. */
+/* use_pdl = 1: the same bits as a plain launch, also from a replayed graph of several calls; the
+ * generic table's PDL entries past N = 4096 and from K = 8192. */
 static void test_pdl(void) {
   bf16fp32_context *ctx = pdl_context();
   if (!ctx) return;
@@ -703,6 +704,17 @@ static void test_pdl(void) {
     free(out);
   }
   free_set(&s);
+  /* the generic table's PDL entries past N = 4096 and from K = 8192 (on 132 SMs): x's rows over
+   * two row blocks at 5120 x 1032, the stream kernel on 5 x 2 (M <= 4) and 3 x 2 (M = 5-8) stages
+   * at 6144 x 2056 and on 5 x 3 at 6144 x 4104, x's rows over one row block at 512 x 16392; K
+   * ending inside a sub-chunk, padded rows; every M's rows the bits of the largest M's */
+  const int64_t past[][3] = {{16, 5120, 1032}, {16, 6144, 2056}, {8, 6144, 4104}, {16, 512, 16392}};
+  const int64_t ms[] = {1, 4, 5, 8, 9};
+  for (int i = 0; i < 4; i++) {
+    make_set(&s, past[i][0], past[i][1], past[i][2], 8, 16, 8, 60 + (uint64_t)i, 0);
+    check_set(ctx, &s, ms, past[i][0] > 8 ? 5 : 4);
+    free_set(&s);
+  }
   bf16fp32_destroy(ctx);
 }
 

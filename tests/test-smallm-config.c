@@ -827,6 +827,18 @@ static void test_generic(void) {
       {16, 1536, 3072, 1, 132, 0, 1, 0, 1}, /* neither x in registers nor two row blocks fit */
       {8, 4096, 1024, 1, 132, 0, 0, 0, 0},  {8, 1280, 2048, 0, 132, 0, 0, 0, 0},
       {16, 768, 1024, 0, 114, 0, 0, 0, 0},  {4, 1024, 2048, 1, 114, 0, 0, 0, 0},
+      {16, 5120, 1024, 1, 132, 0, 1, 0, 2}, /* past N = 4096 under PDL, K = 1024-2047 */
+      {16, 8192, 1440, 1, 132, 0, 1, 0, 2}, /* two row blocks fit up to K = 1440 at M = 16 */
+      {16, 8192, 1448, 1, 132, 0, 1, 0, 1}, {1, 16384, 2040, 1, 132, 0, 1, 0, 1},
+      {4, 16384, 1024, 0, 132, 0, 0, 0, 0},
+      {4, 5104, 1024, 1, 132, 0, 0, 0, 0},  {4, 16400, 1024, 1, 132, 0, 0, 0, 0},
+      {4, 8192, 1023, 1, 132, 0, 0, 0, 0},  {17, 8192, 1024, 1, 132, 0, 0, 0, 0},
+      {4, 8192, 1024, 1, 114, 0, 0, 0, 0},
+      /* from K = 8192 under PDL at N = 512-1024: x's rows over one row block where nothing
+       * before it fits; plainly the chooser's kernel stays */
+      {8, 1024, 8192, 1, 132, 0, 1, 0, 1},  {8, 1024, 8184, 1, 132, 0, 0, 0, 0},
+      {8, 1024, 8192, 0, 132, 0, 0, 0, 0},  {4, 512, 16384, 1, 132, 0, 1, 0, 1},
+      {4, 512, 8192, 1, 132, 0, 1, 1, 2},   {4, 1040, 8192, 1, 132, 0, 1, 0, 1},
       {16, 1024, 4096, 0, 132, 0, 0, 0, 0}, /* DSV4: the tables' (the stream kernel) */
       {16, 512, 4096, 0, 132, 0, 1, 0, 1},  /* DSV4: the share table's own entry */
   };
@@ -846,7 +858,7 @@ static void test_generic(void) {
   /* plainly at N = 1536-4096 from K = 3072 on, M <= 16: the stream kernel, stages of 7
    * sub-chunks, two of them; under PDL at N = 2560-4096 from K = 2560 on, three stages of 5
    * sub-chunks at M <= 8, two of 7 at M = 9-16 (the partial sums over the rings at M = 16); at
-   * N = 1536-2048 from K = 5120 at M = 9-16 and from K = 6144 at M = 5-8 */
+   * N = 1536-2048 from K = 5120 at M = 9-16 and from K = 6144 at M = 5-8; past N = 4096 below */
   static const struct {
     int64_t m, n, k;
     int pdl, subs, stages; /* subs 0: not the stream kernel */
@@ -858,7 +870,13 @@ static void test_generic(void) {
                  {4, 4112, 4096, 1, 0, 0},  {17, 3072, 3072, 1, 0, 0}, {4, 3072, 3072, 0, 7, 2},
                  {16, 1536, 5120, 1, 7, 2}, {9, 2048, 6144, 1, 7, 2},  {12, 2048, 5112, 1, 0, 0},
                  {8, 1536, 6144, 1, 5, 3},  {5, 2048, 6144, 1, 5, 3},  {4, 2048, 6144, 1, 0, 0},
-                 {8, 1536, 6136, 1, 0, 0},  {8, 1520, 6144, 1, 0, 0},  {16, 2064, 5120, 1, 0, 0}};
+                 {8, 1536, 6136, 1, 0, 0},  {8, 1520, 6144, 1, 0, 0},  {16, 2064, 5120, 1, 0, 0},
+                 /* past N = 4096 under PDL: 5 x 3 from K = 4096 at M <= 8; at K = 2048-4095
+                  * 5 x 2 at M <= 4 and 3 x 2 at M = 5-8; none at M = 9-16 */
+                 {1, 5120, 4096, 1, 5, 3},  {8, 16384, 16384, 1, 5, 3}, {9, 8192, 4096, 1, 0, 0},
+                 {4, 5120, 4095, 1, 5, 2},  {1, 16384, 2048, 1, 5, 2}, {5, 8192, 2048, 1, 3, 2},
+                 {8, 12288, 4095, 1, 3, 2}, {16, 6144, 2048, 1, 0, 0}, {4, 6144, 4096, 0, 0, 0},
+                 {4, 5104, 4096, 1, 0, 0},  {4, 16400, 4096, 1, 0, 0}};
   for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
     const int64_t m = streams[i].m, n = streams[i].n, k = streams[i].k;
     CHECK(bf16fp32__smallm_choose_for(m, n, k, H200_SMS, streams[i].pdl, H200_SMEM, &c) == 0);

@@ -555,7 +555,7 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
 
 /* Shapes the tables above do not name (no measured split, smallm-splits.h) on 132 SMs: where the
  * share, fold or stream kernel beat the chooser's kernel (decode or tiled) on an H100 SXM, by N
- * range, K from k_min, launch kind, M class (m_class) and kernel form; the first entry that fits
+ * range, K range, launch kind, M class (m_class) and kernel form; the first entry that fits
  * is taken (session 90, `bf16fp32 tune` timing every candidate at N = 256-4096, K = 1024-5120,
  * M = 1-32, then at N = 384-1536, K = 1536-6144; docs/smallm-notes.md). Plainly at N = 512-1024,
  * M <= 16, the share kernel with x in registers over two row blocks took 0.77-0.97x the chooser's
@@ -581,26 +581,45 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
  * than cuBLAS), which had taken up to 1.6x cuBLAS's time there; at N = 1536-2048 the share kernel
  * lost from M = 9 at K = 5120 and from M = 5 at K = 6144 (0.90-1.10x cuBLAS's speed on an H100 SXM,
  * where the stream kernel's forms took 0.68-0.81x its time, 1.01 and 0.93 at K = 5120, M = 12).
+ * Session 92, under PDL past N = 4096 (tune on an H100 SXM at N = 5120-16384, K = 1024-8192,
+ * M = 1-16, each form's time over the chooser's kernel's; "x cuBLAS" is tune's time against the
+ * bench's cuBLAS in the same session, where the chooser's kernel took 0.78-1.10x cuBLAS's speed):
+ * at K = 1024 the share kernel with x's rows over two row blocks, 0.61-0.84 (1.03-1.40x cuBLAS,
+ * M <= 16), over one where two do not fit (to K = 2047; 0.64-0.94 at K = 1024); at K = 2048 the
+ * stream kernel on two stages of 5 sub-chunks at M <= 4, 0.72-0.98 (0.96-1.29x), and of 3 at
+ * M = 5-8, 0.85-0.95 (0.99-1.15x); from K = 4096 on three stages of 5 at M <= 8, 0.83-1.02
+ * (0.95-1.12x). At N = 512-1024 from K = 8192 on, where neither the fold nor x in registers or
+ * x's rows over two row blocks fit, x's rows over one under PDL: 0.82-0.83 of the chooser's
+ * kernel's time at 1024x8192, M <= 8 (1.08-1.10x cuBLAS, the chooser's 0.90x), 0.84-0.96 at
+ * 512x16384 (1.02-1.10x); plainly the chooser's kernel stays (1.07-1.10x cuBLAS at 1024x8192;
+ * the share kernel took 1.23-1.25x its time).
  * a, b: the share kernel's x in registers and row blocks, the stream kernel's stage sub-chunks and
  * stages. */
 enum { SHARE_FORM, FOLD_FORM, STREAM_FORM };
+#define K_ANY INT32_MAX
 static const struct {
-  int n_min, n_max, k_min, launch, mclasses, form, a, b;
+  int n_min, n_max, k_min, k_max, launch, mclasses, form, a, b;
 } generic_132[] = {
-    {896, 1024, 0, EITHER, 0x7, FOLD_FORM, 0, 0},
-    {256, 384, 0, PLAIN, 0xf, SHARE_FORM, 1, 1},
-    {512, 1024, 0, EITHER, 0xf, SHARE_FORM, 1, 2},
-    {512, 1024, 0, EITHER, 0xf, SHARE_FORM, 0, 2},
-    {1024, 1280, 0, EITHER, 0x18, SHARE_FORM, 0, 2},
-    {512, 896, 2048, EITHER, 0x10, SHARE_FORM, 0, 2},
-    {2560, 4096, 2560, PDL, 0x7, STREAM_FORM, 5, 3},
-    {2560, 4096, 2560, PDL, 0x8, STREAM_FORM, 7, 2},
-    {1536, 2048, 6144, PDL, 0x4, STREAM_FORM, 5, 3},
-    {1536, 2048, 5120, PDL, 0x8, STREAM_FORM, 7, 2},
-    {1040, 3072, 0, PDL, 0x1f, SHARE_FORM, 1, 2},
-    {1040, 3072, 0, PDL, 0x1f, SHARE_FORM, 0, 2},
-    {1040, 3072, 0, PDL, 0x1f, SHARE_FORM, 0, 1},
-    {1536, 4096, 3072, PLAIN, 0xf, STREAM_FORM, 7, 2},
+    {896, 1024, 0, K_ANY, EITHER, 0x7, FOLD_FORM, 0, 0},
+    {256, 384, 0, K_ANY, PLAIN, 0xf, SHARE_FORM, 1, 1},
+    {512, 1024, 0, K_ANY, EITHER, 0xf, SHARE_FORM, 1, 2},
+    {512, 1024, 0, K_ANY, EITHER, 0xf, SHARE_FORM, 0, 2},
+    {1024, 1280, 0, K_ANY, EITHER, 0x18, SHARE_FORM, 0, 2},
+    {512, 896, 2048, K_ANY, EITHER, 0x10, SHARE_FORM, 0, 2},
+    {512, 1024, 8192, K_ANY, PDL, 0xf, SHARE_FORM, 0, 1},
+    {2560, 4096, 2560, K_ANY, PDL, 0x7, STREAM_FORM, 5, 3},
+    {2560, 4096, 2560, K_ANY, PDL, 0x8, STREAM_FORM, 7, 2},
+    {1536, 2048, 6144, K_ANY, PDL, 0x4, STREAM_FORM, 5, 3},
+    {1536, 2048, 5120, K_ANY, PDL, 0x8, STREAM_FORM, 7, 2},
+    {1040, 3072, 0, K_ANY, PDL, 0x1f, SHARE_FORM, 1, 2},
+    {1040, 3072, 0, K_ANY, PDL, 0x1f, SHARE_FORM, 0, 2},
+    {1040, 3072, 0, K_ANY, PDL, 0x1f, SHARE_FORM, 0, 1},
+    {1536, 4096, 3072, K_ANY, PLAIN, 0xf, STREAM_FORM, 7, 2},
+    {5120, 16384, 4096, K_ANY, PDL, 0x7, STREAM_FORM, 5, 3},
+    {5120, 16384, 2048, 4095, PDL, 0x3, STREAM_FORM, 5, 2},
+    {5120, 16384, 2048, 4095, PDL, 0x4, STREAM_FORM, 3, 2},
+    {5120, 16384, 1024, 2047, PDL, 0xf, SHARE_FORM, 0, 2},
+    {5120, 16384, 1024, 2047, PDL, 0xf, SHARE_FORM, 0, 1},
 };
 
 void bf16fp32__smallm_prefer_generic(bf16fp32__smallm_config *c, int64_t m, int64_t n, int64_t k,
@@ -610,7 +629,7 @@ void bf16fp32__smallm_prefer_generic(bf16fp32__smallm_config *c, int64_t m, int6
     return;
   for (size_t i = 0; i < sizeof generic_132 / sizeof generic_132[0]; i++) {
     if (n < generic_132[i].n_min || n > generic_132[i].n_max || k < generic_132[i].k_min ||
-        !launch_applies(generic_132[i].launch, use_pdl) ||
+        k > generic_132[i].k_max || !launch_applies(generic_132[i].launch, use_pdl) ||
         !(generic_132[i].mclasses >> m_class(m) & 1))
       continue;
     bf16fp32__smallm_config t = *c; /* c stays as chosen where no entry fits */
