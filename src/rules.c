@@ -91,7 +91,24 @@ enum {
  * M = 9) 1.20-1.61 on the H100 (the H200 ran the old forms alone: the share kernel 1.45-1.57 at
  * M <= 4). Left to cuBLAS under PDL: N = 2560 at K = 6144 (0.88-0.96 on the H200, 1.02-1.18 on
  * the H100), M = 13-16 at N = 2049-2560, K = 4097-5120 (0.94 at N = 2560) and at N = 1536-2048,
- * K = 4097-5119, between the share kernel's 1.53 at K = 4096 and 0.96 at K = 5120 (M = 16). */
+ * K = 4097-5119, between the share kernel's 1.53 at K = 4096 and 0.96 at K = 5120 (M = 16).
+ *
+ * Session 92 (H100; the H200 where named, from session 91's grid) measured past those shapes, and
+ * the generic table gained PDL entries there (smallm-config.c): under PDL at N = 5120-16384, with
+ * smallm at M <= 4 (the rule above) 0.81-1.10 before them, tune's times of the new forms against
+ * the bench's cuBLAS 1.03-1.40 at K = 1024 (M <= 16), 0.96-1.29 at K = 2048 (M <= 4; at M = 5-8
+ * 1.11-1.15 at N = 6144-8192, 0.99-1.02 elsewhere) and 0.95-1.12 from K = 4096 (M <= 8; 0.95-0.99
+ * at N = 5120, K = 4096), so M <= 16 at K = 1024-2047, M <= 8 at N = 5120-8192, K = 2048-4095 and
+ * at N = 6144-16384, K = 4096-6144. The bench of that box reached to K = 8192: 1.01-1.05 at
+ * K = 4096, but at M = 5-8 0.96-1.06 at K = 7168-8192 (neither way on the whole), so cuBLAS there
+ * (K = 6144 not measured). At N = 512-1024 past K = 8192: smallm 0.90-0.92 plainly at
+ * 512x16384 (1.02 at 1024x16384) and 0.79-0.85 under PDL at 1024 x 12288-16384, so cuBLAS there
+ * (1024x8192 stays smallm's under PDL with its new entry, 1.08-1.10). At M = 24-32, N = 1024,
+ * K = 2560-3072 smallm took 1.09-1.13 plainly (K = 2560 on the H200, 3072 on the H100; 1.005-1.03
+ * at 2560 on the H100), at M = 9-16, N = 1025-1280, K = 1024-4096 1.01-1.08 (H100) and
+ * 1.04-1.14 (H200) plainly, under PDL at N = 1280, K = 4096, M = 12-16 1.54-1.63 on both, and at
+ * M = 24-32, N <= 2048, K = 3072 1.11-1.69 (H100). Plainly at N >= 5120 and M <= 4 smallm took
+ * 0.93-1.05 of cuBLAS's speed on the H100 (1.04-1.11 at 7168x2048 on the H200, above): left so. */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
@@ -101,6 +118,10 @@ static const rule rules[] = {
      "K <= 640, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
     {"sm_90", 4, 2560, 4096, 1536, 2560, SMS_132, PLAIN_ONLY, "cublas",
      "M <= 4, N = 2560-4096, K = 1536-2560, plainly: cuBLAS as fast or faster (H100, H200)"},
+    {"sm_90", 8, 385, 1024, 12289, ANY, SMS_132, PLAIN_ONLY, "cublas",
+     "M <= 8, N = 385-1024, K > 12288, plainly: cuBLAS faster (H100)"},
+    {"sm_90", 8, 897, 1024, 8193, ANY, SMS_132, PDL_ONLY, "cublas",
+     "M <= 8 under PDL, N = 897-1024, K > 8192: cuBLAS faster (H100)"},
     {"sm_90", 4, 0, ANY, 0, ANY, ALL_SMS, ANY_LAUNCH, "smallm",
      "M <= 4: smallm on par with cuBLAS or faster"},
     {"sm_90", 64, 0, 384, 0, ANY, ALL_SMS, ANY_LAUNCH, "smallm",
@@ -126,20 +147,30 @@ static const rule rules[] = {
      "M <= 8, N = 1536-4096, K = 3072-6144, plainly: smallm faster (H100, H200)"},
     {"sm_90", 16, 2049, 3072, 1024, 2560, SMS_132, PDL_ONLY, "smallm",
      "M <= 16 under PDL, N = 2049-3072, K = 1024-2560: smallm faster (H100, H200)"},
-    {"sm_90", 16, 1536, 4096, 2561, 4096, SMS_132, PDL_ONLY, "smallm",
-     "M <= 16 under PDL, N = 1536-4096, K = 2561-4096: smallm faster (H100, H200)"},
+    {"sm_90", 16, 1025, 4096, 2561, 4096, SMS_132, PDL_ONLY, "smallm",
+     "M <= 16 under PDL, N = 1025-4096, K = 2561-4096: smallm faster (H100, H200)"},
     {"sm_90", 16, 3072, 4096, 4097, 6144, SMS_132, PDL_ONLY, "smallm",
      "M <= 16 under PDL, N = 3072-4096, K = 4097-6144: smallm faster (H100, H200)"},
     {"sm_90", 12, 1536, 2560, 4097, 5120, SMS_132, PDL_ONLY, "smallm",
      "M <= 12 under PDL, N = 1536-2560, K = 4097-5120: smallm faster (H100, H200)"},
     {"sm_90", 16, 1536, 2048, 5120, 6144, SMS_132, PDL_ONLY, "smallm",
      "M <= 16 under PDL, N = 1536-2048, K = 5120-6144: smallm faster (H100)"},
-    {"sm_90", 32, 0, 2048, 0, 2560, SMS_132, PDL_ONLY, "smallm",
-     "M <= 32 under PDL, N <= 2048, K <= 2560: smallm faster (H100)"},
+    {"sm_90", 16, 5120, 16384, 1024, 2047, SMS_132, PDL_ONLY, "smallm",
+     "M <= 16 under PDL, N = 5120-16384, K = 1024-2047: smallm faster (H100)"},
+    {"sm_90", 8, 5120, 8192, 2048, 4095, SMS_132, PDL_ONLY, "smallm",
+     "M <= 8 under PDL, N = 5120-8192, K = 2048-4095: smallm faster (H100)"},
+    {"sm_90", 8, 6144, 16384, 4096, 6144, SMS_132, PDL_ONLY, "smallm",
+     "M <= 8 under PDL, N = 6144-16384, K = 4096-6144: smallm faster (H100)"},
+    {"sm_90", 32, 0, 2048, 0, 3072, SMS_132, PDL_ONLY, "smallm",
+     "M <= 32 under PDL, N <= 2048, K <= 3072: smallm faster (H100)"},
     {"sm_90", 32, 0, 1024, 0, 1023, SMS_132, ANY_LAUNCH, "cublas",
      "M <= 32, K < 1024, N <= 1024: cuBLAS as fast or faster (H100)"},
     {"sm_90", 32, 0, 896, 0, 4096, SMS_132, ANY_LAUNCH, "smallm",
      "M <= 32, N <= 896, K <= 4096: smallm faster (H100)"},
+    {"sm_90", 32, 897, 1024, 2560, 3072, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 32, N = 897-1024, K = 2560-3072: smallm faster (H100, H200)"},
+    {"sm_90", 16, 1025, 1280, 1024, 4096, SMS_132, PLAIN_ONLY, "smallm",
+     "M <= 16, N = 1025-1280, K = 1024-4096, plainly: smallm faster (H100, H200)"},
     {"sm_90", ANY, 0, ANY, 0, ANY, ALL_SMS, ANY_LAUNCH, "cublas",
      "cuBLAS: smallm is slower at this size on the H200, or does not run it"},
     {"cuda", ANY, 0, ANY, 0, ANY, ALL_SMS, ANY_LAUNCH, "cublas",

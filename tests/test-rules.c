@@ -74,11 +74,12 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 768, 2048);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 17, 896, 2048);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 17, 912, 2048);
-  /* under PDL: M <= 32 up to N = 2048 and K = 2560, K < 1024 included */
+  /* under PDL: M <= 32 up to N = 2048 and K = 3072 (session 92; 2560 before), K < 1024 included */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 32, 2048, 2560);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 32, 2048, 3072);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 32, 2048, 3080);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 24, 1024, 768);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 24, 1024, 768);
-  expect_rule("cublas", "sm_90", 132, PDL, dev, 32, 2048, 2568);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 24, 2064, 1024);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 33, 1024, 1024);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 1024, 1016);
@@ -126,7 +127,10 @@ int main(void) {
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 1536, 2568);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 4096, 4096);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 4104, 4096);
-  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 1528, 4096);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 1528, 4096); /* from N = 1025 (session 92) */
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 1040, 4096);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 1040, 4104);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 17, 1040, 4096);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 4096, 4096);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 3072, 6144);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 3064, 5120);
@@ -142,6 +146,67 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PDL, dev, 9, 2056, 6144);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 5, 2560, 6144);
   expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 2560, 3072);
+  /* session 92's boxes (132 SMs): under PDL past N = 4096 smallm at M <= 16 for K = 1024-2047,
+   * at M <= 8 for N = 5120-8192, K = 2048-4095 and for N = 6144-16384, K = 4096-6144 */
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 5120, 1024);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 16384, 2047);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 16384, 2048);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 5120, 1016);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 5104, 1024);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 16400, 1024);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 17, 8192, 1024);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 8192, 1024);
+  expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 8192, 1024);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 8, 5120, 2048);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 8, 8192, 4095);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 9, 8192, 2048);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 8208, 2048);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 5104, 2048);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 8192, 2048);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 8, 6144, 4096);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 16384, 8192); /* the M <= 4 rule */
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 8, 16384, 6144);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 16384, 6152);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 16400, 8192);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 6128, 4096);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 9, 6144, 4096);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 5120, 4096);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 12288, 4088);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 8192, 8192);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 5120, 4096); /* the M <= 4 rule */
+  /* cuBLAS at M <= 8 past K = 12288 for N = 385-1024 plainly, past K = 8192 for N = 897-1024
+   * under PDL */
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 1, 512, 16384);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 1024, 12296);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 1, 400, 12296);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 1024, 12288);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 384, 16384);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 1040, 16384);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 9, 512, 16384);
+  expect_rule("smallm", "sm_90", 114, PLAIN, dev, 4, 512, 16384);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 512, 16384);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 8, 1024, 8192);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 1024, 8200);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 1, 912, 16384);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 896, 16384);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 1040, 16384);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 1024, 8200);
+  expect_rule("smallm", "sm_90", 114, PDL, dev, 4, 1024, 16384);
+  /* plainly at M <= 32, N = 897-1024, K = 2560-3072, and at M <= 16, N = 1025-1280,
+   * K = 1024-4096 */
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 1024, 2560);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 912, 3072);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 1024, 2552);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 1024, 3080);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 1040, 3072);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 1024, 3072);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 1040, 1024);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 1280, 4096);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 1296, 4096);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 1280, 1016);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 1280, 4104);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 17, 1280, 2048);
+  expect_rule("cublas", "sm_90", 114, PLAIN, dev, 16, 1280, 2048);
   /* Under PDL smallm goes on up to M = 48 on the DSV4 shapes, and to 64 at K = 4096 (2048x4096
    * too); not at M = 49-64 at K = 7168 but for the routers, nor above M = 64. */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 512, 7168);
