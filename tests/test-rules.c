@@ -129,6 +129,7 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 4104, 4096);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 1528, 4096); /* from N = 1025 (session 92) */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 1040, 4096);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 3584, 2568);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 1040, 4104);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 17, 1040, 4096);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 4096, 4096);
@@ -172,7 +173,10 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PDL, dev, 9, 6144, 4096);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 5120, 4096);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 12288, 4088);
-  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 8192, 8192);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 8192, 4096);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 16400, 4096);
+  expect_rule("cublas", "sm_90", 114, PDL, dev, 8, 8192, 4096);
+  expect_rule("cublas", "sm_90", 114, PDL, dev, 8, 8192, 2048);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 5120, 4096); /* the M <= 4 rule */
   /* cuBLAS at M <= 8 past K = 12288 for N = 385-1024 plainly, past K = 8192 for N = 897-1024
    * under PDL */
@@ -192,6 +196,8 @@ int main(void) {
   expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 1040, 16384);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 1024, 8200);
   expect_rule("smallm", "sm_90", 114, PDL, dev, 4, 1024, 16384);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 1, 512, 40960);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 1, 1024, 40960);
   /* plainly at M <= 32, N = 897-1024, K = 2560-3072, and at M <= 16, N = 1025-1280,
    * K = 1024-4096 */
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 1024, 2560);
@@ -200,6 +206,7 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 1024, 3080);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 1040, 3072);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 1024, 3072);
+  expect_rule("cublas", "sm_90", 114, PLAIN, dev, 32, 1024, 3072);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 1040, 1024);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 1280, 4096);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 1296, 4096);
