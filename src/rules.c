@@ -101,9 +101,13 @@ enum {
  * at N = 5120, K = 4096), so M <= 16 at K = 1024-2047, M <= 8 at N = 5120-8192, K = 2048-4095 and
  * at N = 6144-16384, K = 4096-6144. The bench of that box reached to K = 8192: 1.01-1.05 at
  * K = 4096, but at M = 5-8 0.96-1.06 at K = 7168-8192 (neither way on the whole), so cuBLAS there
- * (K = 6144 not measured). At N = 512-1024 past K = 8192: smallm 0.90-0.92 plainly at
- * 512x16384 (1.02 at 1024x16384) and 0.79-0.85 under PDL at 1024 x 12288-16384, so cuBLAS there
- * (1024x8192 stays smallm's under PDL with its new entry, 1.08-1.10). At M = 24-32, N = 1024,
+ * (K = 6144 not measured). At N = 512-1024 past K = 8192 (two runs each): smallm 0.89-0.92
+ * plainly at 512x16384 (0.99-1.06 at 1024x16384), so cuBLAS there; under PDL 0.77-0.84 at
+ * 1024x16384 and at 1024x12288 M = 5-8, so cuBLAS there, but with the new entries 1.04-1.06 at
+ * 1024x12288 M <= 4 and 1.07-1.11 at 1024x8192. From K = 8192 on smallm also took, in two runs,
+ * 1.13-1.15 plainly and 1.78-1.81 under PDL at 512x8192 M = 16, 1.06-1.08 plainly and 1.13-1.21
+ * under PDL at 2048 x 8192-12288 M = 16, and 1.02-1.14 under PDL at 4096 x 8192-16384 M = 5-16
+ * (the boxes' N ranges reach down to the next N measured, not included). At M = 24-32, N = 1024,
  * K = 2560-3072 smallm took 1.09-1.13 plainly (K = 2560 on the H200, 3072 on the H100; 1.005-1.03
  * at 2560 on the H100), at M = 9-16, N = 1025-1280, K = 1024-4096 1.01-1.08 (H100) and
  * 1.04-1.14 (H200) plainly, under PDL at N = 1280, K = 4096, M = 12-16 1.54-1.63 on both, and at
@@ -118,8 +122,10 @@ static const rule rules[] = {
      "K <= 640, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
     {"sm_90", 4, 2560, 4096, 1536, 2560, SMS_132, PLAIN_ONLY, "cublas",
      "M <= 4, N = 2560-4096, K = 1536-2560, plainly: cuBLAS as fast or faster (H100, H200)"},
-    {"sm_90", 8, 385, 1024, 12289, ANY, SMS_132, PLAIN_ONLY, "cublas",
-     "M <= 8, N = 385-1024, K > 12288, plainly: cuBLAS faster (H100)"},
+    {"sm_90", 8, 385, 768, 12289, ANY, SMS_132, PLAIN_ONLY, "cublas",
+     "M <= 8, N = 385-768, K > 12288, plainly: cuBLAS faster (H100)"},
+    {"sm_90", 4, 897, 1024, 8193, 12288, SMS_132, PDL_ONLY, "smallm",
+     "M <= 4 under PDL, N = 897-1024, K = 8193-12288: smallm faster (H100)"},
     {"sm_90", 8, 897, 1024, 8193, ANY, SMS_132, PDL_ONLY, "cublas",
      "M <= 8 under PDL, N = 897-1024, K > 8192: cuBLAS faster (H100)"},
     {"sm_90", 4, 0, ANY, 0, ANY, ALL_SMS, ANY_LAUNCH, "smallm",
@@ -137,8 +143,8 @@ static const rule rules[] = {
      "smallm beats cuBLAS here (H100, H200)"},
     {"sm_90", 16, 0, 1024, 0, 4096, ALL_SMS, ANY_LAUNCH, "smallm",
      "decode-sized M, narrow weights: smallm beats cuBLAS here"},
-    {"sm_90", 16, 0, 768, 0, 6144, SMS_132, ANY_LAUNCH, "smallm",
-     "M <= 16, N <= 768: smallm faster (H100)"},
+    {"sm_90", 16, 0, 768, 0, 8192, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 16, N <= 768, K <= 8192: smallm faster (H100)"},
     {"sm_90", 8, 0, 2048, 0, ANY, SMS_132, ANY_LAUNCH, "smallm",
      "M <= 8, N <= 2048: smallm faster (H100)"},
     {"sm_90", 16, 1536, 3072, 3072, 5120, SMS_132, PLAIN_ONLY, "smallm",
@@ -161,6 +167,10 @@ static const rule rules[] = {
      "M <= 8 under PDL, N = 5120-8192, K = 2048-4095: smallm faster (H100)"},
     {"sm_90", 8, 6144, 16384, 4096, 6144, SMS_132, PDL_ONLY, "smallm",
      "M <= 8 under PDL, N = 6144-16384, K = 4096-6144: smallm faster (H100)"},
+    {"sm_90", 16, 1537, 2048, 8192, 12288, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 16, N = 1537-2048, K = 8192-12288: smallm faster (H100)"},
+    {"sm_90", 16, 3073, 4096, 8192, 16384, SMS_132, PDL_ONLY, "smallm",
+     "M <= 16 under PDL, N = 3073-4096, K = 8192-16384: smallm faster (H100)"},
     {"sm_90", 32, 0, 2048, 0, 3072, SMS_132, PDL_ONLY, "smallm",
      "M <= 32 under PDL, N <= 2048, K <= 3072: smallm faster (H100)"},
     {"sm_90", 32, 0, 1024, 0, 1023, SMS_132, ANY_LAUNCH, "cublas",

@@ -61,7 +61,10 @@ int main(void) {
    * M <= 32 at N <= 896 from K = 1024 to 4096; on 132 SMs only, where smallm's generic table
    * (smallm-config.c) was measured */
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 768, 6144);
-  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 768, 6145);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 768, 8192); /* to K = 8192 (session 92) */
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 512, 8192);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 768, 8200);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 17, 512, 6144);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 784, 6144);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 2048, 12288);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 9, 2048, 2048);
@@ -178,10 +181,12 @@ int main(void) {
   expect_rule("cublas", "sm_90", 114, PDL, dev, 8, 8192, 4096);
   expect_rule("cublas", "sm_90", 114, PDL, dev, 8, 8192, 2048);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 5120, 4096); /* the M <= 4 rule */
-  /* cuBLAS at M <= 8 past K = 12288 for N = 385-1024 plainly, past K = 8192 for N = 897-1024
-   * under PDL */
+  /* cuBLAS at M <= 8 past K = 12288 for N = 385-768 plainly, past K = 8192 for N = 897-1024
+   * under PDL but at M <= 4 up to K = 12288 */
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 1, 512, 16384);
-  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 1024, 12296);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 768, 12296);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 1024, 16384);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 784, 16384);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 1, 400, 12296);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 1024, 12288);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 384, 16384);
@@ -191,6 +196,13 @@ int main(void) {
   expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 512, 16384);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 8, 1024, 8192);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 1024, 8200);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 1024, 12288);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 912, 12288);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 1024, 8200);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 768, 12288);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 5, 1024, 12288);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 4, 1024, 12296);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 4, 1024, 12296);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 1, 912, 16384);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 896, 16384);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 1040, 16384);
@@ -198,6 +210,25 @@ int main(void) {
   expect_rule("smallm", "sm_90", 114, PDL, dev, 4, 1024, 16384);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 1, 512, 40960);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 1, 1024, 40960);
+  /* from K = 8192: M <= 16 at N = 1537-2048 to K = 12288, either launch kind; under PDL
+   * M <= 16 at N = 3073-4096 to K = 16384 */
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 2048, 8192);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 1552, 12288);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 2048, 8184);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 2048, 12296);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 1536, 8192);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 2064, 8192);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 17, 2048, 8192);
+  expect_rule("cublas", "sm_90", 114, PLAIN, dev, 16, 2048, 8192);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 4096, 16384);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 5, 3088, 8192);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 4096, 8184);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 4096, 16392);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 3072, 8192);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 4112, 8192);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 17, 4096, 8192);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 4096, 8192);
+  expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 4096, 8192);
   /* plainly at M <= 32, N = 897-1024, K = 2560-3072, and at M <= 16, N = 1025-1280,
    * K = 1024-4096 */
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 1024, 2560);
