@@ -98,20 +98,24 @@ enum {
  * smallm at M <= 4 (the rule above) 0.81-1.10 before them, tune's times of the new forms against
  * the bench's cuBLAS 1.03-1.40 at K = 1024 (M <= 16), 0.96-1.29 at K = 2048 (M <= 4; at M = 5-8
  * 1.11-1.15 at N = 6144-8192, 0.99-1.02 elsewhere) and 0.95-1.12 from K = 4096 (M <= 8; 0.95-0.99
- * at N = 5120, K = 4096), so M <= 16 at K = 1024-2047, M <= 8 at N = 5120-8192, K = 2048-4095 and
- * at N = 6144-16384, K = 4096-6144. The bench of that box reached to K = 8192: 1.01-1.05 at
- * K = 4096, but at M = 5-8 0.96-1.06 at K = 7168-8192 (neither way on the whole), so cuBLAS there
- * (K = 6144 not measured). At N = 512-1024 past K = 8192 (two runs each): smallm 0.89-0.92
- * plainly at 512x16384 (0.99-1.06 at 1024x16384), so cuBLAS there; under PDL 0.77-0.84 at
- * 1024x16384 and at 1024x12288 M = 5-8, so cuBLAS there, but with the new entries 1.04-1.06 at
- * 1024x12288 M <= 4 and 1.07-1.11 at 1024x8192. From K = 8192 on smallm also took, in two runs,
- * 1.13-1.15 plainly and 1.78-1.81 under PDL at 512x8192 M = 16, 1.06-1.08 plainly and 1.13-1.21
- * under PDL at 2048 x 8192-12288 M = 16, and 1.02-1.14 under PDL at 4096 x 8192-16384 M = 5-16
- * (the boxes' N ranges reach down to the next N measured, not included). At M = 24-32, N = 1024,
- * K = 2560-3072 smallm took 1.09-1.13 plainly (K = 2560 on the H200, 3072 on the H100; 1.005-1.03
- * at 2560 on the H100), at M = 9-16, N = 1025-1280, K = 1024-4096 1.01-1.08 (H100) and
+ * at N = 5120, K = 4096), so M <= 16 at K = 1024-2047, M <= 8 at N = 6144-8192, K = 2048-4095
+ * (M <= 4 by the rule above everywhere; at N = 5120, M = 8 parity, 1.00) and at N = 6144-16384,
+ * K = 4096-6144. The bench of that box reached to K = 8192: 1.01-1.05 at K = 4096, but at M = 5-8
+ * 0.96-1.06 at K = 7168-8192 (neither way on the whole), so cuBLAS there (K = 6144 not measured);
+ * at M <= 4 the 5 x 3 stages run there by the rule above, 0.97-1.06 at N = 8192-16384,
+ * K = 7168-8192 (0.97-1.04 with the chooser's kernel before; 8192x7168 1.00 -> 0.98), 1.02-1.06 at
+ * N = 6144 (0.91-0.96) and 0.94-1.07 at N = 5120 (0.82-0.88). At N = 512-1024 past K = 8192 (two
+ * runs each): smallm 0.89-0.92 plainly at 512x16384 (0.99-1.06 at 1024x16384), so cuBLAS there;
+ * under PDL 0.77-0.84 at 1024x16384 and at 1024x12288 M = 5-8, so cuBLAS there, but with the new
+ * entries 1.04-1.06 at 1024x12288 M <= 4 and 1.07-1.11 at 1024x8192. From K = 8192 on smallm also
+ * took (two or three runs each) 1.13-1.15 plainly and 1.78-1.81 under PDL at 512x8192 M = 16,
+ * 1.06-1.08 plainly and 1.13-1.21 under PDL at 2048 x 8192-12288 M = 16, and 1.02-1.14 under PDL
+ * at 4096 x 8192-16384 M = 8-16 (the boxes reach down to just above N = 1536 and 3072, where
+ * session 91's boxes end: N = 1537-2047 and 3073-4095 are not measured at these K). At M = 24-32,
+ * N = 1024, K = 2560-3072 smallm took 1.09-1.13 plainly (K = 2560 on the H200, 3072 on the H100;
+ * 1.005-1.03 at 2560 on the H100), at M = 9-16, N = 1025-1280, K = 1024-4096 1.01-1.08 (H100) and
  * 1.04-1.14 (H200) plainly, under PDL at N = 1280, K = 4096, M = 12-16 1.54-1.63 on both, and at
- * M = 24-32, N <= 2048, K = 3072 1.11-1.69 (H100). Plainly at N >= 5120 and M <= 4 smallm took
+ * M = 24-32, N = 1024-2048, K = 3072 1.11-1.69 (H100). Plainly at N >= 5120 and M <= 4 smallm took
  * 0.93-1.05 of cuBLAS's speed on the H100 (1.04-1.11 at 7168x2048 on the H200, above): left so. */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
@@ -163,8 +167,8 @@ static const rule rules[] = {
      "M <= 16 under PDL, N = 1536-2048, K = 5120-6144: smallm faster (H100)"},
     {"sm_90", 16, 5120, 16384, 1024, 2047, SMS_132, PDL_ONLY, "smallm",
      "M <= 16 under PDL, N = 5120-16384, K = 1024-2047: smallm faster (H100)"},
-    {"sm_90", 8, 5120, 8192, 2048, 4095, SMS_132, PDL_ONLY, "smallm",
-     "M <= 8 under PDL, N = 5120-8192, K = 2048-4095: smallm faster (H100)"},
+    {"sm_90", 8, 6144, 8192, 2048, 4095, SMS_132, PDL_ONLY, "smallm",
+     "M <= 8 under PDL, N = 6144-8192, K = 2048-4095: smallm faster (H100)"},
     {"sm_90", 8, 6144, 16384, 4096, 6144, SMS_132, PDL_ONLY, "smallm",
      "M <= 8 under PDL, N = 6144-16384, K = 4096-6144: smallm faster (H100)"},
     {"sm_90", 16, 1537, 2048, 8192, 12288, SMS_132, ANY_LAUNCH, "smallm",
@@ -177,8 +181,8 @@ static const rule rules[] = {
      "M <= 32, K < 1024, N <= 1024: cuBLAS as fast or faster (H100)"},
     {"sm_90", 32, 0, 896, 0, 4096, SMS_132, ANY_LAUNCH, "smallm",
      "M <= 32, N <= 896, K <= 4096: smallm faster (H100)"},
-    {"sm_90", 32, 897, 1024, 2560, 3072, SMS_132, ANY_LAUNCH, "smallm",
-     "M <= 32, N = 897-1024, K = 2560-3072: smallm faster (H100, H200)"},
+    {"sm_90", 32, 897, 1024, 2560, 3072, SMS_132, PLAIN_ONLY, "smallm",
+     "M <= 32, N = 897-1024, K = 2560-3072, plainly: smallm faster (H100, H200)"},
     {"sm_90", 16, 1025, 1280, 1024, 4096, SMS_132, PLAIN_ONLY, "smallm",
      "M <= 16, N = 1025-1280, K = 1024-4096, plainly: smallm faster (H100, H200)"},
     {"sm_90", ANY, 0, ANY, 0, ANY, ALL_SMS, ANY_LAUNCH, "cublas",

@@ -151,7 +151,7 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PDL, dev, 5, 2560, 6144);
   expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 2560, 3072);
   /* session 92's boxes (132 SMs): under PDL past N = 4096 smallm at M <= 16 for K = 1024-2047,
-   * at M <= 8 for N = 5120-8192, K = 2048-4095 and for N = 6144-16384, K = 4096-6144 */
+   * at M <= 8 for N = 6144-8192, K = 2048-4095 and for N = 6144-16384, K = 4096-6144 */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 5120, 1024);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 16384, 2047);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 16384, 2048);
@@ -161,11 +161,13 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PDL, dev, 17, 8192, 1024);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 8192, 1024);
   expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 8192, 1024);
-  expect_rule("smallm", "sm_90", 132, PDL, dev, 8, 5120, 2048);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 5120, 2048); /* M = 5-8 from N = 6144 */
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 5120, 2048);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 8, 6144, 2048);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 6128, 2048);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 8, 8192, 4095);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 9, 8192, 2048);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 8208, 2048);
-  expect_rule("cublas", "sm_90", 132, PDL, dev, 8, 5104, 2048);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 8192, 2048);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 8, 6144, 4096);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 4, 16384, 8192); /* the M <= 4 rule */
