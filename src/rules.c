@@ -5,6 +5,7 @@
 
 #include "backends/smallm/smallm-splits.h"
 #include "context.h"
+#include "launch-kind.h"
 
 typedef struct rule {
   const char *family; /* "sm_90", "cuda" (any other GPU), "cpu" */
@@ -18,9 +19,9 @@ typedef struct rule {
 #define ANY INT64_MAX
 
 enum {
-  ANY_LAUNCH, /* either launch kind */
-  PLAIN_ONLY, /* a context that launches plainly */
-  PDL_ONLY,   /* a context that launches with programmatic dependent launch */
+  ANY_LAUNCH = BF16FP32__LAUNCH_EITHER, /* either launch kind */
+  PLAIN_ONLY = BF16FP32__LAUNCH_PLAIN,  /* a context that launches plainly */
+  PDL_ONLY = BF16FP32__LAUNCH_PDL,      /* one that launches with programmatic dependent launch */
 };
 
 enum {
@@ -203,7 +204,7 @@ int bf16fp32__rule_choice(const char *family, int sm_count, bool pdl, const bf16
       continue;
     if (r->scope == SPLIT_MEASURED && !bf16fp32__smallm_tuned_for(s->n, s->k, sm_count)) continue;
     if (r->scope == SMS_132 && sm_count != BF16FP32__SMALLM_TUNED_SMS) continue;
-    if ((r->launch == PLAIN_ONLY && pdl) || (r->launch == PDL_ONLY && !pdl)) continue;
+    if (!bf16fp32__launch_applies(r->launch, pdl)) continue;
     int b = bf16fp32__registry_find(r->backend);
     if (b < 0) continue;
     if (why) snprintf(why, why_len, "rule %s #%zu: %s", r->family, i, r->why);

@@ -2,6 +2,7 @@
  * the M-dependent token tiling and K batching chosen to fit registers and shared memory. */
 #include "smallm-config.h"
 #include "smallm-splits.h"
+#include "launch-kind.h"
 
 int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int64_t ldw,
                               int64_t ldo, int align) {
@@ -295,12 +296,11 @@ int bf16fp32__smallm_choose_with(int64_t m, int64_t n, int64_t k, const bf16fp32
  * stages of M = 8 no longer leave that room). Since session 84 a block of a one-wave grid takes
  * more than half an SM but where an entry asks for two (bf16fp32__smallm_one_per_sm):
  * the room left is for a smaller block of another call, not for a second one of the same. */
-enum { PLAIN = 0, PDL = 1, EITHER = 2 };
-/* Whether a table entry for launch kind `launch` applies to a call with (use_pdl) or without
- * programmatic dependent launch. */
-static int launch_applies(int launch, int use_pdl) {
-  return launch == EITHER || launch == !!use_pdl;
-}
+enum {
+  PLAIN = BF16FP32__LAUNCH_PLAIN,
+  PDL = BF16FP32__LAUNCH_PDL,
+  EITHER = BF16FP32__LAUNCH_EITHER,
+};
 /* No entry sets c->stream_wl2 (the weight boxes past the first ring fill also requested into L2
  * before griddepcontrol.wait; smallm-probe --wl2). Session 17 (smallm-probe --chosen): 1024x4096
  * M = 5-16 0.90-0.93x the time, where two blocks fit an SM and the next call's block starts
@@ -427,7 +427,7 @@ void bf16fp32__smallm_prefer_stream(bf16fp32__smallm_config *c, int64_t m, int64
   const size_t half = half_sm(smem_limit);
   for (size_t i = 0; i < sizeof stream_132 / sizeof stream_132[0]; i++) {
     if (stream_132[i].n != n || stream_132[i].k != k ||
-        !launch_applies(stream_132[i].launch, use_pdl) ||
+        !bf16fp32__launch_applies(stream_132[i].launch, use_pdl) ||
         !(stream_132[i].mclasses >> m_class(m) & 1))
       continue;
     bf16fp32__smallm_config t = *c; /* c stays as chosen where no entry fits */
@@ -516,7 +516,8 @@ void bf16fp32__smallm_prefer_share(bf16fp32__smallm_config *c, int64_t m, int64_
   if (sm_count != 132 || m < 1 || m > BF16FP32__SMALLM_DECODE_MAX_M) return;
   for (size_t i = 0; i < sizeof share_132 / sizeof share_132[0]; i++)
     if (share_132[i].n == n && share_132[i].k == k &&
-        launch_applies(share_132[i].launch, use_pdl) && (share_132[i].mclasses >> m_class(m) & 1)) {
+        bf16fp32__launch_applies(share_132[i].launch, use_pdl) &&
+        (share_132[i].mclasses >> m_class(m) & 1)) {
       /* c stays as it was where the rows do not fit or the late groups do not apply */
       bf16fp32__smallm_config t = *c;
       if (bf16fp32__smallm_use_share(&t, m, n, k, share_132[i].xreg, share_132[i].wpre,
@@ -546,7 +547,8 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
                                   int sm_count, int use_pdl, size_t smem_limit) {
   if (sm_count != 132) return;
   for (size_t i = 0; i < sizeof fold_132 / sizeof fold_132[0]; i++)
-    if (fold_132[i].n == n && fold_132[i].k == k && launch_applies(fold_132[i].launch, use_pdl) &&
+    if (fold_132[i].n == n && fold_132[i].k == k &&
+        bf16fp32__launch_applies(fold_132[i].launch, use_pdl) &&
         (fold_132[i].mclasses >> m_class(m) & 1)) {
       bf16fp32__smallm_use_fold(c, m, n, k, smem_limit); /* c as it was where it does not fit */
       return;
@@ -629,7 +631,7 @@ void bf16fp32__smallm_prefer_generic(bf16fp32__smallm_config *c, int64_t m, int6
     return;
   for (size_t i = 0; i < sizeof generic_132 / sizeof generic_132[0]; i++) {
     if (n < generic_132[i].n_min || n > generic_132[i].n_max || k < generic_132[i].k_min ||
-        k > generic_132[i].k_max || !launch_applies(generic_132[i].launch, use_pdl) ||
+        k > generic_132[i].k_max || !bf16fp32__launch_applies(generic_132[i].launch, use_pdl) ||
         !(generic_132[i].mclasses >> m_class(m) & 1))
       continue;
     bf16fp32__smallm_config t = *c; /* c stays as chosen where no entry fits */
