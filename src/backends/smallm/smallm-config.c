@@ -594,7 +594,17 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
  * x's rows over two row blocks fit, x's rows over one under PDL: 0.82-0.83 of the chooser's
  * kernel's time at 1024x8192, M <= 8 (1.08-1.10x cuBLAS, the chooser's 0.90x), 0.84-0.96 at
  * 512x16384 (1.02-1.10x); plainly the chooser's kernel stays (1.07-1.10x cuBLAS at 1024x8192;
- * the share kernel took 1.23-1.25x its time).
+ * the share kernel took 1.23-1.25x its time). Session 93, at N = 256-384 from K = 8192 (tune on
+ * an H100 SXM at K = 8192-16384, M = 12-64; each form's time against the bench's cuBLAS in the
+ * same session), where the chooser's kernel runs on 64-96 blocks (x in registers fits at M <= 8,
+ * and to K = 8192 at M = 9-16) and took 0.59-0.85x cuBLAS's speed at M = 48-64 and 0.78-0.99x at
+ * M = 9-32 from K = 10240 plainly, 0.63-0.98x at M = 48-64 and 0.89-0.95x at K = 16384, M = 24-32
+ * under PDL: under PDL x's rows over one row block where they fit (to K = 16384 at M = 16, 12288
+ * at M = 33, 10240 at M = 48), 1.09-2.06x; the stream kernel on two stages of 3 sub-chunks at
+ * M = 9-32 (plainly 1.00-1.32x, the bench's from K = 10240; under PDL 1.03-1.20x at K = 16384,
+ * M = 24-32) and on three stages of 1 at M = 33-48 (plainly 1.01-1.11x to K = 12288, 0.97x at
+ * 16384; under PDL 1.04-1.09x at 12288, 0.96-0.99x at 16384). The rules give cuBLAS at M = 49-64
+ * and at M = 33-48 past K = 12288 there (rules.c).
  * a, b: the share kernel's x in registers and row blocks, the stream kernel's stage sub-chunks and
  * stages. */
 enum { SHARE_FORM, FOLD_FORM, STREAM_FORM };
@@ -604,6 +614,9 @@ static const struct {
 } generic_132[] = {
     {896, 1024, 0, K_ANY, EITHER, 0x7, FOLD_FORM, 0, 0},
     {256, 384, 0, K_ANY, PLAIN, 0xf, SHARE_FORM, 1, 1},
+    {256, 384, 8192, K_ANY, PDL, 0x38, SHARE_FORM, 0, 1},
+    {256, 384, 8192, K_ANY, EITHER, 0x18, STREAM_FORM, 3, 2},
+    {256, 384, 8192, K_ANY, EITHER, 0x20, STREAM_FORM, 1, 3},
     {512, 1024, 0, K_ANY, EITHER, 0xf, SHARE_FORM, 1, 2},
     {512, 1024, 0, K_ANY, EITHER, 0xf, SHARE_FORM, 0, 2},
     {1024, 1280, 0, K_ANY, EITHER, 0x18, SHARE_FORM, 0, 2},
