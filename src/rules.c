@@ -117,7 +117,17 @@ enum {
  * 1.005-1.03 at 2560 on the H100), at M = 9-16, N = 1025-1280, K = 1024-4096 1.01-1.08 (H100) and
  * 1.04-1.14 (H200) plainly, under PDL at N = 1280, K = 4096, M = 12-16 1.54-1.63 on both, and at
  * M = 24-32, N = 1024-2048, K = 3072 1.11-1.69 (H100). Plainly at N >= 5120 and M <= 4 smallm took
- * 0.93-1.05 of cuBLAS's speed on the H100 (1.04-1.11 at 7168x2048 on the H200, above): left so. */
+ * 0.93-1.05 of cuBLAS's speed on the H100 (1.04-1.11 at 7168x2048 on the H200, above): left so.
+ *
+ * Session 93 (H100): narrow weights from K = 8192, where the rule "M <= 64, narrow weights" had
+ * been measured up to K = 7168 only. Before the generic table's entries there (smallm-config.c)
+ * smallm took at M = 48-64 0.54-0.85 of cuBLAS's speed plainly and 0.58-0.98 under PDL
+ * (N = 128-384, K = 8192-16384), at M = 9-32 from K = 10240 plainly 0.78-0.99 (0.90-0.94 at
+ * 128x16384, M = 9-16) and at K = 16384, M = 24-32 under PDL 0.89-0.95; at M <= 8 1.10-1.43
+ * plainly (0.99-1.01 at 128x16384) and 1.19-1.97 under PDL, at M = 9-16 under PDL 1.16-1.83. With
+ * the entries (tune against the bench's cuBLAS): M = 9-32 plainly 1.00-1.32 and under PDL
+ * 1.03-2.06, M = 33-48 to K = 12288 1.01-1.36, past it 0.96-0.99; at M = 49-64 forms up to 1.07
+ * plainly and 1.21 under PDL at K = 8192 but 0.77-1.05 past it. K = 7169-8191 is not measured. */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
@@ -135,6 +145,16 @@ static const rule rules[] = {
      "M <= 8 under PDL, N = 897-1024, K > 8192: cuBLAS faster (H100)"},
     {"sm_90", 4, 0, ANY, 0, ANY, ALL_SMS, ANY_LAUNCH, "smallm",
      "M <= 4: smallm on par with cuBLAS or faster"},
+    {"sm_90", 16, 0, 384, 8192, ANY, SMS_132, PDL_ONLY, "smallm",
+     "M <= 16 under PDL, N <= 384, K >= 8192: smallm faster (H100)"},
+    {"sm_90", 8, 0, 384, 8192, ANY, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 8, N <= 384, K >= 8192: smallm faster (H100)"},
+    {"sm_90", 48, 256, 384, 8192, 12288, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 48, N = 256-384, K = 8192-12288: smallm faster (H100)"},
+    {"sm_90", 32, 256, 384, 12289, ANY, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 32, N = 256-384, K > 12288: smallm faster (H100)"},
+    {"sm_90", 64, 0, 384, 8192, ANY, SMS_132, ANY_LAUNCH, "cublas",
+     "M <= 64, N <= 384, K >= 8192, past the boxes above: cuBLAS faster (H100)"},
     {"sm_90", 64, 0, 384, 0, ANY, ALL_SMS, ANY_LAUNCH, "smallm",
      "M <= 64, narrow weights: smallm beats cuBLAS here"},
     {"sm_90", 32, 0, ANY, 0, ANY, SPLIT_MEASURED, ANY_LAUNCH, "smallm",

@@ -231,6 +231,37 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PDL, dev, 17, 4096, 8192);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 4096, 8192);
   expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 4096, 8192);
+  /* narrow weights from K = 8192 (132 SMs): M <= 16 under PDL and M <= 8 at N <= 384; M <= 48
+   * at N = 256-384 to K = 12288, M <= 32 past it; cuBLAS elsewhere at M <= 64; K < 8192 and
+   * other SM counts as the rule "narrow weights" has them */
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 128, 16384);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 17, 128, 16384);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 9, 128, 16384);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 128, 16384);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 48, 256, 8192);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 384, 12288);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 49, 256, 8192);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 33, 384, 12296);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 384, 12296);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 32, 256, 40960);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 256, 40960);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 48, 240, 8192);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 64, 384, 8192);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 64, 384, 8184);
+  expect_rule("smallm", "sm_90", 114, PLAIN, dev, 64, 384, 8192);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 65, 256, 8192);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 128, 8192);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 128, 8192);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 128, 40960);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 128, 40960);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 400, 16384);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 48, 400, 12288);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 240, 16384);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 400, 16384);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 400, 8192);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 8, 16384);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 8, 16384);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 8, 8192);
   /* plainly at M <= 32, N = 897-1024, K = 2560-3072, and at M <= 16, N = 1025-1280,
    * K = 1024-4096 */
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 1024, 2560);
