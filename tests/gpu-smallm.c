@@ -419,7 +419,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 32, 1280, 2056, 0, 8, 0, 19, 0);
   check_set(ctx, &s, generic, 6);
   free_set(&s);
-  /* at 256 x K from K = 8192 x in registers over one row block (M <= 8), then the stream kernel
+  /* at 256 x K from K = 8192: x in registers over one row block (M <= 8), then the stream kernel
    * on two stages of 3 sub-chunks (M = 9-32) and on three of 1 (M = 33-48) */
   const int64_t narrow[] = {1, 8, 9, 16, 17, 32, 33};
   make_set(&s, 48, 256, 12296, 8, 0, 8, 24, 0);

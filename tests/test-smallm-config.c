@@ -855,6 +855,8 @@ static void test_generic(void) {
       {8, 256, 8192, 1, 132, 0, 0, 0, 0},   {49, 256, 8192, 1, 132, 0, 0, 0, 0},
       {16, 256, 8184, 1, 132, 0, 0, 0, 0},  {16, 240, 8192, 1, 132, 0, 0, 0, 0},
       {16, 400, 8192, 1, 132, 0, 0, 0, 0},  {16, 256, 8192, 0, 132, 0, 1, 1, 1},
+      {24, 256, 12288, 1, 132, 0, 1, 0, 1}, {1, 384, 12288, 1, 132, 0, 0, 0, 0},
+      {4, 256, 8192, 1, 132, 0, 0, 0, 0},
       {16, 1024, 4096, 0, 132, 0, 0, 0, 0}, /* DSV4: the tables' (the stream kernel) */
       {16, 512, 4096, 0, 132, 0, 1, 0, 1},  /* DSV4: the share table's own entry */
   };
@@ -875,7 +877,7 @@ static void test_generic(void) {
    * sub-chunks, two of them; under PDL at N = 2560-4096 from K = 2560 on, three stages of 5
    * sub-chunks at M <= 8, two of 7 at M = 9-16 (the partial sums over the rings at M = 16); at
    * N = 1536-2048 from K = 5120 at M = 9-16 and from K = 6144 at M = 5-8; past N = 4096 and at
-   * narrow N from K = 10240 below. Two stages of 7 at M = 16 fit only over the partial sums. */
+   * narrow N from K = 8192 below. Two stages of 7 at M = 16 fit only over the partial sums. */
   static const struct {
     int64_t m, n, k;
     int pdl, subs, stages; /* subs 0: not the stream kernel */
@@ -908,7 +910,9 @@ static void test_generic(void) {
                  {16, 256, 8192, 0, 0, 0},  {17, 256, 8184, 0, 0, 0},  {16, 256, 12288, 1, 0, 0},
                  {32, 384, 16384, 1, 3, 2}, {33, 384, 16384, 1, 1, 3}, {48, 256, 12288, 1, 1, 3},
                  {49, 384, 8192, 1, 0, 0},  {16, 400, 12288, 0, 0, 0}, {16, 240, 12288, 0, 0, 0},
-                 {8, 256, 32768, 0, 0, 0}};
+                 {8, 256, 32768, 0, 0, 0},  {1, 256, 32768, 0, 0, 0},  {4, 256, 32768, 0, 0, 0},
+                 {1, 384, 12288, 1, 0, 0},  {4, 384, 12288, 1, 0, 0},  {33, 240, 12288, 0, 0, 0},
+                 {33, 400, 12288, 0, 0, 0}, {33, 256, 8184, 0, 0, 0}};
   for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
     const int64_t m = streams[i].m, n = streams[i].n, k = streams[i].k;
     CHECK(bf16fp32__smallm_choose_for(m, n, k, H200_SMS, streams[i].pdl, H200_SMEM, &c) == 0);
