@@ -901,9 +901,9 @@ static void test_generic(void) {
                  {8, 16400, 2048, 1, 0, 0}, {8, 8192, 2048, 0, 0, 0},  {17, 8192, 4096, 1, 0, 0},
                  {17, 8192, 2048, 1, 0, 0},
                  /* at N = 256-384 from K = 8192: 3 x 2 at M = 9-32, 1 x 3 at M = 33-48, under PDL
-                  * where x's rows over one row block do not fit (below); plainly x in registers
-                  * over one row block first (M <= 16, the entry before them), and at M <= 8 the
-                  * chooser's kernel where x does not fit registers */
+                  * where x's rows over one row block do not fit (the cases above); plainly x in
+                  * registers over one row block first (M <= 16, the entry before them), and at
+                  * M <= 8 the chooser's kernel where x does not fit registers */
                  {9, 256, 10240, 0, 3, 2},  {32, 384, 16384, 0, 3, 2}, {16, 256, 12288, 0, 3, 2},
                  {17, 320, 24576, 0, 3, 2}, {17, 256, 8192, 0, 3, 2},  {8, 256, 12288, 0, 0, 0},
                  {33, 256, 12288, 0, 1, 3}, {48, 384, 8192, 0, 1, 3},  {49, 256, 12288, 0, 0, 0},
