@@ -127,7 +127,13 @@ enum {
  * plainly (0.99-1.01 at 128x16384) and 1.19-1.97 under PDL, at M = 9-16 under PDL 1.16-1.83. With
  * the entries (tune against the bench's cuBLAS): M = 9-32 plainly 1.00-1.32 and under PDL
  * 1.03-2.06, M = 33-48 to K = 12288 1.01-1.36, past it 0.96-0.99; at M = 49-64 forms up to 1.07
- * plainly and 1.21 under PDL at K = 8192 but 0.77-1.05 past it. K = 7169-8191 is not measured. */
+ * plainly and 1.21 under PDL at K = 8192 but 0.77-1.05 past it. Session 94 (H100), auto with
+ * these rules: 0.97-1.45 plainly and 1.00-2.18 under PDL from K = 8192 at N = 256-384; at
+ * K = 7680, still under the rule "narrow weights", smallm took 0.81-0.89 plainly and 0.93-1.02
+ * under PDL at M = 40-64 (1.04-1.46 and 1.43-2.00 at M <= 32), so the boxes start past
+ * K = 7168 (DSV4's routers, tuned, stay under that rule); at 128x8192 smallm took 1.26-1.58
+ * plainly and 1.62-2.06 under PDL at M <= 32, 0.84-0.87 and 0.98-1.01 at M = 40-64
+ * (K = 10240-12288 at N < 256 not measured). */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
@@ -145,16 +151,18 @@ static const rule rules[] = {
      "M <= 8 under PDL, N = 897-1024, K > 8192: cuBLAS faster (H100)"},
     {"sm_90", 4, 0, ANY, 0, ANY, ALL_SMS, ANY_LAUNCH, "smallm",
      "M <= 4: smallm on par with cuBLAS or faster"},
-    {"sm_90", 16, 0, 384, 8192, ANY, SMS_132, PDL_ONLY, "smallm",
-     "M <= 16 under PDL, N <= 384, K >= 8192: smallm faster (H100)"},
-    {"sm_90", 8, 0, 384, 8192, ANY, SMS_132, ANY_LAUNCH, "smallm",
-     "M <= 8, N <= 384, K >= 8192: smallm faster (H100)"},
-    {"sm_90", 48, 256, 384, 8192, 12288, SMS_132, ANY_LAUNCH, "smallm",
-     "M <= 48, N = 256-384, K = 8192-12288: smallm faster (H100)"},
+    {"sm_90", 16, 0, 384, 7169, ANY, SMS_132, PDL_ONLY, "smallm",
+     "M <= 16 under PDL, N <= 384, K > 7168: smallm faster (H100)"},
+    {"sm_90", 8, 0, 384, 7169, ANY, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 8, N <= 384, K > 7168: smallm faster (H100)"},
+    {"sm_90", 32, 128, 255, 7169, 8192, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 32, N = 128-255, K = 7169-8192: smallm faster (H100)"},
+    {"sm_90", 48, 256, 384, 7169, 12288, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 48, N = 256-384, K = 7169-12288: smallm faster (H100)"},
     {"sm_90", 32, 256, 384, 12289, ANY, SMS_132, ANY_LAUNCH, "smallm",
      "M <= 32, N = 256-384, K > 12288: smallm faster (H100)"},
-    {"sm_90", 64, 0, 384, 8192, ANY, SMS_132, ANY_LAUNCH, "cublas",
-     "M <= 64, N <= 384, K >= 8192, past the boxes above: cuBLAS faster (H100)"},
+    {"sm_90", 64, 0, 384, 7169, ANY, SMS_132, ANY_LAUNCH, "cublas",
+     "M <= 64, N <= 384, K > 7168, past the boxes above: cuBLAS faster (H100)"},
     {"sm_90", 64, 0, 384, 0, ANY, ALL_SMS, ANY_LAUNCH, "smallm",
      "M <= 64, narrow weights: smallm beats cuBLAS here"},
     {"sm_90", 32, 0, ANY, 0, ANY, SPLIT_MEASURED, ANY_LAUNCH, "smallm",

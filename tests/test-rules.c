@@ -231,9 +231,9 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PDL, dev, 17, 4096, 8192);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 4096, 8192);
   expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 4096, 8192);
-  /* narrow weights from K = 8192 (132 SMs): M <= 16 under PDL and M <= 8 at N <= 384; M <= 48
-   * at N = 256-384 to K = 12288, M <= 32 past it; cuBLAS elsewhere at M <= 64; K < 8192 and
-   * other SM counts as the rule "narrow weights" has them */
+  /* narrow weights past K = 7168 (132 SMs): M <= 16 under PDL and M <= 8 at N <= 384; M <= 48
+   * at N = 256-384 to K = 12288, M <= 32 past it; M <= 32 at N = 128-255 to K = 8192; cuBLAS
+   * elsewhere at M <= 64; K <= 7168 and other SM counts as the rule "narrow weights" has them */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 128, 16384);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 17, 128, 16384);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 9, 128, 16384);
@@ -247,7 +247,17 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 256, 40960);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 48, 240, 8192);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 64, 384, 8192);
-  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 64, 384, 8184);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 64, 384, 8184);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 64, 320, 7168);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 49, 320, 7176);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 48, 256, 7176);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 9, 384, 7176);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 128, 8192);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 255, 7176);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 128, 8192);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 128, 8200);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 120, 8192);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 64, 128, 7168);
   expect_rule("smallm", "sm_90", 114, PLAIN, dev, 64, 384, 8192);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 65, 256, 8192);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 128, 8192);

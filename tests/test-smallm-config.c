@@ -848,12 +848,13 @@ static void test_generic(void) {
       {1, 512, 16384, 1, 132, 0, 1, 0, 1},  {16, 512, 16384, 1, 132, 0, 1, 0, 1},
       {17, 512, 16384, 1, 132, 0, 0, 0, 0}, {4, 512, 24576, 1, 132, 0, 1, 0, 1},
       {17, 1024, 8192, 1, 132, 0, 0, 0, 0}, {4, 496, 8192, 1, 132, 0, 0, 0, 0},
-      /* at N = 256-384 from K = 8192 under PDL, M = 9-48: x's rows over one row block where
+      /* at N = 256-384 past K = 7168 under PDL, M = 9-48: x's rows over one row block where
        * they fit (else the stream kernel's entries) */
       {9, 256, 8192, 1, 132, 0, 1, 0, 1},   {16, 384, 16384, 1, 132, 0, 1, 0, 1},
       {48, 256, 8192, 1, 132, 0, 1, 0, 1},  {33, 384, 12288, 1, 132, 0, 1, 0, 1},
       {8, 256, 8192, 1, 132, 0, 0, 0, 0},   {49, 256, 8192, 1, 132, 0, 0, 0, 0},
-      {16, 256, 8184, 1, 132, 0, 0, 0, 0},  {16, 240, 8192, 1, 132, 0, 0, 0, 0},
+      {16, 256, 8184, 1, 132, 0, 1, 0, 1},  {16, 240, 8192, 1, 132, 0, 0, 0, 0},
+      {16, 320, 7176, 1, 132, 0, 1, 0, 1},  {16, 320, 7168, 1, 132, 0, 0, 0, 0},
       {16, 400, 8192, 1, 132, 0, 0, 0, 0},  {16, 256, 8192, 0, 132, 0, 1, 1, 1},
       {24, 256, 12288, 1, 132, 0, 1, 0, 1}, {1, 384, 12288, 1, 132, 0, 0, 0, 0},
       {4, 256, 8192, 1, 132, 0, 0, 0, 0},
@@ -877,7 +878,7 @@ static void test_generic(void) {
    * sub-chunks, two of them; under PDL at N = 2560-4096 from K = 2560 on, three stages of 5
    * sub-chunks at M <= 8, two of 7 at M = 9-16 (the partial sums over the rings at M = 16); at
    * N = 1536-2048 from K = 5120 at M = 9-16 and from K = 6144 at M = 5-8; past N = 4096 and at
-   * narrow N from K = 8192 below. Two stages of 7 at M = 16 fit only over the partial sums. */
+   * narrow N past K = 7168 below. Two stages of 7 at M = 16 fit only over the partial sums. */
   static const struct {
     int64_t m, n, k;
     int pdl, subs, stages; /* subs 0: not the stream kernel */
@@ -900,19 +901,20 @@ static void test_generic(void) {
                  {8, 5120, 2048, 1, 3, 2},  {8, 5104, 2048, 1, 0, 0},  {8, 16384, 2048, 1, 3, 2},
                  {8, 16400, 2048, 1, 0, 0}, {8, 8192, 2048, 0, 0, 0},  {17, 8192, 4096, 1, 0, 0},
                  {17, 8192, 2048, 1, 0, 0},
-                 /* at N = 256-384 from K = 8192: 3 x 2 at M = 9-32, 1 x 3 at M = 33-48, under PDL
+                 /* at N = 256-384 past K = 7168: 3 x 2 at M = 9-32, 1 x 3 at M = 33-48, under PDL
                   * where x's rows over one row block do not fit (the cases above); plainly x in
                   * registers over one row block first (M <= 16, the entry before them), and at
                   * M <= 8 the chooser's kernel where x does not fit registers */
                  {9, 256, 10240, 0, 3, 2},  {32, 384, 16384, 0, 3, 2}, {16, 256, 12288, 0, 3, 2},
                  {17, 320, 24576, 0, 3, 2}, {17, 256, 8192, 0, 3, 2},  {8, 256, 12288, 0, 0, 0},
                  {33, 256, 12288, 0, 1, 3}, {48, 384, 8192, 0, 1, 3},  {49, 256, 12288, 0, 0, 0},
-                 {16, 256, 8192, 0, 0, 0},  {17, 256, 8184, 0, 0, 0},  {16, 256, 12288, 1, 0, 0},
+                 {16, 256, 8192, 0, 0, 0},  {17, 256, 8184, 0, 3, 2},  {16, 256, 12288, 1, 0, 0},
                  {32, 384, 16384, 1, 3, 2}, {33, 384, 16384, 1, 1, 3}, {48, 256, 12288, 1, 1, 3},
                  {49, 384, 8192, 1, 0, 0},  {16, 400, 12288, 0, 0, 0}, {16, 240, 12288, 0, 0, 0},
                  {8, 256, 32768, 0, 0, 0},  {1, 256, 32768, 0, 0, 0},  {4, 256, 32768, 0, 0, 0},
                  {1, 384, 12288, 1, 0, 0},  {4, 384, 12288, 1, 0, 0},  {33, 240, 12288, 0, 0, 0},
-                 {33, 400, 12288, 0, 0, 0}, {33, 256, 8184, 0, 0, 0}};
+                 {33, 400, 12288, 0, 0, 0}, {33, 256, 8184, 0, 1, 3},  {17, 320, 7176, 0, 3, 2},
+                 {17, 320, 7168, 0, 0, 0},  {33, 320, 7176, 0, 1, 3},  {33, 320, 7168, 0, 0, 0}};
   for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
     const int64_t m = streams[i].m, n = streams[i].n, k = streams[i].k;
     CHECK(bf16fp32__smallm_choose_for(m, n, k, H200_SMS, streams[i].pdl, H200_SMEM, &c) == 0);

@@ -604,7 +604,9 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
  * M = 9-32 (plainly 1.00-1.32x, the bench's from K = 10240; under PDL 1.03-1.20x at K = 16384,
  * M = 24-32) and on three stages of 1 at M = 33-48 (plainly 1.01-1.11x to K = 12288, 0.97x at
  * 16384; under PDL 1.04-1.09x at 12288, 0.96-0.99x at 16384). The rules give cuBLAS at M = 49-64
- * and at M = 33-48 past K = 12288 there (rules.c).
+ * and at M = 33-48 past K = 12288 there (rules.c). Session 94: at K = 7680 the chooser's kernel
+ * took 0.81-0.89x cuBLAS's speed plainly at M = 40-64 (as at K = 8192 before the entries), so the
+ * entries start past K = 7168 (DSV4's 256x7168 and 384x7168 keep their tables' entries).
  * a, b: the share kernel's x in registers and row blocks, the stream kernel's stage sub-chunks and
  * stages. */
 enum { SHARE_FORM, FOLD_FORM, STREAM_FORM };
@@ -614,9 +616,9 @@ static const struct {
 } generic_132[] = {
     {896, 1024, 0, K_ANY, EITHER, 0x7, FOLD_FORM, 0, 0},
     {256, 384, 0, K_ANY, PLAIN, 0xf, SHARE_FORM, 1, 1},
-    {256, 384, 8192, K_ANY, PDL, 0x38, SHARE_FORM, 0, 1},
-    {256, 384, 8192, K_ANY, EITHER, 0x18, STREAM_FORM, 3, 2},
-    {256, 384, 8192, K_ANY, EITHER, 0x20, STREAM_FORM, 1, 3},
+    {256, 384, 7169, K_ANY, PDL, 0x38, SHARE_FORM, 0, 1},
+    {256, 384, 7169, K_ANY, EITHER, 0x18, STREAM_FORM, 3, 2},
+    {256, 384, 7169, K_ANY, EITHER, 0x20, STREAM_FORM, 1, 3},
     {512, 1024, 0, K_ANY, EITHER, 0xf, SHARE_FORM, 1, 2},
     {512, 1024, 0, K_ANY, EITHER, 0xf, SHARE_FORM, 0, 2},
     {1024, 1280, 0, K_ANY, EITHER, 0x18, SHARE_FORM, 0, 2},
