@@ -419,10 +419,15 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 32, 1280, 2056, 0, 8, 0, 19, 0);
   check_set(ctx, &s, generic, 6);
   free_set(&s);
-  /* at 256 x K from K = 8192: x in registers over one row block (M <= 8), then the stream kernel
+  /* at 256 x K past K = 7168: x in registers over one row block (M <= 8), then the stream kernel
    * on two stages of 3 sub-chunks (M = 9-32) and on three of 1 (M = 33-48) */
   const int64_t narrow[] = {1, 8, 9, 16, 17, 32, 33};
   make_set(&s, 48, 256, 12296, 8, 0, 8, 24, 0);
+  check_set(ctx, &s, narrow, 7);
+  free_set(&s);
+  /* the same entries just past K = 7168 at an N between 256 and 384 (x in registers to
+   * M = 16 there) */
+  make_set(&s, 48, 320, 7688, 0, 8, 8, 25, 0);
   check_set(ctx, &s, narrow, 7);
   free_set(&s);
 
@@ -721,7 +726,7 @@ static void test_pdl(void) {
     check_set(ctx, &s, ms, past[i][0] > 8 ? 5 : 4);
     free_set(&s);
   }
-  /* at N = 256-384 from K = 8192: x's rows over one row block (M = 9-33 at 384 x 12296), the
+  /* at N = 256-384 past K = 7168: x's rows over one row block (M = 9-33 at 384 x 12296), the
    * stream kernel on three stages of 1 sub-chunk (M = 48) */
   const int64_t narrow[] = {1, 9, 16, 17, 33};
   make_set(&s, 48, 384, 12296, 0, 8, 8, 64, 0);
