@@ -132,8 +132,12 @@ enum {
  * K = 7680, still under the rule "narrow weights", smallm took 0.81-0.89 plainly and 0.93-1.02
  * under PDL at M = 40-64 (1.04-1.46 and 1.43-2.00 at M <= 32), so the boxes start past
  * K = 7168 (DSV4's routers, tuned, stay under that rule); at 128x8192 smallm took 1.26-1.58
- * plainly and 1.62-2.06 under PDL at M <= 32, 0.84-0.87 and 0.98-1.01 at M = 40-64
- * (K = 10240-12288 at N < 256 not measured). */
+ * plainly and 1.62-2.06 under PDL at M <= 32, 0.84-0.87 and 0.98-1.01 at M = 40-64. With the
+ * generic table's entries at N = 128-255 from K = 8192 (x's rows over one row block at
+ * M = 17-48; tune against the bench's cuBLAS): plainly 1.21-1.37 at M = 24 to K = 10240, 1.09-1.15
+ * at 12288 (M = 25-32 not tuned; M = 9-16 1.11-1.29 with the chooser's kernel), 0.90-1.16 at
+ * M = 40; under PDL 1.22-1.99 at M = 24-40 to K = 12288. At N = 256-384, K = 4097-7168 the
+ * rule "narrow weights" gives smallm, whose entries there are new too (smallm-config.c). */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
@@ -155,8 +159,12 @@ static const rule rules[] = {
      "M <= 16 under PDL, N <= 384, K > 7168: smallm faster (H100)"},
     {"sm_90", 8, 0, 384, 7169, ANY, SMS_132, ANY_LAUNCH, "smallm",
      "M <= 8, N <= 384, K > 7168: smallm faster (H100)"},
-    {"sm_90", 32, 128, 255, 7169, 8192, SMS_132, ANY_LAUNCH, "smallm",
-     "M <= 32, N = 128-255, K = 7169-8192: smallm faster (H100)"},
+    {"sm_90", 48, 128, 255, 8192, 12288, SMS_132, PDL_ONLY, "smallm",
+     "M <= 48 under PDL, N = 128-255, K = 8192-12288: smallm faster (H100)"},
+    {"sm_90", 32, 128, 255, 7169, 10240, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 32, N = 128-255, K = 7169-10240: smallm faster (H100)"},
+    {"sm_90", 16, 128, 255, 10241, 12288, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 16, N = 128-255, K = 10241-12288: smallm faster (H100)"},
     {"sm_90", 48, 256, 384, 7169, 12288, SMS_132, ANY_LAUNCH, "smallm",
      "M <= 48, N = 256-384, K = 7169-12288: smallm faster (H100)"},
     {"sm_90", 32, 256, 384, 12289, ANY, SMS_132, ANY_LAUNCH, "smallm",

@@ -430,6 +430,15 @@ static void test_shapes(bf16fp32_context *ctx) {
   make_set(&s, 48, 320, 7688, 0, 8, 8, 25, 0);
   check_set(ctx, &s, narrow, 7);
   free_set(&s);
+  /* the stream kernel on three stages of 1 at M = 33-64 for K = 4097-7168, and x's rows over
+   * one row block at N = 128-255, M = 17-48 from K = 8192 */
+  const int64_t past4096[] = {1, 16, 32, 33, 49};
+  make_set(&s, 64, 320, 5128, 8, 0, 8, 26, 0);
+  check_set(ctx, &s, past4096, 5);
+  free_set(&s);
+  make_set(&s, 48, 192, 10248, 0, 8, 8, 27, 0);
+  check_set(ctx, &s, narrow, 7);
+  free_set(&s);
 
   /* the tails (and the stream kernel where M <= 16; the share kernel's: test_share_only) */
   for (int i = 0; i < 4; i++) {
@@ -731,6 +740,11 @@ static void test_pdl(void) {
   const int64_t narrow[] = {1, 9, 16, 17, 33};
   make_set(&s, 48, 384, 12296, 0, 8, 8, 64, 0);
   check_set(ctx, &s, narrow, 5);
+  free_set(&s);
+  /* x's rows over one row block at M = 33-64 for K = 4097-7168 */
+  const int64_t past4096[] = {1, 16, 32, 33, 49};
+  make_set(&s, 64, 320, 5128, 8, 8, 0, 65, 0);
+  check_set(ctx, &s, past4096, 5);
   free_set(&s);
   bf16fp32_destroy(ctx);
 }

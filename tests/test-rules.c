@@ -232,8 +232,9 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 4096, 8192);
   expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 4096, 8192);
   /* narrow weights past K = 7168 (132 SMs): M <= 16 under PDL and M <= 8 at N <= 384; M <= 48
-   * at N = 256-384 to K = 12288, M <= 32 past it; M <= 32 at N = 128-255 to K = 8192; cuBLAS
-   * elsewhere at M <= 64; K <= 7168 and other SM counts as the rule "narrow weights" has them */
+   * at N = 256-384 to K = 12288, M <= 32 past it; at N = 128-255 M <= 48 under PDL from
+   * K = 8192 to 12288, M <= 32 to K = 10240 and M <= 16 to 12288; cuBLAS elsewhere at M <= 64;
+   * K <= 7168 and other SM counts as the rule "narrow weights" has them */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 128, 16384);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 17, 128, 16384);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 9, 128, 16384);
@@ -255,7 +256,18 @@ int main(void) {
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 128, 8192);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 255, 7176);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 128, 8192);
-  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 128, 8200);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 128, 8200);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 192, 10240);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 192, 10248);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 192, 12288);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 17, 192, 12288);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 128, 12296);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 128, 12288);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 192, 8192);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 49, 128, 12288);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 48, 128, 12296);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 48, 128, 8184);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 48, 112, 8192);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 120, 8192);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 64, 128, 7168);
   expect_rule("smallm", "sm_90", 114, PLAIN, dev, 64, 384, 8192);

@@ -606,7 +606,14 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
  * 16384; under PDL 1.04-1.09x at 12288, 0.96-0.99x at 16384). The rules give cuBLAS at M = 49-64
  * and at M = 33-48 past K = 12288 there (rules.c). Session 94: at K = 7680 the chooser's kernel
  * took 0.81-0.89x cuBLAS's speed plainly at M = 40-64 (as at K = 8192 before the entries), so the
- * entries start past K = 7168 (DSV4's 256x7168 and 384x7168 keep their tables' entries).
+ * entries start past K = 7168 (DSV4's 256x7168 and 384x7168 keep their tables' entries). tune
+ * there (H100, each form against the bench's cuBLAS): at N = 256-384, K = 4608-6656, M = 40-56
+ * the chooser's kernel took 0.82-1.06x plainly and 0.93-1.26x under PDL, the stream kernel on
+ * three stages of 1 sub-chunk 1.08-1.28x plainly and x's rows over one row block 1.26-1.65x under
+ * PDL (the forms DSV4's 256x7168 and 384x7168 have there); at N = 128-192, K = 8192-12288 x's
+ * rows over one row block took 1.09-1.37x plainly at M = 24 and 1.22-1.99x under PDL at M = 24-40
+ * (the chooser's 0.89-1.27x and 0.71-1.68x), the stream kernel on 3 x 2 stages 1.12-1.22x under
+ * PDL at M = 40, K = 12288, where x's rows do not fit past M = 40.
  * a, b: the share kernel's x in registers and row blocks, the stream kernel's stage sub-chunks and
  * stages. */
 enum { SHARE_FORM, FOLD_FORM, STREAM_FORM };
@@ -619,6 +626,10 @@ static const struct {
     {256, 384, 7169, K_ANY, PDL, 0x38, SHARE_FORM, 0, 1},
     {256, 384, 7169, K_ANY, EITHER, 0x18, STREAM_FORM, 3, 2},
     {256, 384, 7169, K_ANY, EITHER, 0x20, STREAM_FORM, 1, 3},
+    {256, 384, 4097, 7168, PDL, 0x60, SHARE_FORM, 0, 1},
+    {256, 384, 4097, 7168, EITHER, 0x60, STREAM_FORM, 1, 3},
+    {128, 255, 8192, 12288, EITHER, 0x30, SHARE_FORM, 0, 1},
+    {128, 255, 8192, 12288, EITHER, 0x30, STREAM_FORM, 3, 2},
     {512, 1024, 0, K_ANY, EITHER, 0xf, SHARE_FORM, 1, 2},
     {512, 1024, 0, K_ANY, EITHER, 0xf, SHARE_FORM, 0, 2},
     {1024, 1280, 0, K_ANY, EITHER, 0x18, SHARE_FORM, 0, 2},
