@@ -12,6 +12,11 @@
 # steptune (only when named): `tune --decode-step` for both models, under PDL and plainly, into
 # $out/tune-step-h200-dsv4-<model>.tsv, then the decode step with each file against the shipped
 # table at STEP_BATCH (default 1,16,48,64,128,256), two interleaved rounds;
+# grid (only when named): each suite of GRID_SUITES (names of shapes/*.txt; default
+# narrow-weights), smallm and auto plainly and under PDL into $out/grid-<suite>-pdl<0|1>.csv and
+# their tables (tools/grid-table.py) into $out/grid-<suite>.txt; gridtune (only when named): `tune`
+# of the same suites at GRID_TUNE_M (default 24,40,56), both launch kinds, each form against the
+# grid's cuBLAS (tools/tune-vs-bench.py; run grid first) into $out/gridtune-<suite>-pdl<0|1>.txt;
 # and bigtile (only when named): the M > 64 probe, bench/bigtile.cu, one run per variant set in
 # BIGTILE_SETS (default --pull --prod --rows --pairs; the others, such as --place and --sum, are
 # listed in the probe's header), on BIGTILE_SHAPES (N K M ...; default: its own list).
@@ -65,6 +70,35 @@ if want cells; then
   echo "cells plain bench exit $?"
   python3 tools/targets-table.py "$out/cells-plain.csv" "$out/bench-pdl.csv" >"$out/cells.md"
   tail -1 "$out/cells.md"
+fi
+if want grid; then
+  step grid
+  for suite in ${GRID_SUITES:-narrow-weights}; do
+    for pdl in 0 1; do
+      BF16FP32_PDL=$pdl BF16FP32_TUNE_FILE= $bin bench --suite "shapes/$suite.txt" \
+        --backends auto,smallm --csv "$out/grid-$suite-pdl$pdl.csv" >/dev/null 2>>"$out/bench.err"
+      echo "grid $suite pdl=$pdl exit $?"
+      for be in auto smallm; do
+        echo "-- $suite, pdl=$pdl, $be (cuBLAS / $be)"
+        python3 tools/grid-table.py "$out/grid-$suite-pdl$pdl.csv" $be
+      done >>"$out/grid-$suite.txt"
+    done
+    grep -E "^(--|geo)" "$out/grid-$suite.txt"
+  done
+fi
+if want gridtune; then
+  step gridtune
+  for suite in ${GRID_SUITES:-narrow-weights}; do
+    for pdl in 0 1; do
+      # tune's own file, so that no tuning file of the machine changes
+      BF16FP32_PDL=$pdl BF16FP32_TUNE_FILE= $bin tune --suite "shapes/$suite.txt" \
+        --m "${GRID_TUNE_M:-24,40,56}" --out "$out/gridtune-$suite.tsv" \
+        >"$out/gridtune-$suite-pdl$pdl.log" 2>&1
+      echo "gridtune $suite pdl=$pdl exit $?"
+      python3 tools/tune-vs-bench.py "$out/gridtune-$suite-pdl$pdl.log" \
+        "$out/grid-$suite-pdl$pdl.csv" >"$out/gridtune-$suite-pdl$pdl.txt"
+    done
+  done
 fi
 if want decode; then
   step decode
