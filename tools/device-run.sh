@@ -30,12 +30,14 @@ bin=$build/bf16fp32
 want() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 step() { echo "=== $* ($(date +%T))"; }
 rules_only() { BF16FP32_TUNE_FILE= BF16FP32_TUNE_BUILTIN=0 "$@"; }
-# smallm and auto (shipped table) at the 81 cells' M into CSV $1, the text into $2: the pdl and
-# cells parts' bench, one under BF16FP32_PDL=1, one plainly
+# smallm and auto (shipped table) into CSV $1, the text into $2, with bench options $3...: the
+# pdl, cells and grid parts' bench, under BF16FP32_PDL=1 and plainly
 smallm_bench() {
-  BF16FP32_TUNE_FILE= $bin bench --backends auto,smallm --m 1,2,4,8,16,32,64,128,256 \
-    --csv "$1" >"$2" 2>>"$out/bench.err"
+  local csv=$1 text=$2
+  shift 2
+  BF16FP32_TUNE_FILE= $bin bench --backends auto,smallm "$@" --csv "$csv" >"$text" 2>>"$out/bench.err"
 }
+cells_m=1,2,4,8,16,32,64,128,256 # the 81 cells' M
 
 if want build; then
   step build
@@ -61,12 +63,12 @@ if want bench; then
 fi
 if want pdl || want cells; then
   step pdl
-  BF16FP32_PDL=1 smallm_bench "$out/bench-pdl.csv" "$out/bench-pdl.txt"
+  BF16FP32_PDL=1 smallm_bench "$out/bench-pdl.csv" "$out/bench-pdl.txt" --m $cells_m
   echo "pdl bench exit $?"
 fi
 if want cells; then
   step cells
-  smallm_bench "$out/cells-plain.csv" /dev/null
+  smallm_bench "$out/cells-plain.csv" /dev/null --m $cells_m
   echo "cells plain bench exit $?"
   python3 tools/targets-table.py "$out/cells-plain.csv" "$out/bench-pdl.csv" >"$out/cells.md"
   tail -1 "$out/cells.md"
@@ -75,8 +77,8 @@ if want grid; then
   step grid
   for suite in ${GRID_SUITES:-narrow-weights}; do
     for pdl in 0 1; do
-      BF16FP32_PDL=$pdl BF16FP32_TUNE_FILE= $bin bench --suite "shapes/$suite.txt" \
-        --backends auto,smallm --csv "$out/grid-$suite-pdl$pdl.csv" >/dev/null 2>>"$out/bench.err"
+      BF16FP32_PDL=$pdl smallm_bench "$out/grid-$suite-pdl$pdl.csv" /dev/null \
+        --suite "shapes/$suite.txt"
       echo "grid $suite pdl=$pdl exit $?"
       for be in auto smallm; do
         echo "-- $suite, pdl=$pdl, $be (cuBLAS / $be)"
