@@ -121,6 +121,15 @@ static void check_set(bf16fp32_context *ctx, set *s, const int64_t *ms, int coun
   free(out);
 }
 
+/* check_set on a fresh set of random operands (no NaN or Inf), freed after. */
+static void check_shape(bf16fp32_context *ctx, int64_t mmax, int64_t n, int64_t k, int64_t px,
+                        int64_t pw, int64_t po, uint64_t seed, const int64_t *ms, int count) {
+  set s;
+  make_set(&s, mmax, n, k, px, pw, po, seed, 0);
+  check_set(ctx, &s, ms, count);
+  free_set(&s);
+}
+
 /* A kernel the API may not choose for this shape, launched directly (plain or under PDL) after
  * check_set: `to` switches the chosen configuration to it (args: its parameters; it returns 1
  * where that configuration does not fit the device, and the case is skipped). Within the oracle
@@ -413,32 +422,20 @@ static void test_shapes(bf16fp32_context *ctx) {
    * at 1280 x K the decode kernel (M <= 8) and x's rows over two row blocks (9-32); K ending
    * inside a sub-chunk, padded rows; every M's rows the bits of M = 32's */
   const int64_t generic[] = {1, 5, 8, 9, 16, 24};
-  make_set(&s, 32, 896, 1544, 8, 0, 8, 17, 0);
-  check_set(ctx, &s, generic, 6);
-  free_set(&s);
-  make_set(&s, 32, 1280, 2056, 0, 8, 0, 19, 0);
-  check_set(ctx, &s, generic, 6);
-  free_set(&s);
+  check_shape(ctx, 32, 896, 1544, 8, 0, 8, 17, generic, 6);
+  check_shape(ctx, 32, 1280, 2056, 0, 8, 0, 19, generic, 6);
   /* at 256 x K past K = 7168: x in registers over one row block (M <= 8), then the stream kernel
    * on two stages of 3 sub-chunks (M = 9-32) and on three of 1 (M = 33-48) */
   const int64_t narrow[] = {1, 8, 9, 16, 17, 32, 33};
-  make_set(&s, 48, 256, 12296, 8, 0, 8, 24, 0);
-  check_set(ctx, &s, narrow, 7);
-  free_set(&s);
+  check_shape(ctx, 48, 256, 12296, 8, 0, 8, 24, narrow, 7);
   /* the same entries just past K = 7168 at an N between 256 and 384 (x in registers to
    * M = 16 there) */
-  make_set(&s, 48, 320, 7688, 0, 8, 8, 25, 0);
-  check_set(ctx, &s, narrow, 7);
-  free_set(&s);
+  check_shape(ctx, 48, 320, 7688, 0, 8, 8, 25, narrow, 7);
   /* the stream kernel on three stages of 1 at M = 33-64 for K = 4097-7168, and x's rows over
    * one row block at N = 128-255, M = 17-48 from K = 8192 */
   const int64_t past4096[] = {1, 16, 32, 33, 49};
-  make_set(&s, 64, 320, 5128, 8, 0, 8, 26, 0);
-  check_set(ctx, &s, past4096, 5);
-  free_set(&s);
-  make_set(&s, 48, 192, 10248, 0, 8, 8, 27, 0);
-  check_set(ctx, &s, narrow, 7);
-  free_set(&s);
+  check_shape(ctx, 64, 320, 5128, 8, 0, 8, 26, past4096, 5);
+  check_shape(ctx, 48, 192, 10248, 0, 8, 8, 27, narrow, 7);
 
   /* the tails (and the stream kernel where M <= 16; the share kernel's: test_share_only) */
   for (int i = 0; i < 4; i++) {
@@ -730,22 +727,16 @@ static void test_pdl(void) {
    * ending inside a sub-chunk, padded rows; every M's rows the bits of the largest M's */
   const int64_t past[][3] = {{16, 5120, 1032}, {16, 6144, 2056}, {8, 6144, 4104}, {16, 512, 16392}};
   const int64_t ms[] = {1, 4, 5, 8, 9};
-  for (int i = 0; i < 4; i++) {
-    make_set(&s, past[i][0], past[i][1], past[i][2], 8, 16, 8, 60 + (uint64_t)i, 0);
-    check_set(ctx, &s, ms, past[i][0] > 8 ? 5 : 4);
-    free_set(&s);
-  }
+  for (int i = 0; i < 4; i++)
+    check_shape(ctx, past[i][0], past[i][1], past[i][2], 8, 16, 8, 60 + (uint64_t)i, ms,
+                past[i][0] > 8 ? 5 : 4);
   /* at N = 256-384 past K = 7168: x's rows over one row block (M = 9-33 at 384 x 12296), the
    * stream kernel on three stages of 1 sub-chunk (M = 48) */
   const int64_t narrow[] = {1, 9, 16, 17, 33};
-  make_set(&s, 48, 384, 12296, 0, 8, 8, 64, 0);
-  check_set(ctx, &s, narrow, 5);
-  free_set(&s);
+  check_shape(ctx, 48, 384, 12296, 0, 8, 8, 64, narrow, 5);
   /* x's rows over one row block at M = 33-64 for K = 4097-7168 */
   const int64_t past4096[] = {1, 16, 32, 33, 49};
-  make_set(&s, 64, 320, 5128, 8, 8, 0, 65, 0);
-  check_set(ctx, &s, past4096, 5);
-  free_set(&s);
+  check_shape(ctx, 64, 320, 5128, 8, 8, 0, 65, past4096, 5);
   bf16fp32_destroy(ctx);
 }
 
