@@ -436,6 +436,14 @@ static void test_shapes(bf16fp32_context *ctx) {
   const int64_t past4096[] = {1, 16, 32, 33, 49};
   check_shape(ctx, 64, 320, 5128, 8, 0, 8, 26, past4096, 5);
   check_shape(ctx, 48, 192, 10248, 0, 8, 8, 27, narrow, 7);
+  /* x's rows over one row block at N = 128-255, M = 49-64 just past K = 7168 and at N = 256-384,
+   * M = 33-64 for K = 2048-4096; the stream kernel on three stages of 3 sub-chunks (M = 17-24) and
+   * two (M = 25-32) past K = 12288 at N = 128-255 */
+  const int64_t edges[] = {1, 17, 33, 49};
+  check_shape(ctx, 64, 192, 7688, 8, 0, 8, 28, edges, 4);
+  check_shape(ctx, 64, 320, 3080, 0, 8, 0, 29, edges, 4);
+  const int64_t past12288[] = {1, 16, 17, 24};
+  check_shape(ctx, 32, 128, 14344, 8, 0, 8, 30, past12288, 4);
 
   /* the tails (and the stream kernel where M <= 16; the share kernel's: test_share_only) */
   for (int i = 0; i < 4; i++) {
@@ -737,6 +745,13 @@ static void test_pdl(void) {
   /* x's rows over one row block at M = 33-64 for K = 4097-7168 */
   const int64_t past4096[] = {1, 16, 32, 33, 49};
   check_shape(ctx, 64, 320, 5128, 8, 8, 0, 65, past4096, 5);
+  /* x's rows over two row blocks at N = 320-384, M = 17-32 for K = 4097-7168; at N = 128-255 x's
+   * rows over one row block to M = 48 and the stream kernel on four stages of 1 at M = 49-64 for
+   * K = 8193-10240, x's rows over one row block at M = 17-24 past K = 12288 */
+  const int64_t past16[] = {1, 16, 17, 24};
+  check_shape(ctx, 32, 384, 4104, 0, 8, 8, 66, past16, 4);
+  check_shape(ctx, 32, 128, 14344, 8, 0, 8, 67, past16, 4);
+  check_shape(ctx, 64, 128, 9224, 8, 8, 0, 68, past4096, 5);
   bf16fp32_destroy(ctx);
 }
 

@@ -232,13 +232,18 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 4096, 8192);
   expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 4096, 8192);
   /* narrow weights past K = 7168 (132 SMs): M <= 16 under PDL and M <= 8 at N <= 384; M <= 48
-   * at N = 256-384 to K = 12288, M <= 32 past it; at N = 128-255 M <= 48 under PDL from
-   * K = 8192 to 12288, M <= 32 to K = 10240 and M <= 16 to 12288; cuBLAS elsewhere at M <= 64;
-   * K <= 7168 and other SM counts as the rule "narrow weights" has them */
+   * at N = 256-384 to K = 12288, M <= 32 past it; at N = 128-255 M <= 64 to K = 8192, under PDL
+   * to 10240, M <= 48 under PDL to 12288, M <= 32 to K = 10240 and under PDL past 12288, M <= 16
+   * to 12288 and M = 17-32 plainly past 10240 (M <= 8 plainly to K = 14336 only); cuBLAS
+   * elsewhere at M <= 64; K <= 7168 and other SM counts as the rule "narrow weights" has them */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 128, 16384);
-  expect_rule("cublas", "sm_90", 132, PDL, dev, 17, 128, 16384);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 32, 128, 16384);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 33, 128, 16384);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 9, 128, 16384);
-  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 128, 16384);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 128, 16384);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 128, 14336);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 255, 14344);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 256, 16384);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 48, 256, 8192);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 384, 12288);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 49, 256, 8192);
@@ -246,7 +251,10 @@ int main(void) {
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 384, 12296);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 32, 256, 40960);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 256, 40960);
-  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 48, 240, 8192);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 64, 240, 8192);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 240, 8200);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 64, 128, 10240);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 49, 128, 10248);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 64, 384, 8192);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 64, 384, 8184);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 64, 320, 7168);
@@ -255,18 +263,19 @@ int main(void) {
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 9, 384, 7176);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 128, 8192);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 255, 7176);
-  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 128, 8192);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 33, 128, 8192);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 128, 8200);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 192, 10240);
-  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 192, 10248);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 192, 10248);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 192, 10248);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 192, 12288);
-  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 17, 192, 12288);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 17, 192, 12288);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 128, 12296);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 128, 12288);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 192, 8192);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 49, 128, 12288);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 48, 128, 12296);
-  expect_rule("cublas", "sm_90", 132, PDL, dev, 48, 128, 8184);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 128, 8184);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 48, 112, 8192);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 120, 8192);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 64, 128, 7168);
@@ -275,10 +284,11 @@ int main(void) {
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 128, 8192);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 128, 8192);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 128, 40960);
-  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 128, 40960);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 128, 40960);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 16, 400, 16384);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 48, 400, 12288);
-  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 240, 16384);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 240, 16384);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 240, 16384);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 400, 16384);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 400, 8192);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 8, 16384);
