@@ -241,6 +241,8 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PDL, dev, 33, 128, 16384);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 9, 128, 16384);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 128, 16384);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 1, 192, 16384);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 1, 192, 16384);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 128, 14336);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 255, 14344);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 256, 16384);
