@@ -137,7 +137,16 @@ enum {
  * M = 17-48; tune against the bench's cuBLAS): plainly 1.21-1.37 at M = 24 to K = 10240, 1.09-1.15
  * at 12288 (M = 25-32 not tuned; M = 9-16 1.11-1.29 with the chooser's kernel), 0.90-1.16 at
  * M = 40; under PDL 1.22-1.99 at M = 24-40 to K = 12288. At N = 256-384, K = 4097-7168 the
- * rule "narrow weights" gives smallm, whose entries there are new too (smallm-config.c). */
+ * rule "narrow weights" gives smallm, whose entries there are new too (smallm-config.c).
+ * Session 95 (H100), auto with those: plainly 1.03-1.27 at M = 40-64, K = 4608-6656 and
+ * 1.21-1.39 at M = 24, N = 128-192, K = 8192-10240; under PDL 1.20-1.64 and 1.23-1.97. At
+ * N = 128-192 the rules still gave cuBLAS where smallm's forms won in tune (against the bench's
+ * cuBLAS): at K = 7680, M = 40-64, x's rows over one row block 1.09-1.18 plainly and 1.36-1.55
+ * under PDL; under PDL at K = 10240, M = 56, 1 x 4 stages 1.18-1.21; past K = 12288 at M = 24
+ * plainly 3 x 3 stages 1.07-1.08 (K = 14336-16384) and under PDL x's rows 1.53-1.56 (14336), 3 x 3
+ * 1.26 (16384); at 12288, M = 24, x's rows 1.09-1.15 plainly (session 94). Plainly at M <= 8
+ * smallm took 1.05-1.06 at K = 14336 but 0.97-0.98 at 192x16384 (0.97-1.00 at 128x16384): cuBLAS
+ * there past K = 14336, ahead of the M <= 4 rule. */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},

@@ -613,7 +613,18 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
  * PDL (the forms DSV4's 256x7168 and 384x7168 have there); at N = 128-192, K = 8192-12288 x's
  * rows over one row block took 1.09-1.37x plainly at M = 24 and 1.22-1.99x under PDL at M = 24-40
  * (the chooser's 0.89-1.27x and 0.71-1.68x), the stream kernel on 3 x 2 stages 1.12-1.22x under
- * PDL at M = 40, K = 12288, where x's rows do not fit past M = 40.
+ * PDL at M = 40, K = 12288, where x's rows do not fit past M = 40. Session 95 (tune on an H100 SXM
+ * against the bench's cuBLAS, M = 24-64): at N = 256-384, K = 2048-4096 (DSV4's 256x4096 aside),
+ * M = 40-64, x's rows over one row block took 1.20-1.43x plainly and 1.46-1.81x under PDL, the
+ * chooser's kernel 1.08-1.28x and 1.34-1.62x; at K = 4097-7168, M = 24, x's rows over one row
+ * block 1.20-1.46x plainly (the chooser's 1.07-1.36x), under PDL over one 1.77-1.96x at N = 256
+ * and over two 1.79-2.01x at N = 384 (the chooser's 1.57-1.75x). At N = 128-192: at K = 7680 x's
+ * rows over one row block 1.34-1.41x plainly and 2.01-2.02x under PDL at M = 24, and fit to
+ * M = 64 there (1.09-1.18x and 1.36-1.55x at M = 40-64, where cuBLAS ran); under PDL at K = 10240,
+ * M = 56, 1 x 4 stages 1.18-1.21x; past K = 12288 at M = 24 3 x 3 stages 1.07-1.08x plainly
+ * (K = 14336-16384; three stages fit to M = 24, two to 32), under PDL x's rows 1.53-1.56x at
+ * 14336 and 3 x 3 1.26x at 16384. Past M = 32 there no form reached cuBLAS plainly (0.82-0.98x)
+ * and 0.94-1.04x under PDL.
  * a, b: the share kernel's x in registers and row blocks, the stream kernel's stage sub-chunks and
  * stages. */
 enum { SHARE_FORM, FOLD_FORM, STREAM_FORM };
