@@ -144,9 +144,10 @@ enum {
  * cuBLAS): at K = 7680, M = 40-64, x's rows over one row block 1.09-1.18 plainly and 1.36-1.55
  * under PDL; under PDL at K = 10240, M = 56, 1 x 4 stages 1.18-1.21; past K = 12288 at M = 24
  * plainly 3 x 3 stages 1.07-1.08 (K = 14336-16384) and under PDL x's rows 1.53-1.56 (14336), 3 x 3
- * 1.26 (16384); at 12288, M = 24, x's rows 1.09-1.15 plainly (session 94). Plainly at M <= 8
- * smallm took 1.05-1.06 at K = 14336 but 0.97-0.98 at 192x16384 (0.97-1.00 at 128x16384): cuBLAS
- * there past K = 14336, ahead of the M <= 4 rule. */
+ * 1.26 (16384); at 12288, M = 24, x's rows 1.09-1.15 plainly (session 94). Plainly past
+ * K = 12288 M = 25-32 takes 3 x 2 stages, not timed (1.04-1.05 at M = 24): cuBLAS there. Plainly
+ * at M <= 8 smallm took 1.05-1.06 at K = 14336 but 0.97-0.98 at 192x16384 (0.97-1.00 at
+ * 128x16384): cuBLAS there past K = 14336, ahead of the M <= 4 rule. */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
@@ -184,8 +185,10 @@ static const rule rules[] = {
      "M <= 32 under PDL, N = 128-255, K > 12288: smallm faster (H100)"},
     {"sm_90", 16, 128, 255, 12289, ANY, SMS_132, PLAIN_ONLY, "cublas",
      "M = 9-16, N = 128-255, K > 12288, plainly: cuBLAS as fast or faster (H100)"},
-    {"sm_90", 32, 128, 255, 10241, ANY, SMS_132, PLAIN_ONLY, "smallm",
-     "M = 17-32, N = 128-255, K > 10240, plainly: smallm faster (H100)"},
+    {"sm_90", 24, 128, 255, 12289, ANY, SMS_132, PLAIN_ONLY, "smallm",
+     "M = 17-24, N = 128-255, K > 12288, plainly: smallm faster (H100; M = 25-32 not measured)"},
+    {"sm_90", 32, 128, 255, 10241, 12288, SMS_132, PLAIN_ONLY, "smallm",
+     "M = 17-32, N = 128-255, K = 10241-12288, plainly: smallm faster (H100)"},
     {"sm_90", 48, 256, 384, 7169, 12288, SMS_132, ANY_LAUNCH, "smallm",
      "M <= 48, N = 256-384, K = 7169-12288: smallm faster (H100)"},
     {"sm_90", 32, 256, 384, 12289, ANY, SMS_132, ANY_LAUNCH, "smallm",
