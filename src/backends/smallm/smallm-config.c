@@ -618,7 +618,7 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
  * M = 40-64, x's rows over one row block took 1.20-1.43x plainly and 1.46-1.81x under PDL, the
  * chooser's kernel 1.08-1.28x and 1.34-1.62x; at K = 4097-7168, M = 24, x's rows over one row
  * block 1.20-1.46x plainly (the chooser's 1.07-1.36x), under PDL over one 1.77-1.96x at N = 256
- * and over two 1.79-2.01x at N = 384 (the chooser's 1.57-1.75x). At N = 128-192: at K = 7680 x's
+ * and over two 1.74-2.01x at N = 384 (the chooser's 1.38-1.75x). At N = 128-192: at K = 7680 x's
  * rows over one row block 1.34-1.41x plainly and 2.01-2.02x under PDL at M = 24, and fit to
  * M = 64 there (1.09-1.18x and 1.36-1.55x at M = 40-64, where cuBLAS ran); under PDL at K = 10240,
  * M = 56, 1 x 4 stages 1.18-1.21x; past K = 12288 at M = 24 3 x 3 stages 1.07-1.08x plainly
