@@ -147,7 +147,10 @@ enum {
  * 1.26 (16384); at 12288, M = 24, x's rows 1.09-1.15 plainly (session 94). Plainly past
  * K = 12288 M = 25-32 takes 3 x 2 stages, not timed (1.04-1.05 at M = 24): cuBLAS there. Plainly
  * at M <= 8 smallm took 1.05-1.06 at K = 14336 but 0.97-0.98 at 192x16384 (0.97-1.00 at
- * 128x16384): cuBLAS there past K = 14336, ahead of the M <= 4 rule. */
+ * 128x16384): cuBLAS there past K = 14336, ahead of the M <= 4 rule. Session 97 (H200, auto):
+ * at N = 256-384, K = 12288, M = 40-48 smallm took 0.88-1.02 plainly and 0.95-1.11 under PDL
+ * (the H100 1.01-1.09 and 1.05-1.25; smallm's times alike, cuBLAS's 7-12 % shorter on the H200),
+ * 0.99-1.07 and 1.10-1.27 at K = 10240: cuBLAS at M = 33-48 past K = 10240. */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
@@ -187,10 +190,10 @@ static const rule rules[] = {
      "M = 17-24, N = 128-255, K > 12288, plainly: smallm faster (H100; M = 25-32 not measured)"},
     {"sm_90", 32, 128, 255, 10241, 12288, SMS_132, PLAIN_ONLY, "smallm",
      "M = 9-32, N = 128-255, K = 10241-12288, plainly: smallm faster (H100)"},
-    {"sm_90", 48, 256, 384, 7169, 12288, SMS_132, ANY_LAUNCH, "smallm",
-     "M <= 48, N = 256-384, K = 7169-12288: smallm faster (H100)"},
-    {"sm_90", 32, 256, 384, 12289, ANY, SMS_132, ANY_LAUNCH, "smallm",
-     "M <= 32, N = 256-384, K > 12288: smallm faster (H100)"},
+    {"sm_90", 48, 256, 384, 7169, 10240, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 48, N = 256-384, K = 7169-10240: smallm faster (H100, H200)"},
+    {"sm_90", 32, 256, 384, 10241, ANY, SMS_132, ANY_LAUNCH, "smallm",
+     "M <= 32, N = 256-384, K > 10240: smallm faster (H100, H200)"},
     {"sm_90", 64, 0, 384, 7169, ANY, SMS_132, ANY_LAUNCH, "cublas",
      "M <= 64, N <= 384, K > 7168, past the boxes above: cuBLAS faster (H100)"},
     {"sm_90", 64, 0, 384, 0, ANY, ALL_SMS, ANY_LAUNCH, "smallm",

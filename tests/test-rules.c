@@ -232,7 +232,7 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 4096, 8192);
   expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 4096, 8192);
   /* narrow weights past K = 7168 (132 SMs): M <= 16 under PDL and M <= 8 at N <= 384; M <= 48
-   * at N = 256-384 to K = 12288, M <= 32 past it; at N = 128-255 M <= 64 to K = 8192, under PDL
+   * at N = 256-384 to K = 10240, M <= 32 past it; at N = 128-255 M <= 64 to K = 8192, under PDL
    * to 10240, M <= 48 under PDL to 12288, M <= 32 to K = 10240 and under PDL past 12288, M <= 16
    * to 12288, M = 17-32 plainly to 12288 and M = 17-24 past it (M <= 8 plainly to K = 14336
    * only); cuBLAS elsewhere at M <= 64; K <= 7168 and other SM counts as the rule "narrow
@@ -248,7 +248,10 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 8, 255, 14344);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 8, 256, 16384);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 48, 256, 8192);
-  expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 384, 12288);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 384, 10240);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 33, 384, 10248);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 48, 256, 12288);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 256, 10248);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 49, 256, 8192);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 33, 384, 12296);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 384, 12296);
