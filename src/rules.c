@@ -150,7 +150,9 @@ enum {
  * 128x16384): cuBLAS there past K = 14336, ahead of the M <= 4 rule. Session 97 (H200, auto):
  * at N = 256-384, K = 12288, M = 40-48 smallm took 0.88-1.02 plainly and 0.95-1.11 under PDL
  * (the H100 1.01-1.09 and 1.05-1.25; smallm's times alike, cuBLAS's 7-12 % shorter on the H200),
- * 0.99-1.07 and 1.10-1.27 at K = 10240: cuBLAS at M = 33-48 past K = 10240. */
+ * 0.99-1.07 and 1.10-1.27 at K = 10240: cuBLAS at M = 33-48 past K = 10240. Plainly at M = 32,
+ * N = 128-192 past K = 12288 smallm took 1.05-1.10 at K = 14336 (H200) and 1.06-1.08 (H100), but
+ * at K = 16384 0.96 at 128x16384 (H200) and 0.97-1.01 (H100): smallm at M = 25-32 to 14336. */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
@@ -187,7 +189,9 @@ static const rule rules[] = {
     {"sm_90", 16, 128, 255, 12289, ANY, SMS_132, PLAIN_ONLY, "cublas",
      "M = 9-16, N = 128-255, K > 12288, plainly: cuBLAS as fast or faster (H100)"},
     {"sm_90", 24, 128, 255, 12289, ANY, SMS_132, PLAIN_ONLY, "smallm",
-     "M = 17-24, N = 128-255, K > 12288, plainly: smallm faster (H100; M = 25-32 not measured)"},
+     "M = 17-24, N = 128-255, K > 12288, plainly: smallm faster (H100, H200)"},
+    {"sm_90", 32, 128, 255, 12289, 14336, SMS_132, PLAIN_ONLY, "smallm",
+     "M = 25-32, N = 128-255, K = 12289-14336, plainly: smallm faster (H100, H200)"},
     {"sm_90", 32, 128, 255, 10241, 12288, SMS_132, PLAIN_ONLY, "smallm",
      "M = 9-32, N = 128-255, K = 10241-12288, plainly: smallm faster (H100)"},
     {"sm_90", 48, 256, 384, 7169, 10240, SMS_132, ANY_LAUNCH, "smallm",

@@ -234,7 +234,7 @@ int main(void) {
   /* narrow weights past K = 7168 (132 SMs): M <= 16 under PDL and M <= 8 at N <= 384; M <= 48
    * at N = 256-384 to K = 10240, M <= 32 past it; at N = 128-255 M <= 64 to K = 8192, under PDL
    * to 10240, M <= 48 under PDL to 12288, M <= 32 to K = 10240 and under PDL past 12288, M <= 16
-   * to 12288, M = 17-32 plainly to 12288 and M = 17-24 past it (M <= 8 plainly to K = 14336
+   * to 12288, M = 17-32 plainly to 14336 and M = 17-24 past it (M <= 8 plainly to K = 14336
    * only); cuBLAS elsewhere at M <= 64; K <= 7168 and other SM counts as the rule "narrow
    * weights" has them */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 128, 16384);
@@ -295,6 +295,9 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 48, 400, 12288);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 24, 240, 16384);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 25, 240, 16384);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 192, 14336);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 192, 14344);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 128, 14336);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 32, 240, 12288);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 240, 12288);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 32, 400, 16384);
