@@ -624,7 +624,10 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
  * M = 56, 1 x 4 stages 1.18-1.21x; past K = 12288 at M = 24 3 x 3 stages 1.07-1.08x plainly
  * (K = 14336-16384; three stages fit to M = 24, two to 32), under PDL x's rows 1.53-1.56x at
  * 14336 and 3 x 3 1.26x at 16384. Past M = 32 there no form reached cuBLAS plainly (0.82-0.98x)
- * and 0.94-1.04x under PDL.
+ * and 0.94-1.04x under PDL. Session 97 (tune on an H100 SXM, M = 32 and 64): under PDL at
+ * 384 x 7680-8192, M = 32 x's rows over two row blocks took 1.69-1.73x cuBLAS's speed, over one
+ * 1.42x (at N = 256 1.62-1.65x and 1.70-1.72x), so the two-row-block entry at N = 320-384 reaches
+ * K = 8192, the last K timed (they fit further: at M = 32 to K = 8704).
  * a, b: the share kernel's x in registers and row blocks, the stream kernel's stage sub-chunks and
  * stages. */
 enum { SHARE_FORM, FOLD_FORM, STREAM_FORM };
@@ -634,13 +637,13 @@ static const struct {
 } generic_132[] = {
     {896, 1024, 0, K_ANY, EITHER, 0x7, FOLD_FORM, 0, 0},
     {256, 384, 0, K_ANY, PLAIN, 0xf, SHARE_FORM, 1, 1},
+    {320, 384, 4097, 8192, PDL, 0x10, SHARE_FORM, 0, 2},
     {256, 384, 7169, K_ANY, PDL, 0x38, SHARE_FORM, 0, 1},
     {256, 384, 7169, K_ANY, EITHER, 0x18, STREAM_FORM, 3, 2},
     {256, 384, 7169, K_ANY, EITHER, 0x20, STREAM_FORM, 1, 3},
     {256, 384, 4097, 7168, PDL, 0x60, SHARE_FORM, 0, 1},
     {256, 384, 4097, 7168, EITHER, 0x60, STREAM_FORM, 1, 3},
     {256, 384, 2048, 4096, EITHER, 0x60, SHARE_FORM, 0, 1},
-    {320, 384, 4097, 7168, PDL, 0x10, SHARE_FORM, 0, 2},
     {256, 384, 4097, 7168, EITHER, 0x10, SHARE_FORM, 0, 1},
     {128, 255, 7169, 12288, EITHER, 0x30, SHARE_FORM, 0, 1},
     {128, 255, 7169, 10240, EITHER, 0x40, SHARE_FORM, 0, 1},
