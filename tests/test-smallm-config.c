@@ -858,8 +858,9 @@ static void test_generic(void) {
       {16, 320, 7176, 1, 132, 0, 1, 0, 1},  {16, 320, 7168, 1, 132, 0, 0, 0, 0},
       /* at N = 256-384 x's rows over one row block: under PDL at K = 4097-7168, M = 33-64, either
        * launch kind at K = 2048-4096, M = 33-64 and at K = 4097-7168, M = 17-32 (under PDL over
-       * two row blocks from N = 320, to K = 8192); at N = 128-255, K = 7169-12288, M = 17-48, at K = 7169-10240,
-       * M = 49-64 and under PDL past K = 12288, M = 17-32, either launch kind, where they fit */
+       * two row blocks from N = 320, to K = 8192); at N = 128-255, K = 7169-12288, M = 17-48, at
+       * K = 7169-10240, M = 49-64 and under PDL past K = 12288, M = 17-32, either launch kind,
+       * where they fit */
       {33, 256, 4104, 1, 132, 0, 1, 0, 1},  {64, 384, 7160, 1, 132, 0, 1, 0, 1},
       {33, 320, 4096, 1, 132, 0, 1, 0, 1},  {64, 384, 2048, 0, 132, 0, 1, 0, 1},
       {33, 256, 2040, 0, 132, 0, 0, 0, 0},  {32, 320, 4096, 0, 132, 0, 0, 0, 0},
