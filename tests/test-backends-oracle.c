@@ -3,6 +3,7 @@
  * offset by one element, M = 1, K = 1, K not a multiple of anything, NaN, Inf and subnormal
  * inputs. Outputs are poisoned first, padding columns must stay untouched; the inputs' padding
  * holds NaN, which a backend must not read. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,20 @@ static void test_check_can_fail(void) {
   CHECK(!bf16fp32__within_bound(INFINITY, -INFINITY, absdot, k));
   CHECK(!bf16fp32__within_bound((float)ref, INFINITY, absdot, k));
   CHECK(bf16fp32__within_bound(-INFINITY, -INFINITY, absdot, k));
+  /* An infinity is the fp32 answer only for a sum that may round to it, of the same sign. */
+  CHECK(!bf16fp32__within_bound(INFINITY, ref, absdot, k));
+  CHECK(bf16fp32__within_bound(INFINITY, (double)FLT_MAX, absdot, k));
+  CHECK(!bf16fp32__within_bound(-INFINITY, (double)FLT_MAX, absdot, k));
+  /* gamma's denominator, seen where k u is not small (k = 2^20: 6.7% instead of 6.25%). */
+  const int64_t big = (int64_t)1 << 20;
+  const double ku = (double)(big + 1) * 0x1p-24;
+  const double gamma = ku / (1.0 - ku) * absdot + (double)(big + 1) * FLT_MIN;
+  CHECK(fabs(bf16fp32__error_bound(big, absdot) - gamma) <= 1e-12 * gamma);
+  /* The term for flushed products and sums ((k + 1) FLT_MIN): all of the bound at absdot 0, and
+   * no more: an error of 1e-36 at k = 10 (85 FLT_MIN against 11) is outside it. */
+  CHECK(bf16fp32__error_bound(k, 0.0) == (double)(k + 1) * FLT_MIN);
+  CHECK(bf16fp32__within_bound(0.0f, 1e-40, 1e-40, 1));
+  CHECK(!bf16fp32__within_bound(2e-36f, 1e-36, 1e-36, 10));
   /* Through sup_check: a right answer passes, each planted fault is counted once. */
   enum { M = 3, N = 4, K = 64 };
   uint16_t x[M * K], w[N * K];
