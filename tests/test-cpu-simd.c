@@ -155,6 +155,9 @@ static void test_large(void *state) {
       {300, 30, 2048, 0, 0, 0}, {257, 9, 129, 2, 3, 4},  {129, 200, 4096, 0, 0, 0},
       {520, 48, 96, 1, 2, 3},   {16, 100, 2048, 0, 0, 0}, {5, 33, 4096, 0, 0, 1},
       {83, 100, 4100, 3, 5, 1}, /* first-pass x prefetch: rows not a multiple of 4, k tail */
+      /* k past 8160: an L2 block of w holds fewer than 24 rows (the blocking takes 24), in
+       * place and copied */
+      {20, 30, 8200, 0, 0, 0},  {40, 50, 8192, 0, 0, 0},
   };
   int copied_x = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
