@@ -158,6 +158,8 @@ static void test_large(void *state) {
       /* k past 8160: an L2 block of w holds fewer than 24 rows (the blocking takes 24), in
        * place and copied */
       {20, 30, 8200, 0, 0, 0},  {40, 50, 8192, 0, 0, 0},
+      /* AMX: panels in two k blocks, the sums of a half of 15 columns reloaded between them */
+      {40, 47, 2100, 0, 0, 0},
   };
   int copied_x = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
