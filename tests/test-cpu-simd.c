@@ -446,12 +446,66 @@ static void test_block_paths(bf16fp32__simd_block_fn block) {
   }
 }
 
+/* What a kernel reports, on which the redo of subnormals hangs: nonzero for a w row holding a
+ * bf16 subnormal (either sign, in the body or the k tail) on the levels whose instructions take
+ * them as zero, else zero; never for zeros or the smallest normals, which would send the whole
+ * share to the AVX2 kernel again. */
+static void test_reports(bf16fp32__simd_isa isa, bf16fp32__simd_block_fn block) {
+  enum { M = 5, N = 9, K = 77 };
+  static const uint16_t normals[] = {0x0000, 0x8000, 0x0080, 0x8080, 0x00ff, 0x80ff, 0x3f80};
+  static const uint16_t subnormals[] = {0x0001, 0x0040, 0x007f, 0x8001, 0x807f};
+  static const int64_t at[] = {0, 40, K - 1};
+  const int daz = isa == BF16FP32__ISA_AVX512BF16 || isa == BF16FP32__ISA_AMX;
+  uint16_t x[M * K], w[N * K];
+  float out[M * N];
+  sup_fill_bf16(x, M * K, 11);
+  for (int64_t i = 0; i < N * K; i++) w[i] = normals[i % (int64_t)(sizeof normals / 2)];
+  const bf16fp32__simd_args a = {x, w, out, M, N, K, K, K, N, 1};
+  EXPECT(block(&a, 0, M, 0, N, NULL) == 0, "%s: a report without a subnormal",
+         bf16fp32__simd_isa_name(isa));
+  for (size_t p = 0; p < sizeof at / sizeof at[0]; p++)
+    for (size_t s = 0; s < sizeof subnormals / 2; s++) {
+      uint16_t *e = &w[(int64_t)(p + s) % N * K + at[p]];
+      const uint16_t keep = *e;
+      *e = subnormals[s];
+      EXPECT((block(&a, 0, M, 0, N, NULL) != 0) == daz, "%s: subnormal %#x at k = %lld",
+             bf16fp32__simd_isa_name(isa), (unsigned)subnormals[s], (long long)at[p]);
+      *e = keep;
+    }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* The scan of x rows and of the w rows a kernel reported: a subnormal anywhere in k, through the
+ * vector body or the scalar tail, and nothing else (zeros are common in real data, and each row
+ * it names is computed again). */
+static void test_subnormal_scan(void) {
+  static const uint16_t normals[] = {0x0000, 0x8000, 0x0080, 0x8080, 0x00ff, 0x7f80, 0x7fc0};
+  static const uint16_t subnormals[] = {0x0001, 0x007f, 0x8001, 0x807f};
+  static const int64_t ks[] = {1, 16, 31, 32, 33, 64, 77};
+  uint16_t row[77];
+  for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c++) {
+    const int64_t k = ks[c];
+    for (int64_t i = 0; i < k; i++) row[i] = normals[i % (int64_t)(sizeof normals / 2)];
+    EXPECT(!bf16fp32__simd_subnormal_avx2(row, k), "k = %lld: found one in none", (long long)k);
+    for (int64_t i = 0; i < k; i++)
+      for (size_t s = 0; s < sizeof subnormals / 2; s++) {
+        const uint16_t keep = row[i];
+        row[i] = subnormals[s];
+        EXPECT(bf16fp32__simd_subnormal_avx2(row, k), "k = %lld: %#x at %lld missed",
+               (long long)k, (unsigned)subnormals[s], (long long)i);
+        row[i] = keep;
+      }
+  }
+}
+#endif
+
 /* Every case, on both states (1 and 3 threads), as they are set: a level and its kernel (block),
  * which is also called directly. */
 static void test_level(void *states[2], bf16fp32__simd_isa isa, bf16fp32__simd_block_fn block,
                        const char *kind) {
   const int before = testing_failures;
   test_block_paths(block);
+  test_reports(isa, block);
   for (int t = 0; t < 2; t++) {
     test_shapes(states[t], 1000 + 17 * (uint64_t)isa + (uint64_t)t);
     test_large(states[t]);
@@ -530,6 +584,9 @@ int main(void) {
     return testing_skip("test-cpu-simd", "no vector level of this build on this CPU");
   }
   test_cap(top);
+#if defined(__x86_64__) || defined(__i386__)
+  test_subnormal_scan();
+#endif
   static const int thread_counts[] = {1, 3};
   void *states[2];
   for (int t = 0; t < 2; t++) {
