@@ -499,6 +499,25 @@ static void test_subnormal_scan(void) {
 }
 #endif
 
+/* More threads asked for than cpu-simd uses (64, the size of a call's per-share arrays): the pool
+ * keeps to 64, and a call with columns for more shares than that is right. */
+static void test_thread_cap(void) {
+  bf16fp32__config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.device = -1;
+  cfg.cpu_threads = 100;
+  void *state = NULL;
+  char why[256] = "";
+  CHECK(be->probe(&cfg, &state, why, sizeof why) == BF16FP32_OK && state);
+  if (!state) return;
+  EXPECT(bf16fp32__cpu_simd_threads(state) <= 64, "%d threads", bf16fp32__cpu_simd_threads(state));
+  operands o;
+  CHECK(operands_make(&o, 1, 1100, 256, 0, 0, 0, 0, 77) == 0);
+  if (o.out) check_case(state, &o, "100 threads");
+  operands_free(&o);
+  be->reset(state);
+}
+
 /* Every case, on both states (1 and 3 threads), as they are set: a level and its kernel (block),
  * which is also called directly. */
 static void test_level(void *states[2], bf16fp32__simd_isa isa, bf16fp32__simd_block_fn block,
@@ -584,6 +603,7 @@ int main(void) {
     return testing_skip("test-cpu-simd", "no vector level of this build on this CPU");
   }
   test_cap(top);
+  test_thread_cap();
 #if defined(__x86_64__) || defined(__i386__)
   test_subnormal_scan();
 #endif
