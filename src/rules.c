@@ -149,7 +149,7 @@ enum {
  * at M <= 8 smallm took 1.05-1.06 at K = 14336 but 0.97-0.98 at 192x16384 (0.97-1.00 at
  * 128x16384): cuBLAS there past K = 14336, ahead of the M <= 4 rule. Session 97 (H200, auto):
  * at N = 256-384, K = 12288, M = 40-48 smallm took 0.88-1.02 plainly and 0.95-1.11 under PDL
- * (the H100 1.01-1.09 and 1.05-1.25; smallm's times alike, cuBLAS's 7-12 % shorter on the H200),
+ * (the H100 1.01-1.09 and 1.05-1.25; smallm's times alike, cuBLAS's 6-19 % shorter on the H200),
  * 0.99-1.07 and 1.10-1.27 at K = 10240: cuBLAS at M = 33-48 past K = 10240. Plainly at M = 32,
  * N = 128-192 past K = 12288 smallm took 1.05-1.10 at K = 14336 (H200) and 1.06-1.08 (H100), but
  * at K = 16384 0.96 at 128x16384 (H200) and 0.97-1.01 (H100): smallm at M = 25-32 to 14336. */
