@@ -190,10 +190,9 @@ static const rule rules[] = {
      "M = 9-16, N = 128-255, K > 12288, plainly: cuBLAS as fast or faster (H100)"},
     {"sm_90", 24, 128, 255, 12289, ANY, SMS_132, PLAIN_ONLY, "smallm",
      "M = 17-24, N = 128-255, K > 12288, plainly: smallm faster (H100, H200)"},
-    {"sm_90", 32, 128, 255, 12289, 14336, SMS_132, PLAIN_ONLY, "smallm",
-     "M = 25-32, N = 128-255, K = 12289-14336, plainly: smallm faster (H100, H200)"},
-    {"sm_90", 32, 128, 255, 10241, 12288, SMS_132, PLAIN_ONLY, "smallm",
-     "M = 9-32, N = 128-255, K = 10241-12288, plainly: smallm faster (H100)"},
+    {"sm_90", 32, 128, 255, 10241, 14336, SMS_132, PLAIN_ONLY, "smallm",
+     "M = 9-32, N = 128-255, K = 10241-14336, plainly (past K = 12288 M = 25-32, the rules above "
+     "having M <= 24): smallm faster (H100, H200)"},
     {"sm_90", 48, 256, 384, 7169, 10240, SMS_132, ANY_LAUNCH, "smallm",
      "M <= 48, N = 256-384, K = 7169-10240: smallm faster (H100, H200)"},
     {"sm_90", 32, 256, 384, 10241, ANY, SMS_132, ANY_LAUNCH, "smallm",
