@@ -152,7 +152,12 @@ enum {
  * (the H100 1.01-1.09 and 1.05-1.25; smallm's times alike, cuBLAS's 6-19 % shorter on the H200),
  * 0.99-1.07 and 1.10-1.27 at K = 10240: cuBLAS at M = 33-48 past K = 10240. Plainly at M = 32,
  * N = 128-192 past K = 12288 smallm took 1.05-1.10 at K = 14336 (H200) and 1.06-1.08 (H100), but
- * at K = 16384 0.96 at 128x16384 (H200) and 0.97-1.01 (H100): smallm at M = 25-32 to 14336. */
+ * at K = 16384 0.96 at 128x16384 (H200) and 0.97-1.01 (H100): smallm at M = 25-32 to 14336.
+ * Session 98 (H100, tune against the bench's cuBLAS, as in sessions 95 and 97): under PDL at
+ * N = 256-384, K = 7680-8192, M = 56-64, x's rows over one row block took 1.15-1.29 where
+ * cuBLAS ran (the chooser's kernel 0.93-1.01); cuBLAS took 7.00-7.84 us there on the H200
+ * (session 97), 7.03-8.41 on the H100, so x's rows' times on the H100 (5.45-6.93 us) would be
+ * 1.13-1.30x faster than cuBLAS on the H200 too: smallm at M = 49-64 under PDL to K = 8192. */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
@@ -195,6 +200,8 @@ static const rule rules[] = {
      "having M <= 24): smallm faster (H100, H200)"},
     {"sm_90", 48, 256, 384, 7169, 10240, SMS_132, ANY_LAUNCH, "smallm",
      "M <= 48, N = 256-384, K = 7169-10240: smallm faster (H100, H200)"},
+    {"sm_90", 64, 256, 384, 7169, 8192, SMS_132, PDL_ONLY, "smallm",
+     "M <= 64 under PDL, N = 256-384, K = 7169-8192: smallm faster (H100)"},
     {"sm_90", 32, 256, 384, 10241, ANY, SMS_132, ANY_LAUNCH, "smallm",
      "M <= 32, N = 256-384, K > 10240: smallm faster (H100, H200)"},
     {"sm_90", 64, 0, 384, 7169, ANY, SMS_132, ANY_LAUNCH, "cublas",

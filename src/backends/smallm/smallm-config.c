@@ -627,7 +627,10 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
  * and 0.94-1.04x under PDL. Session 97 (tune on an H100 SXM, M = 32 and 64): under PDL at
  * 384 x 7680-8192, M = 32 x's rows over two row blocks took 1.69-1.73x cuBLAS's speed, over one
  * 1.42x (at N = 256 1.62-1.65x and 1.70-1.72x), so the two-row-block entry at N = 320-384 reaches
- * K = 8192, the last K timed (they fit further: at M = 32 to K = 8704).
+ * K = 8192, the last K timed (they fit further: at M = 32 to K = 8704). Session 98 (the same
+ * tune at M = 56-64): under PDL at N = 256-384, K = 7680-8192 x's rows over one row block took
+ * 1.15-1.29x, the chooser's kernel 0.93-1.01x; the entry stops at K = 8192, the last K timed
+ * with it (at K = 10240 it does not fit at M = 56-64; at M = 64 it fits to K = 8704).
  * a, b: the share kernel's x in registers and row blocks, the stream kernel's stage sub-chunks and
  * stages. */
 enum { SHARE_FORM, FOLD_FORM, STREAM_FORM };
@@ -639,6 +642,7 @@ static const struct {
     {256, 384, 0, K_ANY, PLAIN, 0xf, SHARE_FORM, 1, 1},
     {320, 384, 4097, 8192, PDL, 0x10, SHARE_FORM, 0, 2},
     {256, 384, 7169, K_ANY, PDL, 0x38, SHARE_FORM, 0, 1},
+    {256, 384, 7169, 8192, PDL, 0x40, SHARE_FORM, 0, 1},
     {256, 384, 7169, K_ANY, EITHER, 0x18, STREAM_FORM, 3, 2},
     {256, 384, 7169, K_ANY, EITHER, 0x20, STREAM_FORM, 1, 3},
     {256, 384, 4097, 7168, PDL, 0x60, SHARE_FORM, 0, 1},
