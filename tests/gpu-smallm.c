@@ -747,12 +747,14 @@ static void test_pdl(void) {
   check_shape(ctx, 64, 320, 5128, 8, 8, 0, 65, past4096, 5);
   /* x's rows over two row blocks at N = 320-384, M = 17-32 for K = 4097-8192; at N = 128-255 x's
    * rows over one row block at M = 17-24 past K = 12288, and for K = 8193-10240 where they fit
-   * (to M = 56 at 128 x 9224), then the stream kernel on four stages of 1 (M = 64) */
+   * (to M = 56 at 128 x 9224), then the stream kernel on four stages of 1 (M = 64); at
+   * N = 256-384, K = 7169-8192 x's rows over one row block at M = 49-64 too (256 x 8184) */
   const int64_t past16[] = {1, 16, 17, 24};
   check_shape(ctx, 32, 384, 4104, 0, 8, 8, 66, past16, 4);
   check_shape(ctx, 32, 384, 8184, 8, 0, 8, 69, past16, 4);
   check_shape(ctx, 32, 128, 14344, 8, 0, 8, 67, past16, 4);
   check_shape(ctx, 64, 128, 9224, 8, 8, 0, 68, past4096, 5);
+  check_shape(ctx, 64, 256, 8184, 0, 8, 8, 70, past4096, 5);
   bf16fp32_destroy(ctx);
 }
 
