@@ -232,11 +232,11 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 4096, 8192);
   expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 4096, 8192);
   /* narrow weights past K = 7168 (132 SMs): M <= 16 under PDL and M <= 8 at N <= 384; M <= 48
-   * at N = 256-384 to K = 10240, M <= 32 past it, M <= 64 under PDL to K = 8192; at N = 128-255 M <= 64 to K = 8192, under PDL
-   * to 10240, M <= 48 under PDL to 12288, M <= 32 to K = 10240 and under PDL past 12288, M <= 16
-   * to 12288, M = 17-32 plainly to 14336 and M = 17-24 past it (M <= 8 plainly to K = 14336
-   * only); cuBLAS elsewhere at M <= 64; K <= 7168 and other SM counts as the rule "narrow
-   * weights" has them */
+   * at N = 256-384 to K = 10240, M <= 32 past it, M <= 64 under PDL to K = 8192; at N = 128-255
+   * M <= 64 to K = 8192, under PDL to 10240, M <= 48 under PDL to 12288, M <= 32 to K = 10240
+   * and under PDL past 12288, M <= 16 to 12288, M = 17-32 plainly to 14336 and M = 17-24 past it
+   * (M <= 8 plainly to K = 14336 only); cuBLAS elsewhere at M <= 64; K <= 7168 and other SM
+   * counts as the rule "narrow weights" has them */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 128, 16384);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 32, 128, 16384);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 33, 128, 16384);
