@@ -157,7 +157,14 @@ enum {
  * N = 256-384, K = 7680-8192, M = 56-64, x's rows over one row block took 1.15-1.29 where
  * cuBLAS ran (the chooser's kernel 0.93-1.01); cuBLAS took 7.00-7.84 us there on the H200
  * (session 97), 7.03-8.41 on the H100, so x's rows' times on the H100 (5.45-6.93 us) would be
- * 1.13-1.30x faster than cuBLAS on the H200 too: smallm at M = 49-64 under PDL to K = 8192. */
+ * 1.13-1.30x faster than cuBLAS on the H200 too: smallm at M = 49-64 under PDL to K = 8192.
+ * Session 99 (H100, at N = 128-192, K = 8192-14336, M = 24-64, two runs alike): plainly at
+ * K = 8704-9728, M = 33-56 smallm took 1.02-1.13 of cuBLAS's speed (x's rows over one row block;
+ * 0.77 at M = 64 from K = 9216, where they do not fit) and at K = 10240, M = 33-40 1.03-1.06
+ * (0.99-1.01 at M = 48); under PDL at K = 10752-12288, M = 56, the stream kernel on 3 x 2 stages
+ * 1.05-1.20 (tune against the bench's cuBLAS; smallm-config.c), where cuBLAS ran. At this N
+ * cuBLAS's times on the H200 (session 97, K = 8192-12288, M = 24-64) were the H100's within 3 %
+ * and smallm's 1-3 % shorter, so the same rules hold there. */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
@@ -187,8 +194,14 @@ static const rule rules[] = {
      "M <= 64 under PDL, N = 128-255, K = 8193-10240: smallm faster (H100)"},
     {"sm_90", 48, 128, 255, 8192, 12288, SMS_132, PDL_ONLY, "smallm",
      "M <= 48 under PDL, N = 128-255, K = 8192-12288: smallm faster (H100)"},
+    {"sm_90", 56, 128, 255, 10241, 12288, SMS_132, PDL_ONLY, "smallm",
+     "M <= 56 under PDL, N = 128-255, K = 10241-12288: smallm faster (H100)"},
     {"sm_90", 32, 128, 255, 7169, 10240, SMS_132, ANY_LAUNCH, "smallm",
      "M <= 32, N = 128-255, K = 7169-10240: smallm faster (H100)"},
+    {"sm_90", 56, 128, 255, 8193, 9728, SMS_132, PLAIN_ONLY, "smallm",
+     "M = 33-56, N = 128-255, K = 8193-9728, plainly: smallm faster (H100)"},
+    {"sm_90", 40, 128, 255, 9729, 10240, SMS_132, PLAIN_ONLY, "smallm",
+     "M = 33-40, N = 128-255, K = 9729-10240, plainly: smallm faster (H100)"},
     {"sm_90", 32, 128, 255, 12289, ANY, SMS_132, PDL_ONLY, "smallm",
      "M <= 32 under PDL, N = 128-255, K > 12288: smallm faster (H100)"},
     {"sm_90", 16, 128, 255, 12289, ANY, SMS_132, PLAIN_ONLY, "cublas",

@@ -233,10 +233,10 @@ int main(void) {
   expect_rule("cublas", "sm_90", 114, PDL, dev, 16, 4096, 8192);
   /* narrow weights past K = 7168 (132 SMs): M <= 16 under PDL and M <= 8 at N <= 384; M <= 48
    * at N = 256-384 to K = 10240, M <= 32 past it, M <= 64 under PDL to K = 8192; at N = 128-255
-   * M <= 64 to K = 8192, under PDL to 10240, M <= 48 under PDL to 12288, M <= 32 to K = 10240
-   * and under PDL past 12288, M <= 16 to 12288, M = 17-32 plainly to 14336 and M = 17-24 past it
-   * (M <= 8 plainly to K = 14336 only); cuBLAS elsewhere at M <= 64; K <= 7168 and other SM
-   * counts as the rule "narrow weights" has them */
+   * M <= 64 to K = 8192, under PDL to 10240, M <= 56 under PDL to 12288, M <= 56 plainly to 9728
+   * and M <= 40 to 10240, M <= 32 under PDL past 12288, M <= 16 to 12288, M = 17-32 plainly to
+   * 14336 and M = 17-24 past it (M <= 8 plainly to K = 14336 only); cuBLAS elsewhere at M <= 64;
+   * K <= 7168 and other SM counts as the rule "narrow weights" has them */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 128, 16384);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 32, 128, 16384);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 33, 128, 16384);
@@ -258,9 +258,19 @@ int main(void) {
   expect_rule("smallm", "sm_90", 132, PDL, dev, 32, 256, 40960);
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 256, 40960);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 64, 240, 8192);
-  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 33, 240, 8200);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 33, 240, 8200);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 56, 128, 9728);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 57, 192, 9728);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 41, 128, 9736);
+  expect_rule("smallm", "sm_90", 132, PLAIN, dev, 40, 192, 10240);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 49, 240, 10240);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 56, 256, 9728);
+  expect_rule("cublas", "sm_90", 132, PLAIN, dev, 56, 120, 9728);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 64, 128, 10240);
-  expect_rule("cublas", "sm_90", 132, PDL, dev, 49, 128, 10248);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 49, 128, 10248);
+  expect_rule("smallm", "sm_90", 132, PDL, dev, 56, 192, 12288);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 57, 128, 10248);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 49, 128, 12296);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 64, 384, 8192);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 49, 256, 7176);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 49, 256, 8200);
@@ -282,7 +292,7 @@ int main(void) {
   expect_rule("cublas", "sm_90", 132, PLAIN, dev, 16, 128, 12296);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 128, 12288);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 192, 8192);
-  expect_rule("cublas", "sm_90", 132, PDL, dev, 49, 128, 12288);
+  expect_rule("cublas", "sm_90", 132, PDL, dev, 57, 128, 12288);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 48, 128, 12296);
   expect_rule("smallm", "sm_90", 132, PDL, dev, 48, 128, 8184);
   expect_rule("cublas", "sm_90", 132, PDL, dev, 48, 112, 8192);

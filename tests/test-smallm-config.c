@@ -944,20 +944,25 @@ static void test_generic(void) {
                  /* 1 x 3 at M = 33-64 for K = 4097-7168 (plainly; under PDL x's rows, above);
                   * 3 x 2 at N = 128-255, K = 8192-12288, M = 17-48 where x's rows do not fit;
                   * there 3 x 3 (3 x 2 where three stages do not fit) past K = 12288 at M = 17-32,
-                  * 1 x 4 under PDL at K = 8193-10240, M = 49-64 */
+                  * 1 x 4 under PDL at K = 8193-10240, M = 49-64, then 3 x 2 from K = 9729 to 12288
+                  * at M = 49-59 (the partial sums after the rings) */
                  {33, 256, 4104, 0, 1, 3},  {64, 384, 7160, 0, 1, 3},  {64, 320, 4096, 0, 0, 0},
                  {32, 320, 4104, 0, 0, 0},  {49, 320, 7176, 0, 0, 0},  {41, 128, 12288, 1, 3, 2},
                  {44, 192, 12288, 0, 3, 2}, {40, 128, 12288, 0, 0, 0}, {41, 128, 12296, 0, 0, 0},
                  {24, 128, 14336, 0, 3, 3}, {24, 192, 16384, 1, 3, 3}, {32, 192, 16384, 1, 3, 2},
                  {17, 240, 12296, 0, 3, 3}, {16, 128, 14336, 0, 0, 0}, {56, 128, 10240, 1, 1, 4},
-                 {64, 192, 9216, 1, 1, 4},  {56, 128, 10248, 1, 0, 0}, {56, 128, 10240, 0, 0, 0}};
+                 {64, 192, 9216, 1, 1, 4},  {56, 128, 10248, 1, 3, 2},
+                 {56, 128, 10240, 0, 3, 2}, {59, 192, 12288, 1, 3, 2}, {49, 240, 12288, 0, 3, 2},
+                 {60, 128, 12288, 1, 0, 0}, {56, 128, 12296, 1, 0, 0}, {64, 128, 10248, 0, 0, 0},
+                 {56, 112, 12288, 1, 0, 0}, {56, 256, 12288, 0, 0, 0}};
   for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
     const int64_t m = streams[i].m, n = streams[i].n, k = streams[i].k;
     CHECK(bf16fp32__smallm_choose_for(m, n, k, H200_SMS, streams[i].pdl, H200_SMEM, &c) == 0);
     EXPECT(c.stream == (streams[i].subs != 0) &&
                (!c.stream || (c.stream_subs == streams[i].subs &&
                               c.stream_stages == streams[i].stages && c.stream_groups == 1 &&
-                              c.stream_over == (m == 16 && streams[i].subs == 7))),
+                              c.stream_over == ((m == 16 && streams[i].subs == 7) ||
+                                                   (m > 48 && streams[i].subs == 3)))),
            "%lldx%lld M = %lld pdl %d: stream %d, %d x %d, over %d", (long long)n, (long long)k,
            (long long)m, streams[i].pdl, c.stream, c.stream_subs, c.stream_stages, c.stream_over);
   }

@@ -630,7 +630,12 @@ void bf16fp32__smallm_prefer_fold(bf16fp32__smallm_config *c, int64_t m, int64_t
  * K = 8192, the last K timed (they fit further: at M = 32 to K = 8704). Session 98 (the same
  * tune at M = 56-64): under PDL at N = 256-384, K = 7680-8192 x's rows over one row block took
  * 1.15-1.29x, the chooser's kernel 0.93-1.01x; the entry stops at K = 8192, the last K timed
- * with it (at K = 10240 it does not fit at M = 56-64; at M = 64 it fits to K = 8704).
+ * with it (at K = 10240 it does not fit at M = 56-64; at M = 64 it fits to K = 8704). Session 99
+ * (the same tune at N = 128-192, K = 8192-14336, M = 40-64): at K = 10240-12288, M = 56, where
+ * x's rows over one row block do not fit, the stream kernel on 3 x 2 stages took 1.03-1.07x
+ * cuBLAS's speed plainly to K = 11264 (0.94x at 128x12288, 1.03x at 192x12288) and 1.05-1.20x
+ * under PDL at K = 10752-12288, the chooser's kernel 0.66-0.80x and 0.74-0.82x; 3 x 2 fits to
+ * M = 59, and under PDL to K = 10240 the entry of 1 x 4 comes first (1.18-1.20x at M = 56).
  * a, b: the share kernel's x in registers and row blocks, the stream kernel's stage sub-chunks and
  * stages. */
 enum { SHARE_FORM, FOLD_FORM, STREAM_FORM };
@@ -655,6 +660,7 @@ static const struct {
     {128, 255, 12289, K_ANY, EITHER, 0x10, STREAM_FORM, 3, 3},
     {128, 255, 8192, 12288, EITHER, 0x30, STREAM_FORM, 3, 2},
     {128, 255, 8193, 10240, PDL, 0x40, STREAM_FORM, 1, 4},
+    {128, 255, 9729, 12288, EITHER, 0x40, STREAM_FORM, 3, 2},
     {512, 1024, 0, K_ANY, EITHER, 0xf, SHARE_FORM, 1, 2},
     {512, 1024, 0, K_ANY, EITHER, 0xf, SHARE_FORM, 0, 2},
     {1024, 1280, 0, K_ANY, EITHER, 0x18, SHARE_FORM, 0, 2},
