@@ -444,6 +444,10 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_shape(ctx, 64, 320, 3080, 0, 8, 0, 29, edges, 4);
   const int64_t past12288[] = {1, 16, 17, 24};
   check_shape(ctx, 32, 128, 14344, 8, 0, 8, 30, past12288, 4);
+  /* the stream kernel on 3 x 2 stages with the partial sums after the rings at N = 128-255,
+   * M = 49-59 from K = 9729, where x's rows over one row block do not fit */
+  const int64_t past48[] = {1, 33, 49, 56};
+  check_shape(ctx, 59, 192, 12280, 8, 0, 8, 32, past48, 4);
 
   /* the tails (and the stream kernel where M <= 16; the share kernel's: test_share_only) */
   for (int i = 0; i < 4; i++) {
@@ -755,6 +759,8 @@ static void test_pdl(void) {
   check_shape(ctx, 32, 128, 14344, 8, 0, 8, 67, past16, 4);
   check_shape(ctx, 64, 128, 9224, 8, 8, 0, 68, past4096, 5);
   check_shape(ctx, 64, 256, 8184, 0, 8, 8, 70, past4096, 5);
+  /* at N = 128-255 the stream kernel on 3 x 2 stages at M = 49-59 for K = 10241-12288 */
+  check_shape(ctx, 56, 128, 10760, 0, 8, 8, 71, past4096, 5);
   bf16fp32_destroy(ctx);
 }
 
