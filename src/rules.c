@@ -164,7 +164,7 @@ enum {
  * (0.99-1.01 at M = 48); under PDL at K = 10752-12288, M = 56, the stream kernel on 3 x 2 stages
  * 1.05-1.20 (tune against the bench's cuBLAS; smallm-config.c), where cuBLAS ran. At this N
  * cuBLAS's times on the H200 (session 97, K = 8192-12288, M = 24-64) were the H100's within 3 %
- * and smallm's 1-3 % shorter, so the same rules hold there. */
+ * and smallm's 1-3 % shorter, so the H100's ratios should hold there (not yet run on it). */
 static const rule rules[] = {
     {"sm_90", ANY, 0, 1024, 0, 384, ALL_SMS, ANY_LAUNCH, "cublas",
      "K <= 384, N <= 1024: a call this small is fixed costs, cuBLAS's are shorter (H100)"},
