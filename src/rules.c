@@ -192,8 +192,6 @@ static const rule rules[] = {
      "M <= 64, N = 128-255, K = 7169-8192: smallm faster (H100)"},
     {"sm_90", 64, 128, 255, 8193, 10240, SMS_132, PDL_ONLY, "smallm",
      "M <= 64 under PDL, N = 128-255, K = 8193-10240: smallm faster (H100)"},
-    {"sm_90", 48, 128, 255, 8192, 12288, SMS_132, PDL_ONLY, "smallm",
-     "M <= 48 under PDL, N = 128-255, K = 8192-12288: smallm faster (H100)"},
     {"sm_90", 56, 128, 255, 10241, 12288, SMS_132, PDL_ONLY, "smallm",
      "M <= 56 under PDL, N = 128-255, K = 10241-12288: smallm faster (H100)"},
     {"sm_90", 32, 128, 255, 7169, 10240, SMS_132, ANY_LAUNCH, "smallm",
