@@ -92,10 +92,11 @@ static void *probe(int threads) {
     fprintf(stderr, "probe failed: %s\n", why);
     return NULL;
   }
-  /* `info` says which kernel and how many threads this machine gets (the pool keeps to 64). */
+  /* `info` says which kernel and how many threads this machine gets (the pool keeps to its cap). */
+  int shown = threads < BF16FP32__SIMD_MAX_THREADS ? threads : BF16FP32__SIMD_MAX_THREADS;
   char expect[64];
   snprintf(expect, sizeof expect, "%s kernel, %d thread",
-           bf16fp32__simd_isa_name(bf16fp32__simd_detect()), threads < 64 ? threads : 64);
+           bf16fp32__simd_isa_name(bf16fp32__simd_detect()), shown);
   EXPECT(strstr(why, expect) == why, "probe's detail '%s', expected '%s...'", why, expect);
   return state;
 }

@@ -17,8 +17,6 @@
 #define COL_GRAIN 8
 #define ROW_GRAIN 4
 #define ROW_UNIT 32
-/* More threads than this are not used. */
-#define MAX_THREADS 64
 /* Columns or rows per job: shares are kept in 32-bit halves of one atomic word. */
 #define SLICE ((int64_t)1 << 30)
 
@@ -184,7 +182,8 @@ static bf16fp32_status simd_probe(const bf16fp32__config *cfg, void **state, cha
   /* Workers the system refuses leave a smaller pool, still correct: results do not depend on
    * the thread count. */
   int threads = cfg && cfg->cpu_threads > 0 ? cfg->cpu_threads : 1;
-  s->pool = bf16fp32__pool_create(threads < MAX_THREADS ? threads : MAX_THREADS);
+  if (threads > BF16FP32__SIMD_MAX_THREADS) threads = BF16FP32__SIMD_MAX_THREADS;
+  s->pool = bf16fp32__pool_create(threads);
   if (s->pool) {
     s->scratch = calloc((size_t)bf16fp32__pool_size(s->pool), sizeof *s->scratch);
     s->scratch_elems = calloc((size_t)bf16fp32__pool_size(s->pool), sizeof *s->scratch_elems);
@@ -237,8 +236,8 @@ static void run_job(simd_state *st, simd_job *job, int64_t total, int64_t grain,
                     int wants_scratch) {
   const int64_t elems = bf16fp32__simd_scratch_elems(job->a.k);
   const int64_t grains = (total + grain - 1) / grain;
-  simd_range ranges[MAX_THREADS];
-  uint16_t *scratch[MAX_THREADS];
+  simd_range ranges[BF16FP32__SIMD_MAX_THREADS];
+  uint16_t *scratch[BF16FP32__SIMD_MAX_THREADS];
   job->ranges = ranges;
   job->scratch = scratch;
   if (bf16fp32__pool_begin(st->pool)) {

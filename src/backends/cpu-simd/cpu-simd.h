@@ -82,6 +82,8 @@ typedef struct bf16fp32__simd_args {
 #define BF16FP32__SIMD_GROUP 24
 #define BF16FP32__SIMD_PREFETCH_MIN_ROWS 4
 #define BF16FP32__SIMD_PACK_MIN_ROWS 32
+/* More threads than this are not used (the pool's size and `info`'s count keep to it). */
+#define BF16FP32__SIMD_MAX_THREADS 64
 
 /* Does a stride (elements) put consecutive rows within a cache line of the same L1 set? */
 static inline int bf16fp32__simd_aliases(int64_t ld) {
