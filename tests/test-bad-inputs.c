@@ -256,6 +256,39 @@ static void test_status_table(void) {
   CHECK(strcmp(bf16fp32_status_name(BF16FP32_OK), "OK") == 0);
   CHECK(strcmp(bf16fp32_status_name((bf16fp32_status)-1), "UNKNOWN_STATUS") == 0);
   CHECK(strcmp(bf16fp32_status_name(BF16FP32_STATUS_COUNT), "UNKNOWN_STATUS") == 0);
+  /* a value outside the table has a message of its own, not a neighbour's */
+  CHECK(strcmp(bf16fp32_status_message(BF16FP32_STATUS_COUNT), "unknown status value") == 0);
+  CHECK(strcmp(bf16fp32_status_message((bf16fp32_status)-1), "unknown status value") == 0);
+}
+
+/* describe: its arguments, a short buffer cut without writing past len, and the lines of a
+ * context without a tuned table (no file, no built-in table). */
+static void test_describe(bf16fp32_context *ctx) {
+  char buf[64];
+  CHECK(bf16fp32_describe(NULL, buf, sizeof buf) == BF16FP32_NULL_POINTER);
+  CHECK(bf16fp32_describe(ctx, NULL, sizeof buf) == BF16FP32_NULL_POINTER);
+  memset(buf, 'x', sizeof buf);
+  CHECK(bf16fp32_describe(ctx, buf, 0) == BF16FP32_BAD_SIZE && buf[0] == 'x');
+  CHECK_OK(bf16fp32_describe(ctx, buf, 8));
+  EXPECT(strlen(buf) == 7 && buf[8] == 'x' && buf[63] == 'x', "cut at 8: '%s'", buf);
+  setenv("BF16FP32_TUNE_FILE", "", 1);
+  setenv("BF16FP32_TUNE_BUILTIN", "0", 1);
+  bf16fp32_context *plain = NULL;
+  CHECK_OK(bf16fp32_create(&plain, NULL));
+  unsetenv("BF16FP32_TUNE_BUILTIN");
+  if (!plain) return;
+  char text[4096], head[64];
+  CHECK_OK(bf16fp32_describe(plain, text, sizeof text));
+  snprintf(head, sizeof head, "bf16fp32 %s\n", BF16FP32_VERSION);
+  EXPECT(strncmp(text, head, strlen(head)) == 0, "first line:\n%s", text);
+  /* a GPU's line where there is one, else the host-only one */
+  EXPECT(strstr(text, "\ndevice ") || strstr(text, "\ndevice: none (host backends only)\n"),
+         "device line:\n%s", text);
+  EXPECT(strstr(text, "\ncpu: ") != NULL, "cpu line:\n%s", text);
+  EXPECT(strstr(text, "\nalgo: auto; tune file: (none)\n") != NULL, "algo line:\n%s", text);
+  EXPECT(strstr(text, "\ntuned table: none (built-in rules decide)\n") != NULL, "table:\n%s",
+         text);
+  bf16fp32_destroy(plain);
 }
 
 int main(void) {
@@ -272,6 +305,7 @@ int main(void) {
   test_other_entry_points(ctx);
   test_status_table();
   test_version();
+  test_describe(ctx);
   bf16fp32_destroy(ctx);
   return testing_summary("test-bad-inputs");
 }

@@ -681,6 +681,37 @@ static void test_load_builtin(void) {
   bf16fp32__tune_free(t);
 }
 
+/* describe's tuned-table line: the entries a context loaded from its file, those measured under
+ * PDL among them (the sample's one is a device entry, not loaded without its GPU), and whether
+ * the context consults them. */
+static void test_describe_table(void) {
+  char path[1024];
+  path_in_dir(path, sizeof path, "describe.tsv");
+  bf16fp32__tune_header h = sample_header(); /* this CPU, 3 threads: the two host entries */
+  char *text = format_sample(&h);
+  sup_write_text(path, text);
+  free(text);
+  setenv("BF16FP32_TUNE_FILE", path, 1);
+  setenv("BF16FP32_TUNE_BUILTIN", "0", 1);
+  for (int pdl = 0; pdl < 2; pdl++) {
+    bf16fp32_options opt;
+    bf16fp32_options_init(&opt);
+    opt.cpu_threads = 3;
+    opt.use_pdl = pdl;
+    bf16fp32_context *ctx = NULL;
+    CHECK_OK(bf16fp32_create(&ctx, &opt));
+    if (!ctx) break;
+    char buf[4096], want[1200];
+    CHECK_OK(bf16fp32_describe(ctx, buf, sizeof buf));
+    snprintf(want, sizeof want, "\ntuned table: 2 entries, 0 measured under PDL (%s) (%s)\n",
+             pdl ? "PDL on: consulted first" : "PDL off: unused", path);
+    EXPECT(strstr(buf, want) != NULL, "expected '%s' in:\n%s", want + 1, buf);
+    bf16fp32_destroy(ctx);
+  }
+  setenv("BF16FP32_TUNE_FILE", "", 1);
+  unsetenv("BF16FP32_TUNE_BUILTIN");
+}
+
 /* g with one field changed: 0 name, 1 SMs, 2 and 3 compute capability (the hardware), 4 CUDA
  * runtime, 5 driver, 6 cuBLAS (the software). */
 static bf16fp32__gpu_identity gpu_changed(bf16fp32__gpu_identity g, int field) {
@@ -1017,6 +1048,7 @@ int main(void) {
   test_load();
   test_load_log();
   test_load_builtin();
+  test_describe_table();
   test_identity();
   test_default_path();
   test_merge();
