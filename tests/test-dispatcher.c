@@ -231,11 +231,16 @@ static void test_quarantine_one_shape(void) {
   CHECK_OK(bf16fp32_quarantine_list(ctx, NULL, 0, &count));
   CHECK(count == 3); /* flaky on (2, 13, 7) too: a new shape */
 
-  /* reset: every backend back, quarantine and counters cleared */
+  /* reset: every backend back, quarantine and counters (calls and failures) cleared */
   CHECK_OK(bf16fp32_reset(ctx));
+  /* and leaves the context unlocked: another call (any thread's) may take the lock */
+  CHECK(pthread_rwlock_trywrlock(&ctx->lock) == 0);
+  pthread_rwlock_unlock(&ctx->lock);
   CHECK_OK(bf16fp32_quarantine_list(ctx, NULL, 0, &count));
   CHECK(count == 0);
   CHECK(calls_of(ctx, PICKY) == 0);
+  CHECK_OK(bf16fp32_backend_info_get(ctx, FLAKY, &info));
+  CHECK(info.failures == 0);
   CHECK_OK(run_checked(ctx, 3, 12, 8));
   CHECK(calls_of(ctx, FLAKY) == 1);
   bf16fp32_destroy(ctx);
@@ -425,6 +430,43 @@ static void test_environment(void) {
     EXPECT(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_OPTION, "log_level %d use_pdl %d", opt.log_level,
            opt.use_pdl);
   }
+}
+
+/* create keeps its own copies of the option strings: the caller's buffers may change or go
+ * once it returns, and reset reads the copies. A forced backend that is available logs no
+ * warning. */
+static void test_option_copies(void) {
+  char algo[16] = "plain", tune[64] = "/nonexistent/bf16fp32-a.tsv";
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.algo = algo;
+  opt.log_level = 1;
+  opt.log_fn = count_log;
+  log_lines = 0;
+  bf16fp32_context *ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  if (!ctx) return;
+  EXPECT(log_lines == 0, "%d log lines for an available forced backend", log_lines);
+  snprintf(algo, sizeof algo, "absent");
+  const char *name = NULL;
+  CHECK_OK(bf16fp32_reset(ctx));
+  CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 12, 8, &name, NULL, 0));
+  CHECK(name && strcmp(name, "plain") == 0);
+  bf16fp32_destroy(ctx);
+  unsetenv("BF16FP32_TUNE_FILE"); /* the option is read only without the variable */
+  bf16fp32_options_init(&opt);
+  opt.tune_file = tune;
+  ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  if (ctx) {
+    snprintf(tune, sizeof tune, "/nonexistent/bf16fp32-b.tsv");
+    CHECK_OK(bf16fp32_reset(ctx));
+    char text[4096];
+    CHECK_OK(bf16fp32_describe(ctx, text, sizeof text));
+    EXPECT(strstr(text, "tune file: /nonexistent/bf16fp32-a.tsv\n") != NULL, "%s", text);
+    bf16fp32_destroy(ctx);
+  }
+  setenv("BF16FP32_TUNE_FILE", "", 1);
 }
 
 /* What create resolves from the options and the environment over them (README's table), read
@@ -765,6 +807,7 @@ int main(void) {
   test_prewarm_two();
   test_unavailable_and_forcing();
   test_environment();
+  test_option_copies();
   test_environment_values();
   test_cli();
   return testing_summary("test-dispatcher");
