@@ -3,6 +3,7 @@
  * a namespaced root, malformed files); this process's count, also pinned to one CPU, and a
  * context's default threads then. */
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,42 @@ static void test_malformed(void) {
   EXPECT(bf16fp32__cgroup_cpu_limit(NULL, NULL) == 0, "NULL texts");
 }
 
+/* Edges: a quota at the mount's root only, a path outside the mount's root (or only sharing a
+ * prefix with it) read at the mount point, only "0::" as v2's line, a quota past INT_MAX CPUs,
+ * and v1 and v2 together (the smaller quota). */
+static void test_edges(void) {
+  char mi[2048], v1[2048], both[4096];
+  make_dir("e2/a/b");
+  make_dir("e2/d");
+  make_dir("e2/h");
+  make_dir("e2/x");
+  make_dir("e1/x");
+  mount_line(mi, sizeof mi, "/", "e2", 1, "rw");
+  write_file("e2/cpu.max", "300000 100000\n");
+  EXPECT(bf16fp32__cgroup_cpu_limit("0::/a/b\n", mi) == 3, "the mount's root alone");
+  EXPECT(bf16fp32__cgroup_cpu_limit("1::/a/b\n", mi) == 0, "1:: is no v2 line");
+  write_file("e2/d/cpu.max", "100000 100000\n");
+  mount_line(mi, sizeof mi, "/a", "e2", 1, "rw");
+  EXPECT(bf16fp32__cgroup_cpu_limit("0::/c/d\n", mi) == 3, "outside the root: the mount point");
+  EXPECT(bf16fp32__cgroup_cpu_limit("0::/ab\n", mi) == 3, "/ab is not below /a");
+  write_file("e2/cpu.max", "max 100000\n");
+  write_file("e2/h/cpu.max", "9000000000000 1\n");
+  mount_line(mi, sizeof mi, "/", "e2", 1, "rw");
+  EXPECT(bf16fp32__cgroup_cpu_limit("0::/h\n", mi) == INT_MAX, "past INT_MAX CPUs");
+  write_file("e2/x/cpu.max", "200000 100000\n");
+  write_file("e1/x/cpu.cfs_quota_us", "300000\n");
+  write_file("e1/x/cpu.cfs_period_us", "100000\n");
+  mount_line(v1, sizeof v1, "/", "e1", 0, "rw,cpu");
+  snprintf(both, sizeof both, "%s%s", mi, v1);
+  EXPECT(bf16fp32__cgroup_cpu_limit("3:cpu:/x\n0::/x\n", both) == 2, "v2's 2 under v1's 3");
+  write_file("e2/x/cpu.max", "400000 100000\n");
+  EXPECT(bf16fp32__cgroup_cpu_limit("3:cpu:/x\n0::/x\n", both) == 3, "v1's 3 under v2's 4");
+  EXPECT(bf16fp32__cgroup_cpu_limit("0::/x\n", NULL) == 0, "NULL mountinfo");
+  make_dir("e1/q");
+  write_file("e1/q/cpu.cfs_quota_us", "300000\n"); /* and no period file */
+  EXPECT(bf16fp32__cgroup_cpu_limit("3:cpu:/q\n", v1) == 0, "v1 quota without a period");
+}
+
 /* This process: the smaller of its affinity mask and its cgroup's quota. Pinned to one CPU, it
  * may use one, and a context's default threads (cpu_threads 0) follow: a container given 4 CPUs
  * of 64 would otherwise start 63 spinning workers. */
@@ -149,6 +186,7 @@ int main(void) {
   test_v2();
   test_v1();
   test_malformed();
+  test_edges();
   sup_remove_tree(tmp);
   test_this_process();
   return testing_summary("test-cpu-count");

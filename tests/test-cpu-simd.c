@@ -370,6 +370,35 @@ static void identity_agrees(bf16fp32__simd_isa top) {
          "the word match itself");
 }
 
+/* On Linux x86 the detected level agrees with the kernel's own CPU flags (it lists only what the
+ * CPU reports and the OS saves): a second reading of cpuid and XCR0, not this library's. */
+static void flags_agree(bf16fp32__simd_isa top) {
+#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__))
+  char *info = sup_read_text("/proc/cpuinfo");
+  const char *at = info ? strstr(info, "\nflags\t") : NULL;
+  const char *colon = at ? strchr(at, ':') : NULL, *end = colon ? strchr(colon, '\n') : NULL;
+  if (!end) {
+    free(info);
+    return;
+  }
+  char flags[8192];
+  snprintf(flags, sizeof flags, "%.*s", (int)(end - colon - 2), colon + 2);
+  const int avx2 = names(flags, "avx2") && names(flags, "fma");
+  const int bf16 = avx2 && names(flags, "avx512f") && names(flags, "avx512dq") &&
+                   names(flags, "avx512bw") && names(flags, "avx512vl") &&
+                   names(flags, "avx512_bf16");
+  EXPECT(avx2 == (top >= BF16FP32__ISA_AVX2), "detected %s; avx2 fma in flags: %d",
+         bf16fp32__simd_isa_name(top), avx2);
+  EXPECT(bf16 == (top >= BF16FP32__ISA_AVX512BF16), "detected %s; the AVX-512 five: %d",
+         bf16fp32__simd_isa_name(top), bf16);
+  EXPECT(top != BF16FP32__ISA_AMX || (names(flags, "amx_bf16") && names(flags, "amx_tile")),
+         "detected amx without its flags");
+  free(info);
+#else
+  (void)top;
+#endif
+}
+
 /* BF16FP32_CPU_ISA (cfg.cpu_isa) caps the level: the lowest level runs when named, a level
  * above the machine's leaves it at its best, another architecture's makes the backend say so. */
 static void test_cap(bf16fp32__simd_isa top) {
@@ -588,6 +617,7 @@ int main(void) {
   const bf16fp32__simd_isa top = bf16fp32__simd_detect();
   printf("test-cpu-simd: detected %s\n", bf16fp32__simd_isa_name(top));
   identity_agrees(top);
+  flags_agree(top);
   if (top == BF16FP32__ISA_NONE) {
     char why[256] = "";
     void *state = NULL;
