@@ -3,9 +3,9 @@
  * thread. A pool whose ownership or workers were broken still gives correct results (the
  * caller works alone), so only this test sees it. */
 #include <stdatomic.h>
-#include <time.h>
 
 #include "backends/cpu-simd/thread-pool.h"
+#include "support.h"
 #include "testing.h"
 
 #define THREADS 4
@@ -18,12 +18,6 @@ typedef struct job {
   int wait_for_worker;         /* tid 0 waits (bounded) until a worker has joined */
 } job;
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void job_fn(void *arg, int tid) {
   job *j = arg;
   if (tid < 0 || tid >= THREADS) return; /* counted as missing below */
@@ -33,8 +27,8 @@ static void job_fn(void *arg, int tid) {
     atomic_fetch_add(&j->others, 1);
   } else {
     /* Workers may take hundreds of microseconds to wake: 5 s is far past any of them. */
-    const double give_up = now_s() + 5.0;
-    while (j->wait_for_worker && atomic_load(&j->others) == 0 && now_s() < give_up) {
+    const double give_up = sup_now() + 5.0;
+    while (j->wait_for_worker && atomic_load(&j->others) == 0 && sup_now() < give_up) {
     }
   }
   atomic_store(&j->inside[tid], 0);
