@@ -377,14 +377,15 @@ static void identity_agrees(bf16fp32__simd_isa top) {
 static void flags_agree(bf16fp32__simd_isa top) {
 #if defined(__linux__) && (defined(__x86_64__) || defined(__i386__))
   char *info = sup_read_text("/proc/cpuinfo");
-  const char *at = info ? strstr(info, "\nflags\t") : NULL;
-  const char *colon = at ? strchr(at, ':') : NULL, *end = colon ? strchr(colon, '\n') : NULL;
+  char *at = info ? strstr(info, "\nflags\t") : NULL;
+  char *colon = at ? strchr(at, ':') : NULL, *end = colon ? strchr(colon, '\n') : NULL;
   if (!end) {
     free(info);
     return;
   }
-  char flags[8192];
-  snprintf(flags, sizeof flags, "%.*s", (int)(end - colon - 2), colon + 2);
+  *end = '\0'; /* the first CPU's flags line alone, read in place */
+  const char *flags = colon + 1;
+  while (*flags == ' ') flags++;
   const int avx2 = names(flags, "avx2") && names(flags, "fma");
   const int bf16 = avx2 && names(flags, "avx512f") && names(flags, "avx512dq") &&
                    names(flags, "avx512bw") && names(flags, "avx512vl") &&
