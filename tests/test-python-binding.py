@@ -23,18 +23,22 @@ c = Checks()
 r = rng()
 
 
-def run_case(ctx, m, n, k, what, pads=(0, 0, 0), xdtype='bf16', x=None, w=None):
-    """One call on fresh operands (x, w given or random), out poisoned, padding included."""
+def run_case(ctx, m, n, k, what, pads=(0, 0, 0), xdtype='bf16', x=None, w=None,
+             strides=(None, None, None), **export):
+    """One call on fresh operands (x, w given or random), out poisoned, padding included;
+    strides (x's, w's, out's) and export (Buffer's drop, device) as the producer says them."""
     x = random_rows(m, k, r) if x is None else x
     w = random_rows(n, k, r) if w is None else w
-    xb = Buffer(m, k, xdtype, pitch=k + pads[0])
-    wb = Buffer(n, k, 'bf16', pitch=k + pads[1])
-    ob = Buffer(m, n, 'f32', pitch=n + pads[2])
+    xb = Buffer(m, k, xdtype, pitch=k + pads[0], strides=strides[0], **export)
+    wb = Buffer(n, k, 'bf16', pitch=k + pads[1], strides=strides[1], **export)
+    ob = Buffer(m, n, 'f32', pitch=n + pads[2], strides=strides[2], **export)
     xb.set_rows(x)
     wb.set_rows(w)
     ob.fill_bits(POISON)
     returned = ctx.linear(xb, wb, ob)
     c.expect(returned is ob, f'{what}: linear returns out')
+    c.expect(xb.stream is wb.stream is ob.stream is None,
+             f'{what}: host arrays exported for no stream')
     c.expect(check_against_oracle(x, w, ob.rows_values(), what) == 0, f'{what}: oracle bound')
     written, untouched = ob.poison_state()
     c.expect(written, f'{what}: every element written')
@@ -75,6 +79,15 @@ with bf16fp32.Context() as ctx:
                    Buffer(n, k, 'bf16', strides=(0, 0) if n * k == 0 else None), ob)
         done = ob.untouched() if m * n == 0 else ob.rows_values() == [[0.0] * n] * m
         c.expect(done, f'{m}x{n}x{k}, empty operands strided (0, 0): out as the sizes say')
+
+    # A size-1 dimension's stride is never read, whatever the producer exports there (PyTorch
+    # gives a transposed column [1,K] the strides (1, 1)); an export without strides (NULL, as
+    # DLPack 0.x allows for a compact array) is row-major; DLPack's CUDA host (pinned) memory
+    # is host memory.
+    run_case(ctx, 1, 5, 16, 'one row, row stride 1', strides=((1, 1), None, (1, 1)))
+    run_case(ctx, 3, 4, 1, 'K = 1, column stride 5', strides=((1, 5), (1, 5), None))
+    run_case(ctx, 3, 4, 16, 'no strides exported', drop=('strides',))
+    run_case(ctx, 3, 4, 16, 'on DLPack\'s CUDA host', device=(3, 0))
 
     # Bad arrays: the binding's exceptions, out untouched.
     def bad(what, exc, status=None, x=None, w=None, out=None, m=3, n=4, k=16):

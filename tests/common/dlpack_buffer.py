@@ -54,12 +54,14 @@ class Buffer:
     """rows x cols elements of dtype ('bf16', 'u16' or 'f32') at a row pitch (elements), in
     host memory or, with rt (cudart()), on the current CUDA device, exported through DLPack.
     shape, strides and offset (bytes) may be overridden to describe the memory wrongly, as a
-    careless producer would. stream records what the last export was asked for. versioned:
-    exports DLPack 1.x records when asked (max_version), marked read-only if read_only."""
+    careless producer would; drop names the export's pointer fields left NULL ('shape',
+    'strides'), device the (DLPack device type, id) it claims. stream records what the last
+    export was asked for. versioned: exports DLPack 1.x records when asked (max_version),
+    marked read-only if read_only."""
 
     def __init__(self, rows, cols, dtype, pitch=None, rt=None, shape=None, strides=None,
-                 offset=0, null=False, versioned=False, read_only=False):
-        self.versioned, self.read_only = versioned, read_only
+                 offset=0, null=False, versioned=False, read_only=False, drop=(), device=None):
+        self.versioned, self.read_only, self.drop, self.device = versioned, read_only, drop, device
         self.rows, self.cols, self.dtype, self.rt = rows, cols, dtype, rt
         self.pitch = cols if pitch is None else pitch
         self.code, self.size = DTYPES[dtype]
@@ -81,6 +83,8 @@ class Buffer:
             self.rt.cudaFree(ctypes.c_void_p(self.address))
 
     def __dlpack_device__(self):
+        if self.device is not None:
+            return self.device
         return (_dlpack.CPU if self.rt is None else _dlpack.CUDA, 0)
 
     def __dlpack__(self, stream=None, **versions):
@@ -99,6 +103,8 @@ class Buffer:
         t.ndim = len(self.shape)
         t.dtype.code, t.dtype.bits, t.dtype.lanes = self.code
         t.shape, t.strides, t.byte_offset = shape, strides, self.offset
+        for field in self.drop:
+            setattr(t, field, None)
         self._exports.append((managed, shape, strides))  # alive as long as the buffer
         return _new_capsule(ctypes.addressof(managed),
                             _VERSIONED_NAME if versioned else _CAPSULE_NAME, None)
