@@ -99,15 +99,30 @@ with bf16fp32.Context() as ctx:
         c.expect(ob.untouched(), f'{what}: out untouched')
 
     bad('x fp32', TypeError, x=Buffer(3, 16, 'f32'))
+    bad('w fp32', TypeError, w=Buffer(4, 16, 'f32'))
     bad('out bf16', TypeError, out=Buffer(3, 4, 'bf16'))
+    pairs = Buffer(3, 16, 'bf16')
+    pairs.code = (pairs.code[0], 16, 2)  # vectors of two bf16
+    bad('x bf16 of 2 lanes', TypeError, x=pairs)
     bad('x 1-D', ValueError, x=Buffer(3, 16, 'bf16', shape=(48,), strides=(1,)))
     bad('x 0-D', ValueError, x=Buffer(3, 16, 'bf16', shape=(), strides=()))
     bad('x 9-D', ValueError,
         x=Buffer(3, 16, 'bf16', shape=(1,) * 7 + (3, 16), strides=(0,) * 7 + (16, 1)))
     bad('K differs', ValueError, w=Buffer(4, 15, 'bf16'))
     bad('out shape', ValueError, out=Buffer(4, 3, 'f32'))
+    bad('out a column too many', ValueError, out=Buffer(3, 5, 'f32'))
+    bad('out a row short', ValueError, out=Buffer(2, 4, 'f32'))
     bad('x columns strided', ValueError, x=Buffer(16, 3, 'bf16', shape=(3, 16), strides=(1, 3)))
+    bad('x columns stride 0', ValueError, x=Buffer(3, 16, 'bf16', strides=(16, 0)))
+    bad('x columns stride -1', ValueError, x=Buffer(3, 16, 'bf16', strides=(16, -1)))
+    bad('x shape NULL', ValueError, x=Buffer(3, 16, 'bf16', drop=('shape',)))
     bad('x not an array', TypeError, x=object())
+
+    class DeviceOnly:  # says where it lives, exports nothing
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    bad('x without __dlpack__', TypeError, x=DeviceOnly())
     bad('x pitch short', bf16fp32.Error, 'BAD_LEADING_DIM',
         x=Buffer(3, 16, 'bf16', strides=(8, 1)))
     bad('out pitch negative', bf16fp32.Error, 'BAD_LEADING_DIM',
@@ -124,6 +139,36 @@ with bf16fp32.Context() as ctx:
             return (2, 0)
 
     bad('mixed devices', ValueError, w=Device(4, 16, 'bf16'))
+    bad('x, w on CUDA device 0, out on 1', ValueError, x=Buffer(3, 16, 'bf16', device=(2, 0)),
+        w=Buffer(4, 16, 'bf16', device=(2, 0)), out=Buffer(3, 4, 'f32', device=(2, 1)))
+    bad('all on Vulkan', ValueError, x=Buffer(3, 16, 'bf16', device=(7, 0)),
+        w=Buffer(4, 16, 'bf16', device=(7, 0)), out=Buffer(3, 4, 'f32', device=(7, 0)))
+
+    # Where no CUDA device is usable, arrays on a CUDA device or in CUDA managed memory are
+    # still device operands: NO_DEVICE from the library, each array exported for the call's
+    # stream (None: DLPack's 1, the legacy default stream); the device is the default of
+    # select, prewarm and tune, and a context for device 0 cannot be made.
+    # gpu-python-binding.py calls on real device memory where one is usable.
+    try:
+        ctx.select(1, 256, 4096, bf16fp32.DEVICE)
+        no_device = False
+    except bf16fp32.Error as e:
+        no_device = e.name == 'NO_DEVICE'
+    if no_device:
+        for kind, stream, exported in ((2, None, 1), (13, None, 1), (2, 5, 5), (13, 5, 5)):
+            xb, wb, ob = (Buffer(rows, cols, t, device=(kind, 0))
+                          for rows, cols, t in ((3, 16, 'bf16'), (4, 16, 'bf16'), (3, 4, 'f32')))
+            c.raises(bf16fp32.Error, lambda: ctx.linear(xb, wb, ob, stream=stream),
+                     f'DLPack device type {kind}, stream {stream}', 'NO_DEVICE')
+            c.expect(xb.stream == wb.stream == ob.stream == exported,
+                     f'DLPack device type {kind}: exported for stream {exported}, not '
+                     f'{(xb.stream, wb.stream, ob.stream)}')
+        with tempfile.TemporaryDirectory() as d:
+            for what, call in (('select', lambda: ctx.select(1, 256, 4096)),
+                               ('prewarm', lambda: ctx.prewarm(256, 4096, [1])),
+                               ('tune', lambda: ctx.tune([(8, 16)], [1], f'{d}/t.tsv'))):
+                c.raises(bf16fp32.Error, call, f'{what}: the device by default', 'NO_DEVICE')
+        c.raises(bf16fp32.Error, lambda: bf16fp32.Context(device=0), 'device=0', 'NO_DEVICE')
 
     # DLPack 1.x producers: read-only x and w are read; a read-only out is refused.
     x, w = random_rows(3, 16, r), random_rows(4, 16, r)
