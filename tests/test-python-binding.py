@@ -48,6 +48,7 @@ def run_case(ctx, m, n, k, what, pads=(0, 0, 0), xdtype='bf16', x=None, w=None,
 with bf16fp32.Context() as ctx:
     host = [b.name for b in ctx.backends() if b.where == bf16fp32.HOST and b.available]
     c.expect('cpu-ref' in host, f'cpu-ref available on the host: {host}')
+    auto = ctx.select(5, 24, 40, bf16fp32.HOST)  # before any force_backend
     for backend in host + ['auto']:
         ctx.force_backend(backend)
         for m, n, k, pads in ((1, 19, 37, (0, 0, 0)), (7, 33, 100, (3, 5, 1)),
@@ -201,14 +202,33 @@ with bf16fp32.Context() as ctx:
     err = c.raises(bf16fp32.Error, lambda: ctx.select(-1, 4, 4, bf16fp32.HOST), 'select M < 0',
                    'BAD_SIZE')
     c.expect(err is not None and err.detail != '', 'an Error carries the last-error detail')
+    c.expect(err is not None and err.status == 2 and 'negative' in err.message and
+             str(err) == f'BAD_SIZE: {err.message} ({err.detail})',
+             'an Error carries the status (2) and its message')
 
     # Queries.
     c.expect(bf16fp32.version().count('.') == 2, f'version {bf16fp32.version()}')
     name, why = ctx.select(1, 256, 4096, bf16fp32.HOST)
     c.expect(name in host and why != '', f'select: {name} ({why})')
-    c.expect('backends' in ctx.describe(), 'describe names the backends')
+    described = ctx.describe()
+    c.expect(all(b.name in described for b in ctx.backends()),
+             f'describe names every backend: {described}')
     c.expect(ctx.quarantine() == [], 'nothing quarantined')
     ctx.prewarm(256, 4096, [1, 16], where=bf16fp32.HOST)
+    c.raises(bf16fp32.Error, lambda: ctx.prewarm(1 - 2**32, 4096, [1], where=bf16fp32.HOST),
+             'prewarm N = 1 - 2^32 (1 in 32 bits)', 'BAD_SIZE')
+    # force_backend(None) gives the choice back: select says what it said before any forcing,
+    # and the call runs there.
+    ctx.force_backend('cpu-ref')
+    ctx.force_backend(None)
+    name = auto[0]
+    c.expect(ctx.select(5, 24, 40, bf16fp32.HOST) == auto, f'force_backend(None): {auto} again')
+    before = {b.name: b.calls for b in ctx.backends()}
+    run_case(ctx, 5, 24, 40, 'after force_backend(None)')
+    after = {b.name: b.calls for b in ctx.backends()}
+    c.expect(after[name] > before[name], f'after force_backend(None): a call on {name}: {after}')
+    c.expect(any(b.calls for b in ctx.backends()) and not any(b.failures for b in ctx.backends()),
+             f'calls counted, no failures: {ctx.backends()}')
     ctx.reset()
     c.expect(all(b.calls == 0 for b in ctx.backends()), 'reset clears the counters')
 
@@ -255,6 +275,24 @@ with bf16fp32.Context() as ctx:
     _, status = os.waitpid(pid, 0)
     c.expect(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0,
              f'fork: the child\'s call and close returned (wait status {status})')
+
+# Host tuning into a file: the (n, k) pairs and M buckets asked for, each an entry that select
+# then names (an M past 32 bits reaching the library whole).
+saved = os.environ.pop('BF16FP32_TUNE_FILE', None)  # it would override the option
+with tempfile.TemporaryDirectory() as d, bf16fp32.Context() as tc:
+    path = os.path.join(d, 'host.tsv')
+    tc.tune([(24, 16), (8, 40)], [1, 3], path, where=bf16fp32.HOST)
+    with open(path) as f:
+        entries = {tuple(line.split('\t')[1:4]) for line in f if line.startswith('host\t')}
+    c.expect(entries == {(n, k, m) for n, k in (('24', '16'), ('8', '40')) for m in '13'},
+             f'tune: the entries asked for: {sorted(entries)}')
+    with bf16fp32.Context(tune_file=path) as tc:
+        why = tc.select(1, 24, 16, bf16fp32.HOST)[1]
+        c.expect(why.startswith('tuned') and path in why, f'select M=1 N=24 K=16: {why}')
+        why = tc.select(2**32 + 1, 8, 40, bf16fp32.HOST)[1]
+        c.expect(why.startswith('tuned') and 'M=4294967297' in why, f'select M=2^32+1: {why}')
+if saved is not None:
+    os.environ['BF16FP32_TUNE_FILE'] = saved
 
 # A corrupt tuning file: its warnings reach the log function, and calls still run; tune_step's
 # argument checks.
