@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """The Python binding on host memory: every host backend against the fp64 oracle through DLPack
-(odd sizes, row pitches, M = 1, K = 0, NaN/Inf, poisoned outputs), bad arrays and bad calls
-(each a clear exception, nothing written), the context's queries, threads, and a fork."""
+(odd sizes, row pitches, M = 1, K = 0, NaN/Inf, poisoned outputs, the strides producers give
+size-1 dimensions or leave out), bad arrays and bad calls (each a clear exception, nothing
+written), device arrays where no device is usable, the context's queries and options, tuning
+on the host, threads, a fork, and what close() ends."""
 import copy
 import math
 import os
 import pathlib
 import pickle
+import re
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -275,6 +279,7 @@ with bf16fp32.Context() as ctx:
     _, status = os.waitpid(pid, 0)
     c.expect(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0,
              f'fork: the child\'s call and close returned (wait status {status})')
+c.raises(ValueError, lambda: ctx.select(1, 8, 8, bf16fp32.HOST), 'closed by its with block')
 
 # Host tuning into a file: the (n, k) pairs and M buckets asked for, each an entry that select
 # then names (an M past 32 bits reaching the library whole).
@@ -321,16 +326,42 @@ c.raises(TypeError, lambda: bf16fp32.Context(cpu_threads=1.5), 'cpu_threads not 
 c.raises(ValueError, lambda: bf16fp32.Context(log_level=2**32 + 1), 'log_level past a C int')
 c.raises(ValueError, lambda: bf16fp32.Context(workspace_bytes=-1), 'workspace_bytes negative')
 c.raises(TypeError, lambda: bf16fp32.Context(log=5), 'log not callable')
+with bf16fp32.Context(cpu_threads=1, algo='cpu-ref') as oc:
+    described = oc.describe()
+    c.expect(re.search(r'\b1 thread\b', described) and 'algo: cpu-ref' in described,
+             f'cpu_threads=1, algo=cpu-ref: {described}')
 saved = os.environ.pop('BF16FP32_TUNE_FILE', None)  # it would override the option
 with tempfile.TemporaryDirectory() as d:
-    with bf16fp32.Context(tune_file=pathlib.Path(d) / 'none.tsv') as pc:
-        c.expect('none.tsv' in pc.describe(), 'tune_file as a path object')
+    for path in (pathlib.Path(d) / 'none.tsv', os.fsencode(os.path.join(d, 'none.tsv'))):
+        with bf16fp32.Context(tune_file=path) as pc:
+            c.expect(f'tune file: {os.fsdecode(path)}' in pc.describe(),
+                     f'tune_file as {type(path).__name__}')
 if saved is not None:
     os.environ['BF16FP32_TUNE_FILE'] = saved
-closed = bf16fp32.Context()
+
+# close() destroys the context: the CPU pool workers its calls started end with it.
+tasks = '/proc/self/task'
+before = len(os.listdir(tasks)) if os.path.isdir(tasks) else 0
+closed = bf16fp32.Context(cpu_threads=2)
+closed.linear(Buffer(64, 256, 'bf16'), Buffer(256, 256, 'bf16'), Buffer(64, 256, 'f32'))
 closed.close()
+deadline = time.monotonic() + 5  # a joined thread leaves the task list just after the join
+while before and len(os.listdir(tasks)) > before and time.monotonic() < deadline:
+    time.sleep(0.01)
+c.expect(not before or len(os.listdir(tasks)) <= before,
+         f'close ends the pool workers: {before} threads before, {len(os.listdir(tasks))} after')
 c.raises(ValueError, lambda: closed.select(1, 8, 8, bf16fp32.HOST), 'closed context')
+live = bf16fp32.Context()
 os.environ['BF16FP32_ALGO'] = 'no-such-backend'
 c.raises(bf16fp32.Error, bf16fp32.Context, 'bad BF16FP32_ALGO', 'BAD_ENV')
+c.raises(bf16fp32.Error, live.reset, 'reset with a bad BF16FP32_ALGO', 'BAD_ENV')
 del os.environ['BF16FP32_ALGO']
+live.close()
+
+# A BF16FP32_LIBRARY that is not a file: ImportError at import, which says so.
+env = dict(os.environ, BF16FP32_LIBRARY=os.path.join(tempfile.gettempdir(), 'no-such-lib.so'))
+run = subprocess.run([sys.executable, '-c', 'import bf16fp32'], env=env, capture_output=True,
+                     text=True, timeout=60)
+c.expect(run.returncode != 0 and 'ImportError' in run.stderr and 'is not a file' in run.stderr,
+         f'BF16FP32_LIBRARY not a file: {run.stderr.strip()[-200:]}')
 c.finish('test-python-binding')
