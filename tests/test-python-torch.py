@@ -72,11 +72,15 @@ def suite(ctx, device):
                  f'{device}: w on {other}')
         c.raises(ValueError, lambda: bf16fp32.torch.linear(
             ctx, x, w, torch.empty(4, 8, device=other)), f'{device}: out on {other}')
+    c.raises(ValueError, lambda: bf16fp32.torch.linear(ctx, x.to('meta'), w.to('meta')),
+             f'{device}: x and w on meta')
     c.raises(BufferError,
              lambda: ctx.linear(x.requires_grad_(), w, torch.empty(4, 8, device=device)),
              f'{device}: x that requires grad (PyTorch refuses to export it)')
     c.raises(RuntimeError, lambda: bf16fp32.torch.linear(ctx, x, w),
              f'{device}: x that requires grad, grad mode on')
+    c.raises(RuntimeError, lambda: bf16fp32.torch.linear(ctx, x.detach(), w.requires_grad_()),
+             f'{device}: w that requires grad, grad mode on')
     with torch.no_grad():
         within_bound(x, w, bf16fp32.torch.linear(ctx, x, w), f'{device}: under no_grad')
 
