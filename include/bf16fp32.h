@@ -109,8 +109,9 @@ bf16fp32_status bf16fp32_prewarm(bf16fp32_context *ctx, bf16fp32_location where,
  * backend that declines a shape or fails on it falls back like auto. */
 bf16fp32_status bf16fp32_force_backend(bf16fp32_context *ctx, const char *name);
 
-/* The backend auto would try first for a contiguous call (ld = k, out ld = n, 16-byte
- * aligned pointers) and why, written to why (may be NULL). *name is a static string.
+/* The backend a contiguous call (ld = k, out ld = n, 16-byte aligned pointers) would try
+ * first (the forced one where bf16fp32_force_backend or BF16FP32_ALGO forces one that can
+ * take the shape) and why, written to why (may be NULL). *name is a static string.
  * BF16FP32_NO_DEVICE for a device shape when the context has no CUDA device in this process. */
 bf16fp32_status bf16fp32_select(bf16fp32_context *ctx, bf16fp32_location where, int64_t m,
                                 int64_t n, int64_t k, const char **name, char *why,

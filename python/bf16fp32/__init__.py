@@ -151,7 +151,8 @@ class Context:
         check(lib.bf16fp32_prewarm(self._handle(), where, n, k, arr, count, stream or None))
 
     def select(self, m, n, k, where=DEVICE):
-        """(backend name, why): what auto would try first for a contiguous call."""
+        """(backend name, why): what a contiguous call would try first; a forced backend comes
+        first where it can take the shape."""
         name, why = ctypes.c_char_p(), ctypes.create_string_buffer(512)
         check(lib.bf16fp32_select(self._handle(), where, m, n, k, ctypes.byref(name), why,
                                   len(why)))
