@@ -1015,7 +1015,21 @@ static void test_emit_c(void) {
   int n = sample_entries(e);
   char *text = NULL;
   size_t len = 0;
+  /* every identity field its own value, so that one written in another's place shows */
+  snprintf(h.gpu.cuda_runtime, sizeof h.gpu.cuda_runtime, "12.8");
+  snprintf(h.gpu.cuda_driver, sizeof h.gpu.cuda_driver, "13.0");
+  snprintf(h.gpu.cublas, sizeof h.gpu.cublas, "13.1.0");
+  snprintf(h.cpu.model, sizeof h.cpu.model, "Test CPU");
+  snprintf(h.cpu.features, sizeof h.cpu.features, "avx2 fma");
+  h.gpu.cc_minor = 7;
   EXPECT(bf16fp32__tune_emit_c(&h, e, n, &text, &len) == BF16FP32_OK && text && strlen(text) == len, "emit");
+  EXPECT(strstr(text, "            .has_gpu = true,\n            .has_cpu = true,\n") &&
+             strstr(text, ".sm_count = 132,\n") && strstr(text, ".cc_major = 9,\n") &&
+             strstr(text, ".cc_minor = 7,\n") && strstr(text, ".cuda_runtime = \"12.8\",\n") &&
+             strstr(text, ".cuda_driver = \"13.0\",\n") && strstr(text, ".cublas = \"13.1.0\"},\n") &&
+             strstr(text, ".cpu = {.model = \"Test CPU\",\n") && strstr(text, ".features = \"avx2 fma\",\n") &&
+             strstr(text, ".threads = 3},\n") && strstr(text, ".library = \"" BF16FP32_VERSION "\",\n"),
+         "emitted header:\n%s", text);
   EXPECT(strstr(text, "static const bf16fp32__tune_entry entries[] = {") &&
              strstr(text, "{BF16FP32_DEVICE, 0, 0, 256, 4096, 1, \"smallm\", 2.100, \"cublas\", 6.300},") &&
              strstr(text, "{BF16FP32_DEVICE, 1, 0, 256, 4096, 1, \"smallm\", 1.950, \"cublas\", 6.300},") &&
@@ -1024,17 +1038,27 @@ static void test_emit_c(void) {
              strstr(text, ".count = (int)(sizeof entries / sizeof entries[0])"),
          "emitted:\n%s", text);
   free(text);
+  /* Bytes outside printable ASCII as three-digit octal escapes, so that a digit after one stays
+   * a character of its own ("\0017" is two characters, "\17" one); DEL and bytes >= 0x80 too. */
+  snprintf(h.gpu.name, sizeof h.gpu.name, "a\001" "7\037\177\303\251z");
+  EXPECT(bf16fp32__tune_emit_c(&h, e, 0, &text, &len) == BF16FP32_OK, "emit escapes");
+  EXPECT(text && strstr(text, ".name = \"a\\0017\\037\\177\\303\\251z\","), "escapes:\n%s", text);
+  free(text);
   bf16fp32__tune_header empty;
   memset(&empty, 0, sizeof empty);
   empty.format = 1;
   EXPECT(bf16fp32__tune_emit_c(&empty, NULL, 0, &text, &len) == BF16FP32_OK, "empty");
   EXPECT(!strstr(text, "entries[]") && strstr(text, ".entries = NULL") && strstr(text, ".count = 0"),
          "empty:\n%s", text);
-  /* The shipped table as the emitter writes it (it starts empty; the lead fills it). */
+  free(text);
+  /* The shipped table is the emitter's output, byte for byte: the compiled table emitted again
+   * is src/tune-builtin.c (its header, every entry, its count). */
+  const bf16fp32__tune_builtin *b = &bf16fp32__tune_builtin_table;
   char *shipped = sup_read_text(BF16FP32_SOURCE_DIR "/src/tune-builtin.c");
   EXPECT(shipped && strstr(shipped, "bf16fp32__tune_builtin_table"), "shipped file");
-  if (bf16fp32__tune_builtin_table.count == 0)
-    EXPECT(shipped && strcmp(shipped, text) == 0, "src/tune-builtin.c is the emitter's empty table");
+  EXPECT(bf16fp32__tune_emit_c(&b->header, b->entries, b->count, &text, &len) == BF16FP32_OK, "emit shipped");
+  EXPECT(shipped && text && strcmp(shipped, text) == 0,
+         "src/tune-builtin.c is not the emitter's text of its own table (%d entries)", b->count);
   free(shipped);
   free(text);
 }
