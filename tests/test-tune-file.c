@@ -678,6 +678,17 @@ static void test_load_builtin(void) {
   const bf16fp32__tune_entry *b2 = find(t, BF16FP32_HOST, 0, 512, 4096, 2);
   EXPECT(b1 && b2 && b1->line == 0 && b2->line == 0, "the built-in pair, both buckets, line 0");
   EXPECT(strcmp(t->builtin, h.cpu.model) == 0, "named by its CPU: '%s'", t->builtin);
+  /* ... and the table is finished with them: the dispatcher's lookup finds each part */
+  EXPECT(t->sorted && bf16fp32__tune_table_lookup(t, BF16FP32_HOST, 0, 512, 4096, 2) == b2 &&
+             bf16fp32__tune_table_lookup(t, BF16FP32_HOST, 0, 256, 4096, 1) == kept,
+         "lookups in the loaded table (sorted %d)", t->sorted);
+  bf16fp32__tune_free(t);
+  /* A built-in table measured on another CPU: the file's entry alone, and no built-in table named
+   * (describe said "(FILE and the built-in table)") */
+  snprintf(builtin.header.cpu.model, sizeof builtin.header.cpu.model, "another CPU");
+  t = bf16fp32__tune_load_with_builtin(&cfg, &builtin);
+  EXPECT(t && t->count == 1 && t->builtin[0] == '\0', "another CPU's table: %d entries, named '%s'",
+         t ? t->count : -1, t ? t->builtin : "-");
   bf16fp32__tune_free(t);
 }
 
