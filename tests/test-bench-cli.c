@@ -197,6 +197,96 @@ static const char *check_cell(const char *out, const char *row, const char *col,
   return cell;
 }
 
+/* tune's command line: --help, unknown and incomplete options, empty values, the option rules
+ * of --decode-step and --from, and its numbers at their bounds, all before anything is
+ * measured; a context it cannot create, no GPU, no tuning file, a suite it cannot use. */
+static void test_tune_options(const char *ok, const char *missing) {
+  char tsv[600], emitted[600];
+  snprintf(tsv, sizeof tsv, "%s/options.tsv", tmpdir);
+  snprintf(emitted, sizeof emitted, "%s/options.c", tmpdir);
+  /* --help: the usage on stdout, exit 0, nothing measured */
+  CHECK(run_tune("--help") == 0);
+  EXPECT_IN(out_buf, "usage: bf16fp32 tune");
+  CHECK(strstr(out_buf, "weight shapes x") == NULL && err_buf[0] == '\0');
+  CHECK(run_tune("--no-such-option") == 2);
+  EXPECT_IN(err_buf, "unknown or incomplete option '--no-such-option'");
+  /* an option without its value is refused, not taken for none (the default file) */
+  CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--replays", "1", "--out") == 2);
+  EXPECT_IN(err_buf, "incomplete option '--out'");
+  static const char *const text_options[] = {"--suite", "--m", "--only", "--out", "--emit-c", "--from",
+                                             "--decode-step"};
+  for (size_t i = 0; i < sizeof text_options / sizeof *text_options; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "%s needs a value", text_options[i]);
+    CHECK(run_tune("--cpu", text_options[i], "") == 2);
+    EXPECT_IN(err_buf, want);
+  }
+  /* --decode-step: a known model, and the GPU's tuning alone */
+  CHECK(run_tune("--decode-step", "dsv4-mega") == 2);
+  EXPECT_IN(err_buf, "unknown model 'dsv4-mega'");
+  /* (a NULL value ends the argument list there: an option without one) */
+  static const char *const not_with_step[][2] = {{"--cpu", NULL}, {"--only", "flash."}, {"--from", "x.tsv"}};
+  for (int i = 0; i < 3; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "not with %s", not_with_step[i][0]);
+    CHECK(run_tune("--decode-step", "dsv4-flash", "--emit-c", emitted, not_with_step[i][0], not_with_step[i][1]) == 2);
+    EXPECT_IN(err_buf, want);
+  }
+  /* the largest filler is 2^20 KB */
+  CHECK(run_tune("--decode-step", "dsv4-flash", "--filler-kb", "1048577") == 2);
+  EXPECT_IN(err_buf, "--filler-kb '1048577': expected an integer from 1 to 1048576");
+  /* --from measures nothing: every measuring option is refused with it */
+  static const char *const measuring[][2] = {{"--suite", "s.txt"}, {"--m", "1"}, {"--only", "tiny"},
+                                             {"--out", "o.tsv"}, {"--cpu", NULL}, {"--device", "0"},
+                                             {"--replays", "3"}};
+  for (size_t i = 0; i < sizeof measuring / sizeof *measuring; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "measures nothing: not with %s", measuring[i][0]);
+    CHECK(run_tune("--from", tsv, "--emit-c", emitted, measuring[i][0], measuring[i][1]) == 2);
+    EXPECT_IN(err_buf, want);
+  }
+  /* numbers at their bounds are taken: the run goes on to the suite, which is missing */
+  static const char *const tune_good_numbers[][2] = {
+      {"--device", "0"}, {"--device", "1023"}, {"--replays", "1"}, {"--replays", "1000"}};
+  for (size_t i = 0; i < sizeof tune_good_numbers / sizeof *tune_good_numbers; i++) {
+    CHECK(run_tune("--cpu", "--suite", missing, tune_good_numbers[i][0], tune_good_numbers[i][1]) == 2);
+    CHECK(strstr(err_buf, "expected an integer") == NULL);
+    EXPECT_IN(err_buf, missing);
+  }
+  /* --device is the context's: no machine has a device 1023 (even under --cpu) */
+  CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--replays", "1", "--device", "1023", "--out", tsv) == 1);
+  EXPECT_IN(err_buf, "cannot create a context");
+  EXPECT_IN(err_buf, "device 1023");
+  CHECK(access(tsv, F_OK) != 0);
+  /* without --cpu it tunes the GPU: none here is an error */
+  if (!sup_gpu_available()) {
+    CHECK(run_tune("--suite", ok, "--m", "1", "--replays", "1", "--out", tsv) == 1);
+    EXPECT_IN(err_buf, "no CUDA device here");
+    CHECK(access(tsv, F_OK) != 0);
+  }
+  /* no --out and no tuning file for contexts (BF16FP32_TUNE_FILE empty): nowhere to write */
+  const char *old = getenv("BF16FP32_TUNE_FILE");
+  char saved[1024];
+  snprintf(saved, sizeof saved, "%s", old ? old : "");
+  setenv("BF16FP32_TUNE_FILE", "", 1);
+  CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--replays", "1") == 2);
+  EXPECT_IN(err_buf, "no tuning file");
+  if (old) setenv("BF16FP32_TUNE_FILE", saved, 1);
+  else unsetenv("BF16FP32_TUNE_FILE");
+  /* a suite it cannot use: no entry of --only's prefix, no M line without --m, a bad --m */
+  CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--only", "nosuch", "--out", tsv) == 2);
+  EXPECT_IN(err_buf, "no entry of");
+  EXPECT_IN(err_buf, "starts with 'nosuch'");
+  char no_m[512];
+  snprintf(no_m, sizeof no_m, "%s/no-m.txt", tmpdir);
+  sup_write_text(no_m, "tiny.a 64 96 3\n");
+  CHECK(run_tune("--cpu", "--suite", no_m, "--out", tsv) == 2);
+  EXPECT_IN(err_buf, "has no M line: pass --m");
+  CHECK(run_tune("--cpu", "--suite", ok, "--m", "1,0", "--out", tsv) == 2);
+  EXPECT_IN(err_buf, "--m: ");
+  CHECK(access(tsv, F_OK) != 0);
+}
+
 int main(void) {
   const char *env = getenv("BF16FP32_CLI");
   if (env && *env) {
@@ -506,6 +596,7 @@ int main(void) {
   /* an empty --out was taken for none: "BF16FP32_TUNE_FILE is empty or HOME unset" */
   CHECK(run_tune("--cpu", "--out", "") == 2);
   EXPECT_IN(err_buf, "--out needs a value");
+  test_tune_options(ok, missing);
   /* bench read its suite from the cut name */
   snprintf(deep_file, sizeof deep_file, "%s/suite.txt", deep);
   sup_write_text(deep_file, "tiny.a 64 96 3\n");
