@@ -287,6 +287,87 @@ static void test_tune_options(const char *ok, const char *missing) {
   CHECK(access(tsv, F_OK) != 0);
 }
 
+/* The entry of (n, k, m) in a tuning file's text: "host\tN\tK\tM\t". */
+static const char *host_entry(const char *text, int n, int k, int m) {
+  char key[64];
+  snprintf(key, sizeof key, "\nhost\t%d\t%d\t%d\t", n, k, m);
+  return strstr(text, key);
+}
+
+/* What tune --cpu measures and says: each (N, K) once (the names that share it together, shapes
+ * sharing N alone apart), each M bucket once (the suite's M line without --m), its progress
+ * rows unless --quiet, and how to use a file other than the context's. */
+static void test_tune_runs(const char *ok, const char *same_n) {
+  char tsv[600], suite_path[600], use[700];
+  snprintf(tsv, sizeof tsv, "%s/runs.tsv", tmpdir);
+  snprintf(use, sizeof use, "\nto use them: BF16FP32_TUNE_FILE=%s (or", tsv);
+  /* shapes sharing N: two, each named alone */
+  CHECK(run_tune("--cpu", "--suite", same_n, "--m", "1", "--replays", "1", "--out", tsv) == 0);
+  EXPECT_IN(out_buf, "tuning 2 weight shapes x 1 M buckets");
+  EXPECT_IN(out_buf, "[  1/2] same.k96 ");
+  EXPECT_IN(out_buf, "[  2/2] same.k160 ");
+  EXPECT_IN(out_buf, use);
+  slurp(tsv, out_buf);
+  CHECK(host_entry(out_buf, 64, 96, 1) && host_entry(out_buf, 64, 160, 1));
+  /* two names of one shape: one shape, named by both; two M of one bucket: one bucket */
+  snprintf(suite_path, sizeof suite_path, "%s/one-shape.txt", tmpdir);
+  sup_write_text(suite_path, "one.a 64 96 1\none.b 64 96 2\n");
+  CHECK(run_tune("--cpu", "--suite", suite_path, "--m", "17,24", "--replays", "1", "--out", tsv) == 0);
+  EXPECT_IN(out_buf, "tuning 1 weight shapes x 1 M buckets");
+  EXPECT_IN(out_buf, "[  1/1] one.a,one.b ");
+  CHECK(strstr(out_buf, "[  2/") == NULL);
+  /* no --m: the suite's M line, every M of it; --quiet: no progress rows */
+  remove(tsv);
+  CHECK(run_tune("--cpu", "--suite", ok, "--only", "tiny.a", "--replays", "1", "--quiet", "--out", tsv) == 0);
+  EXPECT_IN(out_buf, "tuning 1 weight shapes x 2 M buckets");
+  CHECK(strstr(out_buf, "[  1/2]") == NULL && strstr(out_buf, "tiny.a") == NULL);
+  EXPECT_IN(out_buf, "2 entries merged into");
+  slurp(tsv, out_buf);
+  CHECK(host_entry(out_buf, 64, 96, 1) && host_entry(out_buf, 64, 96, 3));
+}
+
+/* --from FILE --emit-c: the entries of every section the file names a machine for, device and
+ * host, the entries of a section without one left out; a file it cannot read or a destination
+ * it cannot write is an error (exit 1). */
+static void test_emit_from(void) {
+  static const char gpu_header[] =
+      "# format\t1\n# library\t" BF16FP32_VERSION "\n# gpu.name\tNVIDIA H200\n# gpu.sm_count\t132\n"
+      "# gpu.compute_capability\t9.0\n# gpu.cuda_runtime\t13.0\n# gpu.cuda_driver\t13.0\n# gpu.cublas\t13.1.0\n";
+  static const char entries[] = "device\t256\t4096\t1\tsmallm\t3.453\tcublas\t6.080\n"
+                                "host\t64\t96\t1\tcpu-simd\t0.500\tcpu-ref\t7.000\n";
+  char both[600], gpu_only[600], emitted[600], text[2048];
+  snprintf(both, sizeof both, "%s/both.tsv", tmpdir);
+  snprintf(gpu_only, sizeof gpu_only, "%s/gpu-only.tsv", tmpdir);
+  snprintf(emitted, sizeof emitted, "%s/from.c", tmpdir);
+  snprintf(text, sizeof text, "%s# cpu.model\tTest CPU\n# cpu.features\tavx2 fma\n# cpu.threads\t4\n%s",
+           gpu_header, entries);
+  sup_write_text(both, text);
+  snprintf(text, sizeof text, "%s%s", gpu_header, entries);
+  sup_write_text(gpu_only, text);
+  CHECK(run_tune("--from", both, "--emit-c", emitted) == 0);
+  EXPECT_IN(out_buf, ": 2 built-in entries from");
+  slurp(emitted, out_buf);
+  EXPECT_IN(out_buf, "{BF16FP32_DEVICE, 0, 0, 256, 4096, 1, \"smallm\", 3.453, \"cublas\", 6.080},");
+  EXPECT_IN(out_buf, "{BF16FP32_HOST, 0, 0, 64, 96, 1, \"cpu-simd\", 0.500, \"cpu-ref\", 7.000},");
+  EXPECT_IN(out_buf, ".has_gpu = true,\n            .has_cpu = true,");
+  /* the host entry has no CPU named: it could never match a machine */
+  CHECK(run_tune("--from", gpu_only, "--emit-c", emitted) == 0);
+  EXPECT_IN(out_buf, ": 1 built-in entries from");
+  slurp(emitted, out_buf);
+  EXPECT_IN(out_buf, "{BF16FP32_DEVICE, 0, 0, 256, 4096, 1, ");
+  CHECK(strstr(out_buf, "BF16FP32_HOST") == NULL);
+  EXPECT_IN(out_buf, ".has_cpu = false,");
+  /* a missing file; a destination under a regular file */
+  char missing[600], under_file[700];
+  snprintf(missing, sizeof missing, "%s/no-such.tsv", tmpdir);
+  CHECK(run_tune("--from", missing, "--emit-c", emitted) == 1);
+  EXPECT_IN(err_buf, "no-such.tsv");
+  snprintf(under_file, sizeof under_file, "%s/x.c", both);
+  CHECK(run_tune("--from", both, "--emit-c", under_file) == 1);
+  EXPECT_IN(err_buf, "--emit-c");
+  CHECK(access(under_file, F_OK) != 0);
+}
+
 int main(void) {
   const char *env = getenv("BF16FP32_CLI");
   if (env && *env) {
@@ -597,6 +678,8 @@ int main(void) {
   CHECK(run_tune("--cpu", "--out", "") == 2);
   EXPECT_IN(err_buf, "--out needs a value");
   test_tune_options(ok, missing);
+  test_tune_runs(ok, same_n);
+  test_emit_from();
   /* bench read its suite from the cut name */
   snprintf(deep_file, sizeof deep_file, "%s/suite.txt", deep);
   sup_write_text(deep_file, "tiny.a 64 96 3\n");
