@@ -197,6 +197,36 @@ static const char *check_cell(const char *out, const char *row, const char *col,
   return cell;
 }
 
+/* The oneDNN baseline's rows in a `bench --cpu` CSV, where the program was built with oneDNN
+ * (bench_out, its table, says which matmul runs): one a cell, each "ok" with a time (oneDNN has
+ * an f32 matmul on any CPU), noted "f32" exactly when the header says the f32 one runs; where
+ * cpu-simd runs an AVX-512 BF16 or AMX kernel (bf16_cpu) oneDNN has a bf16 matmul, and that runs. */
+static void check_onednn_rows(const char *csv_path, const char *bench_out, int bf16_cpu, int cells) {
+  if (strstr(bench_out, "not found at build time")) return;
+  const int f32 = strstr(bench_out, "f32 matmul, no bf16 one") != NULL;
+  EXPECT(f32 || strstr(bench_out, "bf16 matmul with fp32 output"), "oneDNN's matmul not named:\n%s", bench_out);
+  if (bf16_cpu) EXPECT(!f32, "the f32 matmul where cpu-simd has a bf16 kernel:\n%s", bench_out);
+  FILE *f = fopen(csv_path, "r");
+  CHECK(f != NULL);
+  if (!f) return;
+  char line[2048];
+  int rows = 0, ok = 0;
+  while (fgets(line, sizeof line, f)) {
+    char field[4][64];
+    if (strcmp(csv_text(line, 5, field[0], sizeof field[0]), "onednn-baseline") != 0) continue;
+    rows++;
+    const double us = atof(csv_text(line, 6, field[1], sizeof field[1]));
+    csv_text(line, 16, field[3], sizeof field[3]);
+    if (strcmp(csv_text(line, 14, field[2], sizeof field[2]), "ok") == 0 && us > 0 && us < 1e6 &&
+        (strncmp(field[3], "(f32 ", 5) == 0) == f32)
+      ok++;
+    else
+      fprintf(stderr, "  oneDNN row: %s", line);
+  }
+  fclose(f);
+  EXPECT(rows == cells && ok == cells, "oneDNN rows: %d, %d of them ok, of %d cells", rows, ok, cells);
+}
+
 /* tune's command line: --help, unknown and incomplete options, empty values, the option rules
  * of --decode-step and --from, and its numbers at their bounds, all before anything is
  * measured; a context it cannot create, no GPU, no tuning file, a suite it cannot use. */
@@ -543,7 +573,10 @@ int main(void) {
   EXPECT_IN(err_buf, "/nonexistent-dir/x.csv");
 
   /* A tiny real run: every CPU backend, auto and the baseline row for each (N, K, M). */
+  CHECK(run_cli("info", (const char *const[]){NULL}) == 0);
+  const int bf16_cpu = strstr(out_buf, "avx512bf16 kernel") || strstr(out_buf, "amx kernel");
   CHECK(run_bench("--cpu", "--suite", ok, "--m", "1,3", "--replays", "5", "--csv", csv) == 0);
+  check_onednn_rows(csv, out_buf, bf16_cpu, 4);
   EXPECT_IN(out_buf, "vs-oneDNN");
   EXPECT_IN(out_buf, "tiny.a");
   EXPECT_IN(out_buf, "auto");
@@ -583,6 +616,10 @@ int main(void) {
     CHECK(timed >= 8); /* cpu-ref and auto at least, each with its range */
   }
 
+  /* one timed call: the baseline's median is that call's time */
+  CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "1", "--backends", "auto", "--shapes",
+                  "tiny.a", "--csv", csv) == 0);
+  check_onednn_rows(csv, out_buf, bf16_cpu, 1);
   /* --shapes with a trailing '*' takes the entries of that prefix */
   CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--backends", "auto", "--shapes",
                   "tiny.b*") == 0);
