@@ -1,7 +1,8 @@
 /* `bf16fp32 bench` on bad input (unknown backend, unreadable suite, malformed lines, bad
  * options: a clear message naming the file and line, non-zero exit; `tune`'s filler options too),
- * one tiny CPU run and, where there is a GPU, a tiny decode step with fillers, plainly and under
- * PDL with each filler trigger. */
+ * one tiny CPU run (with the oneDNN baseline's rows) and, where there is a GPU, a tiny decode step
+ * with fillers, plainly and under PDL with each filler trigger; `tune`'s command line, tiny CPU
+ * tunes and `tune --from FILE --emit-c`. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
