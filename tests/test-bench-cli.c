@@ -200,7 +200,8 @@ static const char *check_cell(const char *out, const char *row, const char *col,
 
 /* The oneDNN baseline's rows in a `bench --cpu` CSV, where the program was built with oneDNN
  * (bench_out, its table, says which matmul runs): one a cell, each "ok" with a time (oneDNN has
- * an f32 matmul on any CPU), noted "f32" exactly when the header says the f32 one runs; where
+ * an f32 matmul on any CPU) and its output's worst error within the bound (checked like the
+ * candidates'), noted "f32" exactly when the header says the f32 one runs; where
  * cpu-simd runs an AVX-512 BF16 or AMX kernel (bf16_cpu) oneDNN has a bf16 matmul, and that runs. */
 static void check_onednn_rows(const char *csv_path, const char *bench_out, int bf16_cpu, int cells) {
   if (strstr(bench_out, "not found at build time")) return;
@@ -213,13 +214,14 @@ static void check_onednn_rows(const char *csv_path, const char *bench_out, int b
   char line[2048];
   int rows = 0, ok = 0;
   while (fgets(line, sizeof line, f)) {
-    char field[4][64];
+    char field[5][64];
     if (strcmp(csv_text(line, 5, field[0], sizeof field[0]), "onednn-baseline") != 0) continue;
     rows++;
     const double us = atof(csv_text(line, 6, field[1], sizeof field[1]));
     csv_text(line, 16, field[3], sizeof field[3]);
+    const char *worst = csv_text(line, 15, field[4], sizeof field[4]);
     if (strcmp(csv_text(line, 14, field[2], sizeof field[2]), "ok") == 0 && us > 0 && us < 1e6 &&
-        (strncmp(field[3], "(f32 ", 5) == 0) == f32)
+        worst[0] && atof(worst) >= 0 && atof(worst) <= 1 && (strncmp(field[3], "(f32 ", 5) == 0) == f32)
       ok++;
     else
       fprintf(stderr, "  oneDNN row: %s", line);

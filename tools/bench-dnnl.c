@@ -15,10 +15,11 @@ int bench_dnnl_available(char *why, size_t len) {
   return 0;
 }
 
-int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, double *median_us,
-                    char *why, size_t len) {
-  (void)m, (void)n, (void)k, (void)threads, (void)reps;
+int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, int check_rows,
+                    double *median_us, double *worst_ratio, char *why, size_t len) {
+  (void)m, (void)n, (void)k, (void)threads, (void)reps, (void)check_rows;
   if (median_us) *median_us = 0.0;
+  if (worst_ratio) *worst_ratio = -1.0;
   if (why && len) snprintf(why, len, "%s", NOT_FOUND);
   return -1;
 }
@@ -168,8 +169,27 @@ static void upcast(const uint16_t *in, float *out, size_t count) {
   for (size_t i = 0; i < count; i++) out[i] = bf16fp32__bf16_to_float(in[i]);
 }
 
-int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, double *median_us,
-                    char *why, size_t len) {
+/* out (m x n, every element written over the poison) against the fp64 oracle of x and w on
+ * check_rows sampled rows: 0, BENCH_DNNL_WRONG or -1 (the oracle failed), the reason in why. */
+static int check_out(int64_t m, int64_t n, int64_t k, const uint16_t *x, const uint16_t *w,
+                     const float *out, int check_rows, double *worst_ratio, char *why, size_t len) {
+  bf16fp32__check_ref ref;
+  if (bf16fp32__check_ref_init(&ref, m, n, k, x, k, w, k, check_rows, 1) != BF16FP32_OK) {
+    say(why, len, "oneDNN's output not checked: %s", bf16fp32_last_error());
+    return -1;
+  }
+  bf16fp32__check_result res;
+  bf16fp32__check_ref_compare(&ref, out, n, &res);
+  bf16fp32__check_ref_free(&ref);
+  *worst_ratio = res.worst_ratio;
+  char msg[256];
+  if (bf16fp32__check_ok(&res, msg, sizeof msg)) return 0;
+  say(why, len, "oneDNN's %s", msg);
+  return BENCH_DNNL_WRONG;
+}
+
+int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, int check_rows,
+                    double *median_us, double *worst_ratio, char *why, size_t len) {
   int rc = -1, previous = -1;
   dnnl_engine_t engine = NULL;
   dnnl_stream_t stream = NULL;
@@ -182,7 +202,9 @@ int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, doub
   double *times = NULL;
 
   if (median_us) *median_us = 0.0;
-  if (m < 1 || n < 1 || k < 1 || threads < 1 || reps < 1 || !median_us) {
+  if (worst_ratio) *worst_ratio = -1.0;
+  if (m < 1 || n < 1 || k < 1 || threads < 1 || reps < 1 || check_rows < 0 || !median_us ||
+      !worst_ratio) {
     say(why, len, "bench_dnnl_time: bad arguments");
     return -1;
   }
@@ -216,8 +238,6 @@ int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, doub
     if (in == dnnl_bf16) memcpy(wc, wsrc, ws * 2);
     else upcast(wsrc, (float *)(void *)wc, ws);
   }
-  memset(out, 0, os * 4);
-
   dnnl_memory_desc_t xd, wd, od;
   if (matmul_desc(m, n, k, in, engine, &xd, &wd, &od, &pd, why, len) != 0) goto cleanup;
   DNNL_TRY(dnnl_primitive_create(&prim, pd));
@@ -228,6 +248,15 @@ int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, doub
 
   dnnl_exec_arg_t args[3] = {
       {DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, om}};
+  /* The first call, on the first copies (x and wsrc's values), out poisoned: a baseline's time
+   * counts only for a right answer. */
+  bf16fp32__poison_f32(out, os);
+  if (in == dnnl_f32) upcast(x, xf, xs);
+  DNNL_TRY(dnnl_primitive_execute(prim, stream, 3, args));
+  DNNL_TRY(dnnl_stream_wait(stream));
+  rc = check_out(m, n, k, x, wsrc, out, check_rows, worst_ratio, why, len);
+  if (rc != 0) goto cleanup;
+  rc = -1;
   int warm = reps / 10 > 3 ? reps / 10 : 3;
   size_t next = 0; /* the copy the next call reads */
   for (int i = 0; i < warm + reps; i++, next = (next + 1) % copies) {

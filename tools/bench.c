@@ -513,8 +513,8 @@ static void print_header(const bench_plan *p, const bench_opts *o, const suite *
   if (strcmp(cfg->algo, "auto") != 0)
     printf("# note: BF16FP32_ALGO=%s forces the backend that auto tries first\n", cfg->algo);
   if (cfg->tune_file[0]) printf("# tune file: %s\n", cfg->tune_file);
-  printf("# checked: output poisoned, every element must be written; %s rows compared with the"
-         " fp64 oracle (check = worst |err| / bound)\n",
+  printf("# checked, the baseline too: output poisoned, every element must be written; %s rows"
+         " compared with the fp64 oracle (check = worst |err| / bound)\n",
          "8 sampled");
   printf("# suite: %s; M:", s->path);
   for (int i = 0; i < m_count; i++) printf(" %lld", (long long)ms[i]);
@@ -744,18 +744,18 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
       /* CPU baseline: oneDNN times itself (no per-call hook to join the rounds), so it runs
        * just before and just after the candidates and the better median counts: noise from a
        * shared machine then errs in the baseline's favour, never in ours. */
-      double dnnl_us[2] = {-1.0, -1.0};
+      double dnnl_us[2] = {-1.0, -1.0}, dnnl_worst[2] = {-1.0, -1.0};
       char dnnl_why[2][256] = {"", ""};
       int dnnl_rc[2] = {-1, -1};
       if (!use_gpu && plan.dnnl) {
-        dnnl_rc[0] = bench_dnnl_time(m, sh->n, sh->k, threads, o->replays, &dnnl_us[0],
-                                     dnnl_why[0], sizeof dnnl_why[0]);
+        dnnl_rc[0] = bench_dnnl_time(m, sh->n, sh->k, threads, o->replays, mo.check_rows,
+                                     &dnnl_us[0], &dnnl_worst[0], dnnl_why[0], sizeof dnnl_why[0]);
         settle_after_dnnl();
       }
       st = ncell ? bf16fp32__measure(where, m, sh->n, sh->k, cell, ncell, &mo) : BF16FP32_OK;
       if (!use_gpu && plan.dnnl) {
-        dnnl_rc[1] = bench_dnnl_time(m, sh->n, sh->k, threads, o->replays, &dnnl_us[1],
-                                     dnnl_why[1], sizeof dnnl_why[1]);
+        dnnl_rc[1] = bench_dnnl_time(m, sh->n, sh->k, threads, o->replays, mo.check_rows,
+                                     &dnnl_us[1], &dnnl_worst[1], dnnl_why[1], sizeof dnnl_why[1]);
         settle_after_dnnl();
       }
       if (st == BF16FP32_CUDA_FATAL) {
@@ -776,14 +776,21 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
         r->us = -1.0;
         r->worst_ratio = -1.0;
         if (plan.dnnl) {
-          int best = dnnl_rc[0] != 0 ? 1
+          /* a wrong answer in either run fails the row and the run, as a wrong candidate does */
+          int best = dnnl_rc[0] == BENCH_DNNL_WRONG ? 0
+                     : dnnl_rc[1] == BENCH_DNNL_WRONG ? 1
+                     : dnnl_rc[0] != 0 ? 1
                      : dnnl_rc[1] != 0 ? 0
                      : dnnl_us[1] < dnnl_us[0] ? 1 : 0;
+          r->worst_ratio = dnnl_worst[best];
           if (dnnl_rc[best] == 0) {
             r->us = dnnl_us[best];
             base_us = r->us;
             snprintf(r->status, sizeof r->status, "ok");
             snprintf(r->note, sizeof r->note, "(%.60s)", dnnl_why[best]);
+          } else if (dnnl_rc[best] == BENCH_DNNL_WRONG) {
+            snprintf(r->status, sizeof r->status, "WRONG: %.255s", dnnl_why[best]);
+            rc = 1;
           } else {
             snprintf(r->status, sizeof r->status, "failed: %s", dnnl_why[best]);
           }
