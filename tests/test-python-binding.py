@@ -4,6 +4,7 @@
 size-1 dimensions or leave out), bad arrays and bad calls (each a clear exception, nothing
 written), device arrays where no device is usable, the context's queries and options, tuning
 on the host, threads, a fork, and what close() ends."""
+import contextlib
 import copy
 import math
 import os
@@ -47,6 +48,17 @@ def run_case(ctx, m, n, k, what, pads=(0, 0, 0), xdtype='bf16', x=None, w=None,
     written, untouched = ob.poison_state()
     c.expect(written, f'{what}: every element written')
     c.expect(untouched, f'{what}: nothing written outside out')
+
+
+@contextlib.contextmanager
+def tune_file_env_unset():
+    """BF16FP32_TUNE_FILE unset inside the block (it would override the tune_file option)."""
+    saved = os.environ.pop('BF16FP32_TUNE_FILE', None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ['BF16FP32_TUNE_FILE'] = saved
 
 
 with bf16fp32.Context() as ctx:
@@ -283,8 +295,7 @@ c.raises(ValueError, lambda: ctx.select(1, 8, 8, bf16fp32.HOST), 'closed by its 
 
 # Host tuning into a file: the (n, k) pairs and M buckets asked for, each an entry that select
 # then names (an M past 32 bits reaching the library whole).
-saved = os.environ.pop('BF16FP32_TUNE_FILE', None)  # it would override the option
-with tempfile.TemporaryDirectory() as d, bf16fp32.Context() as tc:
+with tune_file_env_unset(), tempfile.TemporaryDirectory() as d, bf16fp32.Context() as tc:
     path = os.path.join(d, 'host.tsv')
     tc.tune([(24, 16), (8, 40)], [1, 3], path, where=bf16fp32.HOST)
     with open(path) as f:
@@ -296,8 +307,6 @@ with tempfile.TemporaryDirectory() as d, bf16fp32.Context() as tc:
         c.expect(why.startswith('tuned') and path in why, f'select M=1 N=24 K=16: {why}')
         why = tc.select(2**32 + 1, 8, 40, bf16fp32.HOST)[1]
         c.expect(why.startswith('tuned') and 'M=4294967297' in why, f'select M=2^32+1: {why}')
-if saved is not None:
-    os.environ['BF16FP32_TUNE_FILE'] = saved
 
 # A corrupt tuning file: its warnings reach the log function, and calls still run; tune_step's
 # argument checks.
@@ -305,11 +314,9 @@ lines = []
 with tempfile.NamedTemporaryFile('w', suffix='.tsv') as bad_file:
     bad_file.write('not a tuning file\n')
     bad_file.flush()
-    saved = os.environ.pop('BF16FP32_TUNE_FILE', None)  # it would override the option
-    ctx = bf16fp32.Context(tune_file=bad_file.name, log_level=1,
-                           log=lambda level, line: lines.append((level, line)))
-    if saved is not None:
-        os.environ['BF16FP32_TUNE_FILE'] = saved
+    with tune_file_env_unset():
+        ctx = bf16fp32.Context(tune_file=bad_file.name, log_level=1,
+                               log=lambda level, line: lines.append((level, line)))
 c.expect(any(level == 1 and bad_file.name in line and 'skipped' in line for level, line in lines),
          f'the corrupt file\'s warning logged: {lines}')
 with ctx:
@@ -330,14 +337,11 @@ with bf16fp32.Context(cpu_threads=1, algo='cpu-ref') as oc:
     described = oc.describe()
     c.expect(re.search(r'\b1 thread\b', described) and 'algo: cpu-ref' in described,
              f'cpu_threads=1, algo=cpu-ref: {described}')
-saved = os.environ.pop('BF16FP32_TUNE_FILE', None)  # it would override the option
-with tempfile.TemporaryDirectory() as d:
+with tune_file_env_unset(), tempfile.TemporaryDirectory() as d:
     for path in (pathlib.Path(d) / 'none.tsv', os.fsencode(os.path.join(d, 'none.tsv'))):
         with bf16fp32.Context(tune_file=path) as pc:
             c.expect(f'tune file: {os.fsdecode(path)}' in pc.describe(),
                      f'tune_file as {type(path).__name__}')
-if saved is not None:
-    os.environ['BF16FP32_TUNE_FILE'] = saved
 
 # close() destroys the context: the CPU pool workers its calls started end with it.
 tasks = '/proc/self/task'
