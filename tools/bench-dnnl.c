@@ -254,9 +254,11 @@ int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, int 
   if (in == dnnl_f32) upcast(x, xf, xs);
   DNNL_TRY(dnnl_primitive_execute(prim, stream, 3, args));
   DNNL_TRY(dnnl_stream_wait(stream));
-  rc = check_out(m, n, k, x, wsrc, out, check_rows, worst_ratio, why, len);
-  if (rc != 0) goto cleanup;
-  rc = -1;
+  const int checked = check_out(m, n, k, x, wsrc, out, check_rows, worst_ratio, why, len);
+  if (checked != 0) {
+    rc = checked;
+    goto cleanup;
+  }
   int warm = reps / 10 > 3 ? reps / 10 : 3;
   size_t next = 0; /* the copy the next call reads */
   for (int i = 0; i < warm + reps; i++, next = (next + 1) % copies) {
