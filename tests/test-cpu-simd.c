@@ -232,10 +232,13 @@ static int64_t rows_alone_differ(void *state, const operands *o, const float *wh
  * The kernels find w's as they read w: the AVX-512 BF16 one in the first row tile of a sweep
  * (copying w too at m = 40, ldw = 2048, on one thread), so w's here meet large x only in later
  * row tiles; the AMX one as it packs w, in panels above 32 rows and in each pass below. Cases
- * without x's (the 4th number 0) leave w's alone to find, as most M = 1 calls do. */
+ * without x's (the 4th number 0) leave w's alone to find, as most M = 1 calls do. x is scanned
+ * by each thread after its kernel: 1 x 300 x 1000 is large enough for threads to share the
+ * columns, each of which must find x's. */
 static void test_subnormal(void *state) {
-  static const int64_t cases[][4] = {{37, 50, 77, 1},  {300, 9, 100, 1}, {1, 200, 64, 1},
-                                     {1, 200, 100, 0}, {20, 70, 130, 0}, {40, 30, 2045, 0}};
+  static const int64_t cases[][4] = {{37, 50, 77, 1},  {300, 9, 100, 1},   {1, 200, 64, 1},
+                                     {1, 300, 1000, 1}, {1, 200, 100, 0}, {20, 70, 130, 0},
+                                     {40, 30, 2045, 0}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     operands o;
     if (operands_make(&o, cases[c][0], cases[c][1], cases[c][2], 1, 3, 1, 1, 90 + c) != 0) {

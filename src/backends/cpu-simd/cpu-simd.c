@@ -48,7 +48,6 @@ typedef struct simd_job {
   uint16_t **scratch; /* one per thread; an entry may be NULL (nothing copied then) */
   int64_t copy_x_ld;  /* > 0: each thread first copies x to its scratch at this stride */
   int daz;            /* the kernel takes bf16 subnormals as zeros (redo_subnormal) */
-  int x_subnormal;    /* some x row holds a subnormal (daz only) */
 } simd_job;
 
 bf16fp32__simd_block_fn bf16fp32__simd_block_for(bf16fp32__simd_isa isa) {
@@ -101,15 +100,18 @@ static int rows_subnormal(const uint16_t *p, int64_t rows, int64_t ld, int64_t k
  * (2^-133 * 2^127 = 2^-6) was lost whole, far past the error bound. The elements of a share
  * whose x row or w row holds one are computed again by the AVX2 kernel, which widens bf16
  * exactly. Which kernel an element gets depends on its own two rows alone, so results stay
- * deterministic and batch-invariant. x was looked at once for the call; the kernel looked at
- * the share's w rows as it read them (w_seen: one held a subnormal), and only then are they
- * scanned, to find which. */
+ * deterministic and batch-invariant. The kernel looked at the share's w rows as it read them
+ * (w_seen: one held a subnormal), and only then are they scanned, to find which. x is scanned
+ * here, after the kernel read it (from cache, in every thread at once; a scan of x by the caller
+ * before the threads started cost 8-18 % at M = 16 on AMX, geometric means): a share of rows
+ * scans its own, a thread with shares of columns all of x once (*x_seen: -1 until it has). */
 static void redo_subnormal(const simd_job *j, const bf16fp32__simd_args *a, int64_t lo,
-                           int64_t hi, int w_seen) {
+                           int64_t hi, int w_seen, int *x_seen) {
   const bf16fp32__simd_block_fn exact = bf16fp32__simd_block_for(BF16FP32__ISA_AVX2);
   const int64_t m0 = j->split_n ? 0 : lo, m1 = j->split_n ? a->m : hi;
   const int64_t n0 = j->split_n ? lo : 0, n1 = j->split_n ? hi : a->n;
-  if (j->x_subnormal)
+  if (j->split_n && *x_seen < 0) *x_seen = rows_subnormal(a->x, a->m, a->ldx, a->k);
+  if (!j->split_n || *x_seen)
     for (int64_t i = m0; i < m1; i++)
       if (row_subnormal(a->x + i * a->ldx, a->k)) exact(a, i, i + 1, n0, n1, NULL);
   if (w_seen)
@@ -126,7 +128,7 @@ static void job_part(void *arg, int tid) {
   bf16fp32__simd_args a = j->a;
   a.x_cold = 1;
   uint16_t *scratch = j->scratch[tid];
-  int copied = 0;
+  int copied = 0, x_seen = -1;
   for (int v = tid < j->nt ? 0 : 1; v < j->nt; v++) {
     simd_range *r = &j->ranges[(tid + v) % j->nt];
     int64_t lo, hi;
@@ -143,7 +145,7 @@ static void job_part(void *arg, int tid) {
       }
       const int w_seen = j->split_n ? j->block(&a, 0, a.m, lo, hi, scratch)
                                     : j->block(&a, lo, hi, 0, a.n, scratch);
-      if (j->daz) redo_subnormal(j, &a, lo, hi, w_seen);
+      if (j->daz) redo_subnormal(j, &a, lo, hi, w_seen, &x_seen);
       a.x_cold = !j->split_n; /* a share of columns meets the same x rows again */
     }
   }
@@ -291,10 +293,8 @@ static bf16fp32_status simd_run(void *state, const bf16fp32__call *c) {
   /* The AMX kernel packs w for sweeps of more than one pass of rows. */
   const int amx_panels = amx && s->m > BF16FP32__AMX_PASS_ROWS;
   const int wants_scratch = copy_x || amx_panels || bf16fp32__simd_should_pack(s->m, s->ldw);
-  /* The levels whose instructions take bf16 subnormals as zeros look for them: in x here (once:
-   * small next to the work), in w in their kernels as they read it (redo_subnormal). */
+  /* The levels whose instructions take bf16 subnormals as zeros look for them (redo_subnormal). */
   job.daz = st->isa == BF16FP32__ISA_AVX512BF16 || st->isa == BF16FP32__ISA_AMX;
-  job.x_subnormal = job.daz && rows_subnormal(c->x, s->m, s->ldx, s->k);
   /* Shares are 32-bit: a call beyond that (4 G columns or rows) goes in slices. */
   for (int64_t off = 0; off < total; off += SLICE) {
     simd_job part = job;
