@@ -1,6 +1,8 @@
 /* The host measure (bf16fp32__measure at HOST) with a fake candidate that copies a result
  * computed once: what operands its timed calls are given, a wrong or unwritten output found, a
- * slow call's time; the copies' cap; the GPU graph's calls; a device measure with no GPU. */
+ * slow call's time, failures at each stage, the rounds' order, a candidate measured twice; the
+ * copies' cap; the GPU graph's calls; a device measure with no GPU; the random operands, the
+ * sampled rows, the median. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,9 @@ enum { FAKE_MAX_SEEN = 4096 };
 
 /* Writes the first call's oracle result into every call's output, and records the distinct
  * weight copies it was given. Planted faults: bump added to the last element, writes only on
- * the first call (once), a sleep of sleep_us per call. */
+ * the first call (once), a sleep of sleep_us per call, status `fail` returned by call number
+ * fail_at (from 1) or by its prewarm, and by every call after give_up_after calls. Each call
+ * appends id to *order (when set). */
 typedef struct fake {
   float *result;
   const uint16_t *seen[FAKE_MAX_SEEN];
@@ -24,6 +28,10 @@ typedef struct fake {
   int once, calls;
   long sleep_us;
   int runs; /* every call */
+  int fail_at, fail_prewarm, give_up_after;
+  bf16fp32_status fail;
+  char id;
+  char *order;
 } fake;
 
 static void fake_note(fake *f, const uint16_t *w) {
@@ -47,6 +55,8 @@ static bf16fp32_status fake_run(void *user, const bf16fp32__call *call) {
   }
   fake_note(f, call->w);
   f->runs++;
+  if (f->order) strncat(f->order, &f->id, 1);
+  if (f->runs == f->fail_at || (f->give_up_after && f->runs > f->give_up_after)) return f->fail;
   if (f->sleep_us) nanosleep(&(struct timespec){f->sleep_us / 1000000, f->sleep_us % 1000000 * 1000}, NULL);
   if (f->once && f->calls++ > 0) return BF16FP32_OK;
   memcpy(call->out, f->result, on * sizeof *f->result);
@@ -54,15 +64,32 @@ static bf16fp32_status fake_run(void *user, const bf16fp32__call *call) {
   return BF16FP32_OK;
 }
 
-/* Measures the fake alone at HOST (m, n, k): replays, one warm-up run, 8 rows checked. */
-static bf16fp32__candidate measure_fake(fake *f, int64_t m, int64_t n, int64_t k, int replays) {
-  bf16fp32__candidate c = {.name = "fake", .run = fake_run, .user = f};
+static bf16fp32_status fake_prewarm(void *user, const bf16fp32__shape *s, void *stream) {
+  (void)s, (void)stream;
+  const fake *f = user;
+  return f->fail_prewarm ? f->fail : BF16FP32_OK;
+}
+
+/* Options of the fake's measures: replays, one warm-up run, 8 rows checked. */
+static bf16fp32__measure_opts fake_opts(int replays) {
   bf16fp32__measure_opts o;
   bf16fp32__measure_defaults(&o);
   o.replays = replays;
   o.warmup = 1;
   o.check_rows = 8;
-  CHECK_OK(bf16fp32__measure(BF16FP32_HOST, m, n, k, &c, 1, &o));
+  return o;
+}
+
+/* Measures c (a fake's candidate, measured before or not) alone at HOST (m, n, k). */
+static void measure_again(bf16fp32__candidate *c, int64_t m, int64_t n, int64_t k, int replays) {
+  const bf16fp32__measure_opts o = fake_opts(replays);
+  CHECK_OK(bf16fp32__measure(BF16FP32_HOST, m, n, k, c, 1, &o));
+}
+
+/* Measures the fake alone at HOST (m, n, k). */
+static bf16fp32__candidate measure_fake(fake *f, int64_t m, int64_t n, int64_t k, int replays) {
+  bf16fp32__candidate c = {.name = "fake", .run = fake_run, .prewarm = fake_prewarm, .user = f};
+  measure_again(&c, m, n, k, replays);
   return c;
 }
 
@@ -96,6 +123,7 @@ static void test_wrong_last_row(void) {
   const bf16fp32__candidate c = measure_fake(&f, M, N, K, 1);
   CHECK(c.wrong && c.status == BF16FP32_INTERNAL && c.median_us < 0 && c.violations == 1);
   EXPECT(c.worst_ratio > 1 && strstr(c.detail, "[15,7]"), "worst %g: %s", c.worst_ratio, c.detail);
+  EXPECT(f.runs == 1, "a wrong candidate is not run again to be timed: %d calls", f.runs);
   free(f.result);
 }
 
@@ -160,6 +188,205 @@ static void test_device_without_gpu(void) {
            c[i].median_us, c[i].detail);
 }
 
+/* A candidate that fails at any stage (its prewarm, the checked call, a warm-up call, a round's
+ * untimed or timed call) keeps that status with no time, and is not called again. */
+static void test_failure_stages(void) {
+  static const struct {
+    int prewarm, fail_at; /* fail_at: 1 checked call, 2-3 warm-up, 4 untimed, 6 a timed call */
+    bf16fp32_status fail;
+  } stages[] = {{1, 0, BF16FP32_CUDA_ERROR}, {0, 1, BF16FP32_DECLINED}, {0, 2, BF16FP32_CUDA_ERROR},
+                {0, 4, BF16FP32_CUDA_ERROR}, {0, 6, BF16FP32_NOT_PREWARMED}};
+  for (size_t i = 0; i < sizeof stages / sizeof *stages; i++) {
+    fake f = {.fail_prewarm = stages[i].prewarm, .fail_at = stages[i].fail_at,
+              .fail = stages[i].fail};
+    bf16fp32__candidate c = {.name = "fake", .run = fake_run, .prewarm = fake_prewarm, .user = &f};
+    bf16fp32__measure_opts o = fake_opts(3);
+    o.warmup = 2;
+    CHECK_OK(bf16fp32__measure(BF16FP32_HOST, 4, 8, 32, &c, 1, &o));
+    const bool untimed = c.median_us < 0 && c.min_us < 0 && c.max_us < 0;
+    EXPECT(c.status == stages[i].fail && untimed && f.runs == stages[i].fail_at &&
+               strstr(c.detail, bf16fp32_status_name(stages[i].fail)),
+           "stage %zu: status %s, %g us, %d calls, \"%s\"", i, bf16fp32_status_name(c.status),
+           c.median_us, f.runs, c.detail);
+    free(f.result);
+  }
+}
+
+/* The rounds: each candidate's timed call right after an untimed one of its own, and the first
+ * candidate rotating from round to round. Calls of 3 ms are one to a sample. */
+static void test_round_order(void) {
+  char order[64] = "";
+  fake a = {.sleep_us = 3000, .id = 'A', .order = order};
+  fake b = {.sleep_us = 3000, .id = 'B', .order = order};
+  bf16fp32__candidate c[2] = {{.name = "a", .run = fake_run, .user = &a},
+                              {.name = "b", .run = fake_run, .user = &b}};
+  const bf16fp32__measure_opts o = fake_opts(2);
+  CHECK_OK(bf16fp32__measure(BF16FP32_HOST, 2, 8, 32, c, 2, &o));
+  /* checked call and warm-up each, round 0 from a, round 1 from b, the checks after */
+  EXPECT(strcmp(order, "AABB" "AABB" "BBAA" "AB") == 0, "calls in the order %s", order);
+  free(a.result);
+  free(b.result);
+}
+
+/* Each candidate gets its own samples, per call: of two measured together, the one whose calls
+ * take 200 us (ten to a sample) is timed under 1 ms, the other at 3 ms or more. */
+static void test_own_time_per_call(void) {
+  fake slow = {.sleep_us = 3000}, fast = {.sleep_us = 200};
+  bf16fp32__candidate c[2] = {{.name = "slow", .run = fake_run, .user = &slow},
+                              {.name = "fast", .run = fake_run, .user = &fast}};
+  const bf16fp32__measure_opts o = fake_opts(3);
+  CHECK_OK(bf16fp32__measure(BF16FP32_HOST, 2, 8, 32, c, 2, &o));
+  EXPECT(c[0].median_us >= 3000 && c[1].median_us > 0 && c[1].median_us < 1000,
+         "3 ms calls timed at %g us, 200 us calls at %g us", c[0].median_us, c[1].median_us);
+  free(slow.result);
+  free(fast.result);
+}
+
+/* warmup 0 still times one warm-up call to size the samples: a 3 ms call is one to a sample
+ * (the fake gives up after 50 calls, as a sample of 10^6 calls would never end). */
+static void test_no_warmup(void) {
+  fake f = {.sleep_us = 3000, .give_up_after = 50, .fail = BF16FP32_CUDA_ERROR};
+  bf16fp32__candidate c = {.name = "fake", .run = fake_run, .user = &f};
+  bf16fp32__measure_opts o = fake_opts(1);
+  o.warmup = 0;
+  CHECK_OK(bf16fp32__measure(BF16FP32_HOST, 2, 8, 32, &c, 1, &o));
+  EXPECT(c.status == BF16FP32_OK && c.median_us >= 3000 && f.runs == 5, "%s, %g us, %d calls",
+         bf16fp32_status_name(c.status), c.median_us, f.runs);
+  free(f.result);
+}
+
+/* A candidate measured again (the tuner measures the same ones at every shape) starts afresh:
+ * nothing of a wrong, declined or timed earlier measure stays. */
+static void test_measured_again(void) {
+  enum { M = 4, N = 8, K = 32 };
+  fake f = {.bump = 1.0f};
+  bf16fp32__candidate c = measure_fake(&f, M, N, K, 1);
+  CHECK(c.wrong && c.violations == 1);
+  f.bump = 0;
+  measure_again(&c, M, N, K, 1);
+  EXPECT(c.status == BF16FP32_OK && !c.wrong && c.violations == 0 && c.unwritten == 0 &&
+             c.worst_ratio < 1 && c.median_us > 0 && !c.detail[0],
+         "after a wrong measure: %s, wrong %d, %lld beyond, %lld unwritten, worst %g, %g us, %s",
+         bf16fp32_status_name(c.status), c.wrong, (long long)c.violations, (long long)c.unwritten,
+         c.worst_ratio, c.median_us, c.detail);
+  f.once = 1, f.calls = 0; /* unwritten after the timed calls */
+  measure_again(&c, M, N, K, 1);
+  CHECK(c.wrong && c.unwritten == M * N && c.median_us < 0);
+  f.once = 0;
+  measure_again(&c, M, N, K, 1);
+  EXPECT(c.status == BF16FP32_OK && c.unwritten == 0, "after an unwritten measure: %lld",
+         (long long)c.unwritten);
+  f.bump = 1.0f; /* timed, then wrong */
+  measure_again(&c, M, N, K, 1);
+  EXPECT(c.wrong && c.median_us < 0, "wrong after a timed measure: %g us", c.median_us);
+  f.bump = 0, f.fail_at = 1, f.fail = BF16FP32_DECLINED, f.runs = 0;
+  measure_again(&c, M, N, K, 1);
+  CHECK(c.status == BF16FP32_DECLINED);
+  f.fail_at = 0;
+  measure_again(&c, M, N, K, 1);
+  EXPECT(c.status == BF16FP32_OK && c.median_us > 0, "after a decline: %s",
+         bf16fp32_status_name(c.status));
+  free(f.result);
+}
+
+/* A failed candidate's times become unknown, whatever they were. */
+static void test_candidate_fail(void) {
+  bf16fp32__candidate c = {.name = "c", .median_us = 5, .min_us = 4, .max_us = 6};
+  bf16fp32__candidate_fail(&c, BF16FP32_DECLINED);
+  EXPECT(c.status == BF16FP32_DECLINED && c.median_us < 0 && c.min_us < 0 && c.max_us < 0 &&
+             strncmp(c.detail, "DECLINED", 8) == 0,
+         "%g %g %g \"%s\"", c.median_us, c.min_us, c.max_us, c.detail);
+}
+
+/* The median of an odd and an even count; a candidate's median, fastest and slowest per call. */
+static void test_median_and_times(void) {
+  double odd[] = {5, 1, 3}, even[] = {4, 1, 3, 2}, samples[] = {3, 1, 2};
+  CHECK(bf16fp32__median(odd, 3) == 3);
+  CHECK(bf16fp32__median(even, 4) == 2.5);
+  bf16fp32__candidate c = {0};
+  bf16fp32__candidate_times(&c, samples, 3, 1e3, 2); /* samples in ms, of 2 calls each */
+  EXPECT(c.median_us == 1000 && c.min_us == 500 && c.max_us == 1500, "%g (%g to %g)", c.median_us,
+         c.min_us, c.max_us);
+}
+
+/* The measure's operands: never zero, within [-0.5, 0.5], every element written (a count that
+ * is no multiple of 4 too), no value repeating its neighbour's bits, the same for a seed and
+ * not for another. */
+static void test_random_operands(void) {
+  enum { COUNT = (1 << 20) + 3 };
+  uint16_t *p = testing_alloc(COUNT * sizeof *p), *q = testing_alloc(COUNT * sizeof *q);
+  memset(p, 0xff, COUNT * sizeof *p); /* NaN: no random value */
+  bf16fp32__fill_random_bf16(p, COUNT, 42);
+  int bad = 0, repeats = 0;
+  for (size_t i = 0; i < COUNT; i++) {
+    const float v = bf16fp32__bf16_to_float(p[i]);
+    bad += !(v != 0 && fabsf(v) <= 0.5f);
+    repeats += i > 0 && p[i] == p[i - 1];
+  }
+  EXPECT(bad == 0 && repeats < COUNT / 20, "%d values zero, NaN or beyond 0.5; %d repeats", bad,
+         repeats);
+  bf16fp32__fill_random_bf16(q, COUNT, 42);
+  CHECK(memcmp(p, q, COUNT * sizeof *p) == 0);
+  bf16fp32__fill_random_bf16(q, COUNT, 43);
+  CHECK(memcmp(p, q, COUNT * sizeof *p) != 0);
+  free(p);
+  free(q);
+}
+
+/* The oracle's rows: all of them when check_rows is 0 or at least m, else check_rows rows,
+ * increasing, the first and the last among them, for any seed. */
+static void test_sampled_rows(void) {
+  enum { K = 8 };
+  static const int64_t ms[] = {3, 9, 10, 17, 100, 1000};
+  static const int check_rows[] = {0, 3, 4, 8};
+  uint16_t x[1000 * K], w[K];
+  bf16fp32__fill_random_bf16(x, 1000 * K, 1);
+  bf16fp32__fill_random_bf16(w, K, 2);
+  int bad = 0;
+  for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
+    for (size_t b = 0; b < sizeof check_rows / sizeof *check_rows; b++)
+      for (uint64_t seed = 1; seed <= 40; seed++) {
+        const int64_t m = ms[a];
+        const int want = check_rows[b] == 0 || m <= check_rows[b] ? (int)m : check_rows[b];
+        bf16fp32__check_ref r;
+        CHECK_OK(bf16fp32__check_ref_init(&r, m, 1, K, x, K, w, K, check_rows[b], seed));
+        int ok = r.rows == want && r.row[0] == 0 && r.row[r.rows - 1] == m - 1;
+        for (int i = 1; ok && i < r.rows; i++) ok = r.row[i] > r.row[i - 1];
+        if (!ok && ++bad <= 5)
+          fprintf(stderr, "m=%lld check_rows=%d seed %llu: %d rows\n", (long long)m, check_rows[b],
+                  (unsigned long long)seed, r.rows);
+        bf16fp32__check_ref_free(&r);
+      }
+  CHECK(bad == 0);
+}
+
+static bf16fp32_status record_nothing(void *user, void *stream) {
+  (void)user, (void)stream;
+  return BF16FP32_OK;
+}
+
+/* With no GPU the graph timer times nothing: a job without record is refused first, the others
+ * left untimed (an earlier run's median too) and, without CUDA, each NO_DEVICE. */
+static void test_time_graphs_without_gpu(void) {
+  if (bf16fp32__device_count() > 0) return;
+  bf16fp32__graph_job jobs[2] = {{.record = record_nothing, .median_ms = 5},
+                                 {.record = record_nothing, .median_ms = 5}};
+  const bf16fp32_status st = bf16fp32__time_graphs_on(jobs, 2, 1, 1, NULL);
+  CHECK(st != BF16FP32_OK && jobs[0].median_ms < 0 && jobs[1].median_ms < 0);
+#ifndef BF16FP32_HAVE_CUDA
+  CHECK(st == BF16FP32_NO_DEVICE && jobs[0].status == st && jobs[1].status == st);
+#endif
+  jobs[1].record = NULL;
+  CHECK(bf16fp32__time_graphs_on(jobs, 2, 1, 1, NULL) == BF16FP32_NULL_POINTER);
+}
+
+/* Candidates at NULL are refused, as is a candidate without run. */
+static void test_measure_arguments(void) {
+  CHECK(bf16fp32__measure(BF16FP32_HOST, 4, 8, 32, NULL, 1, NULL) == BF16FP32_NULL_POINTER);
+  bf16fp32__candidate c = {.name = "c"};
+  CHECK(bf16fp32__measure(BF16FP32_HOST, 4, 8, 32, &c, 1, NULL) == BF16FP32_NULL_POINTER);
+}
+
 int main(void) {
   test_host_rotation();
   test_wrong_last_row();
@@ -168,5 +395,16 @@ int main(void) {
   test_copies_cap();
   test_device_graph_calls();
   test_device_without_gpu();
+  test_failure_stages();
+  test_round_order();
+  test_own_time_per_call();
+  test_no_warmup();
+  test_measured_again();
+  test_candidate_fail();
+  test_median_and_times();
+  test_random_operands();
+  test_sampled_rows();
+  test_time_graphs_without_gpu();
+  test_measure_arguments();
   return testing_summary("test-measure");
 }
