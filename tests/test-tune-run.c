@@ -17,10 +17,11 @@
 
 
 static int logged;
+static char last_logged[1024];
 static void count_log(void *user, int level, const char *line) {
   (void)user;
   (void)level;
-  (void)line;
+  snprintf(last_logged, sizeof last_logged, "%s", line);
   logged++;
 }
 
@@ -67,6 +68,112 @@ static void test_check_ref(void) {
   bf16fp32__check_ref_free(&r);
 }
 
+/* The pick among measured candidates: the two least times of those OK with a time (a decline's
+ * stale time and an OK without one pass), the baseline second where the winner's lead over it is
+ * within its margin and never second to itself, and the key and launch recorded. */
+static void test_pick(void) {
+  bf16fp32__candidate c[] = {{.name = "a", .median_us = 2.0},
+                             {.name = "b", .median_us = 1.0},
+                             {.name = "declined", .status = BF16FP32_DECLINED, .median_us = 0.5},
+                             {.name = "untimed", .median_us = -1},
+                             {.name = "e", .median_us = 3.0}};
+  bf16fp32__tune_entry e;
+  EXPECT(bf16fp32__tune_pick(c, 5, BF16FP32_DEVICE, 1, 256, 4096, 16, &e) &&
+             strcmp(e.winner, "b") == 0 && e.winner_us == 1.0 && strcmp(e.runner_up, "a") == 0 &&
+             e.runner_up_us == 2.0,
+         "b, then a: %s %g, %s %g", e.winner, e.winner_us, e.runner_up, e.runner_up_us);
+  EXPECT(e.where == BF16FP32_DEVICE && e.pdl == 1 && e.n == 256 && e.k == 4096 && e.m == 16,
+         "key: where %d pdl %d %lldx%lld m=%lld", (int)e.where, (int)e.pdl, (long long)e.n,
+         (long long)e.k, (long long)e.m);
+  EXPECT(bf16fp32__tune_pick(c + 1, 1, BF16FP32_HOST, 0, 8, 8, 1, &e) && !e.runner_up[0] &&
+             e.runner_up_us == -1,
+         "one alone: runner-up \"%s\" %g", e.runner_up, e.runner_up_us);
+  EXPECT(!bf16fp32__tune_pick(c + 2, 2, BF16FP32_HOST, 0, 8, 8, 1, &e), "no valid time: none");
+  /* the baseline within smallm's 2 %: second before a faster one; 50 % behind: not */
+  bf16fp32__candidate b[] = {{.name = "smallm", .median_us = 1.0},
+                             {.name = "x", .median_us = 1.005},
+                             {.name = BF16FP32__TUNE_BASELINE, .median_us = 1.01}};
+  EXPECT(bf16fp32__tune_pick(b, 3, BF16FP32_DEVICE, 0, 8, 8, 1, &e) &&
+             strcmp(e.runner_up, BF16FP32__TUNE_BASELINE) == 0,
+         "baseline within the margin: %s", e.runner_up);
+  b[2].median_us = 1.5;
+  EXPECT(bf16fp32__tune_pick(b, 3, BF16FP32_DEVICE, 0, 8, 8, 1, &e) &&
+             strcmp(e.runner_up, "x") == 0,
+         "baseline beyond the margin: %s", e.runner_up);
+  b[2].median_us = 0.5;
+  EXPECT(bf16fp32__tune_pick(b, 3, BF16FP32_DEVICE, 0, 8, 8, 1, &e) &&
+             strcmp(e.winner, BF16FP32__TUNE_BASELINE) == 0 && strcmp(e.runner_up, "smallm") == 0,
+         "baseline winning: %s, then %s", e.winner, e.runner_up);
+}
+
+/* A step's request at its bounds, checked before the device is looked for: on the device only,
+ * 0 calls for one of its GEMMs and 2^20 for another, and the same bounds as a plain request's. */
+static void test_request_bounds(bf16fp32_context *ctx) {
+  const int64_t pairs[] = {32, 64, 48, 96}, ms[] = {1};
+  const int edge_calls[] = {BF16FP32__STEP_MAX_CALLS, 0};
+  bf16fp32__tune_request r;
+  memset(&r, 0, sizeof r);
+  r.where = BF16FP32_HOST;
+  r.nk_pairs = pairs, r.pair_count = 2, r.ms = ms, r.m_count = 1, r.calls = edge_calls;
+  EXPECT(bf16fp32__tune_run(ctx, &r, NULL) == BF16FP32_BAD_OPTION, "a step on the host");
+  const int64_t zero_k[] = {32, 64, 48, 0}, zero_m[] = {1, 0};
+  EXPECT(bf16fp32_tune(ctx, BF16FP32_HOST, zero_k, 2, ms, 1, NULL) == BF16FP32_BAD_SIZE, "k = 0");
+  EXPECT(bf16fp32_tune(ctx, BF16FP32_HOST, pairs, 2, zero_m, 2, NULL) == BF16FP32_BAD_SIZE,
+         "M = 0");
+  if (bf16fp32__context_config(ctx)->device >= 0) return; /* with a device they would run */
+  r.where = BF16FP32_DEVICE;
+  EXPECT(bf16fp32__tune_run(ctx, &r, NULL) == BF16FP32_NO_DEVICE, "a step of 0 and 2^20 calls: %s",
+         bf16fp32_last_error());
+  EXPECT(strstr(bf16fp32_last_error(), "no CUDA device in this process"), "%s",
+         bf16fp32_last_error());
+  enum { MOST = 1 << 20 };
+  int64_t *many = malloc(sizeof *many * (MOST + 1));
+  if (!many) return;
+  for (int i = 0; i <= MOST; i++) many[i] = 1 + i % 300;
+  EXPECT(bf16fp32_tune(ctx, BF16FP32_DEVICE, pairs, 2, many, MOST, NULL) == BF16FP32_NO_DEVICE,
+         "2^20 M values: %s", bf16fp32_last_error());
+  EXPECT(bf16fp32_tune(ctx, BF16FP32_DEVICE, pairs, 2, many, MOST + 1, NULL) == BF16FP32_BAD_SIZE,
+         "2^20 + 1 M values");
+  free(many);
+}
+
+typedef struct progress_seen {
+  int count;
+  int64_t m[8];
+} progress_seen;
+
+static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16fp32__tune_entry *e,
+                        const bf16fp32__candidate *cands, int count) {
+  (void)n, (void)k, (void)e, (void)cands, (void)count;
+  progress_seen *p = user;
+  if (p->count < 8) p->m[p->count] = m;
+  p->count++;
+}
+
+/* The request's M values are measured once per bucket, smallest first; the entries merged are
+ * counted (0 after a refused request); the merge's warnings name the file of out_path. */
+static void test_run_buckets(bf16fp32_context *ctx, const char *dir) {
+  char out[600];
+  snprintf(out, sizeof out, "%s/buckets.tsv", dir);
+  sup_write_text(out, "host\t1\t2\n");
+  const int64_t pairs[] = {32, 64}, ms[] = {30, 25, 1}; /* buckets 32, 32, 1 */
+  progress_seen seen = {0};
+  bf16fp32__tune_request r;
+  memset(&r, 0, sizeof r);
+  r.where = BF16FP32_HOST;
+  r.nk_pairs = pairs, r.pair_count = 1, r.ms = ms, r.m_count = 3, r.out_path = out;
+  r.progress = on_progress, r.user = &seen;
+  int merged = -1;
+  EXPECT(bf16fp32__tune_run(ctx, &r, &merged) == BF16FP32_OK && merged == 2, "merged %d: %s",
+         merged, bf16fp32_last_error());
+  EXPECT(seen.count == 2 && seen.m[0] == 1 && seen.m[1] == 32, "%d measures, first at M=%lld",
+         seen.count, (long long)seen.m[0]);
+  EXPECT(strstr(last_logged, out) && strstr(last_logged, "line 1"), "warning: %s", last_logged);
+  r.m_count = 0;
+  EXPECT(bf16fp32__tune_run(ctx, &r, &merged) == BF16FP32_BAD_SIZE && merged == 0, "refused: %d",
+         merged);
+}
+
 int main(void) {
   test_check_ref();
   char dir[512], path[600], other[600];
@@ -89,6 +196,9 @@ int main(void) {
     return 1;
   }
   EXPECT(logged == 1, "a named file that is missing is said (once): %d", logged);
+  test_pick();
+  test_request_bounds(ctx);
+  test_run_buckets(ctx, dir);
 
   const int64_t pairs[] = {32, 64, 48, 96};
   const int64_t ms[] = {30, 1, 5, 3, 25}; /* buckets 1, 3, 5, 32 */
