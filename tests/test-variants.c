@@ -14,9 +14,11 @@
 #include "tune-file.h"
 #include "variant.h"
 
-/* What the varied backend last saw, for the checks. */
+/* What the varied backend last saw, for the checks: variants, and the last prewarm's shape. */
 static char last_run[BF16FP32__VARIANT_LEN], last_prewarm[BF16FP32__VARIANT_LEN];
 static atomic_int varied_runs;
+static char prewarmed[256]; /* every prewarm's variant, each followed by ';' */
+static int64_t prewarm_n, prewarm_k;
 
 static bf16fp32_status fake_probe(const bf16fp32__config *cfg, void **state, char *why, size_t len) {
   (void)cfg, (void)why, (void)len;
@@ -59,8 +61,11 @@ static bf16fp32_status slow_run(void *state, const bf16fp32__call *c) {
 /* varied: its default takes 2 ms a call, variant "1.2" no extra time, "3.4" 1 ms; any other
  * text runs the default, as a backend does with a variant it cannot use. */
 static bf16fp32_status varied_prewarm(void *state, const bf16fp32__shape *s, const char *variant, void *stream) {
-  (void)state, (void)s, (void)stream;
+  (void)state, (void)stream;
   snprintf(last_prewarm, sizeof last_prewarm, "%s", variant ? variant : "(none)");
+  const size_t used = strlen(prewarmed);
+  snprintf(prewarmed + used, sizeof prewarmed - used, "%s;", last_prewarm);
+  prewarm_n = s->n, prewarm_k = s->k;
   return BF16FP32_OK;
 }
 static bf16fp32_status varied_run(void *state, const bf16fp32__call *c) {
@@ -181,8 +186,13 @@ static void test_tune_and_dispatch(const char *dir) {
   if (!ctx) return;
   const int64_t pairs[] = {16, 24};
   const int64_t ms[] = {3};
+  prewarmed[0] = '\0';
   bf16fp32_status st = bf16fp32_tune(ctx, BF16FP32_HOST, pairs, 1, ms, 1, NULL);
   EXPECT(st == BF16FP32_OK, "tune: %s: %s", bf16fp32_status_name(st), bf16fp32_last_error());
+  /* each variant timed is prewarmed as itself, at the shape asked for */
+  EXPECT(strstr(prewarmed, "(none);") && strstr(prewarmed, "3.4;") && strstr(prewarmed, "1.2;") &&
+             prewarm_n == 16 && prewarm_k == 24,
+         "prewarmed %s at %lldx%lld", prewarmed, (long long)prewarm_n, (long long)prewarm_k);
   bf16fp32__tune_file f;
   int err = 0;
   EXPECT(bf16fp32__tune_file_read(path, &f, &err, NULL, NULL) == BF16FP32_OK, "read back");
