@@ -763,7 +763,8 @@ static void test_prewarm_two(void) {
  * flaky, picky, plain; fatal declines) and auto on a suite: exit 0 when all are within the bound,
  * 1 when one is not. `select` exits 1 when a shape has no backend (it exited 0 after printing
  * "(none)"). `bench --cpu` exits 0 when each backend timed or declined, 1 when one gave a wrong
- * result or failed a shape (flaky at n = 13; it exited 0 with the error in its row). */
+ * result or failed a shape (flaky at n = 13; it exited 0 with the error in its row), and its rows
+ * say which (declined, WRONG, the error) with no check value; one unavailable is not timed. */
 static void test_cli(void) {
   char dir[512], path[600];
   if (sup_temp_dir(dir, sizeof dir, "dispatcher-cli")) {
@@ -784,14 +785,29 @@ static void test_cli(void) {
   CHECK(cli_select(6, select_argv) == 1);
 
   sup_write_text(path, "tiny 64 96 1\nodd 64 97 1\n");
+  char csv_path[600];
+  snprintf(csv_path, sizeof csv_path, "%s/bench.csv", dir);
+  /* absent is named but unavailable: not timed, no failure */
   char *bench_argv[] = {"bench", "--cpu", "--suite", path, "--m", "3", "--replays", "1", "--backends",
-                        "flaky,picky,plain", NULL};
-  EXPECT(bench_main(10, bench_argv) == 0, "%s", "flaky, picky (declining k = 97), plain: exit 0");
+                        "flaky,picky,plain,absent", "--csv", csv_path, NULL};
+  EXPECT(bench_main(12, bench_argv) == 0, "%s", "flaky, picky (declining k = 97), plain: exit 0");
+  /* rows without a time say why, with no check column: a decline */
+  char *csv = sup_read_text(csv_path);
+  EXPECT(csv && strstr(csv, ",picky,") && strstr(csv, ",declined,,") && !strstr(csv, ",absent,"),
+         "declined row:\n%s", csv ? csv : "(no file)");
+  free(csv);
   atomic_store(&plain_wrong, 1);
-  EXPECT(bench_main(10, bench_argv) == 1, "%s", "plain wrong: exit 1");
+  EXPECT(bench_main(12, bench_argv) == 1, "%s", "plain wrong: exit 1");
+  csv = sup_read_text(csv_path);
+  EXPECT(csv && strstr(csv, "WRONG: wrong result"), "wrong row:\n%s", csv ? csv : "(no file)");
+  free(csv);
   atomic_store(&plain_wrong, 0);
   sup_write_text(path, "tiny 64 96 1\nflaky 13 96 1\n");
-  EXPECT(bench_main(10, bench_argv) == 1, "%s", "flaky failing n = 13: exit 1");
+  EXPECT(bench_main(12, bench_argv) == 1, "%s", "flaky failing n = 13: exit 1");
+  csv = sup_read_text(csv_path);
+  EXPECT(csv && strstr(csv, "planted failure on n=13,,"), "failed row:\n%s",
+         csv ? csv : "(no file)");
+  free(csv);
   sup_remove_tree(dir);
 }
 
