@@ -4,6 +4,7 @@
  * with fillers, plainly and under PDL with each filler trigger; `tune`'s command line, tiny CPU
  * tunes and `tune --from FILE --emit-c`. */
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,7 +137,7 @@ static void cell_done(const table_cell *c) {
 }
 
 /* In bench's table the row marked "<- fastest" has its cell's least time; in the summary each
- * geometric mean lies within its min and max (printed to 3 decimals). */
+ * geometric mean lies within its min and max (printed to 3 decimals), and the min is a ratio. */
 static void check_table(const char *out) {
   table_cell c = {-1, -1, -1, -1, -1};
   for (const char *p = out; *p;) {
@@ -158,7 +159,7 @@ static void check_table(const char *out) {
       if (c.least < 0 || t < c.least) c.least = t;
       if (strstr(line, "<- fastest")) c.marked = t;
     } else if (sscanf(line, " %*s %lf (min %lf, max %lf", &mean, &lo, &hi) == 3) {
-      EXPECT(lo <= mean + 0.0015 && mean <= hi + 0.0015, "summary: %s", line);
+      EXPECT(lo > 0 && lo <= mean + 0.0015 && mean <= hi + 0.0015, "summary: %s", line);
     }
   }
   cell_done(&c);
@@ -608,6 +609,18 @@ int main(void) {
         timed++;
         CHECK(lo > 0 && lo <= us && us <= hi);
       }
+      /* a timed row's ratio to the baseline (baseline us / us) and its GFLOP/s (2 M N K / us) */
+      char num[4][64];
+      const double flops = 2.0 * atof(csv_text(line, 2, num[0], sizeof num[0])) *
+                           atof(csv_text(line, 3, num[1], sizeof num[1])) *
+                           atof(csv_text(line, 4, num[2], sizeof num[2]));
+      const double base = atof(csv_text(line, 8, num[3], sizeof num[3]));
+      const double vs = atof(csv_text(line, 9, num[0], sizeof num[0]));
+      const double gflops = atof(csv_text(line, 12, num[1], sizeof num[1]));
+      if (us > 0)
+        EXPECT(fabs(gflops - flops / (us * 1e3)) <= 1e-3 * gflops + 2e-3, "GFLOP/s: %s", line);
+      if (us > 0 && base > 0)
+        EXPECT(fabs(vs - base / us) <= 1e-3 * vs + 2e-4, "ratio: %s", line);
       if (strstr(line, ",auto,") && strstr(line, ",ok,")) auto_ok++;
       if (strstr(line, ",cpu-ref,") && strstr(line, ",ok,")) ref_ok++;
     }
@@ -623,6 +636,72 @@ int main(void) {
   CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "1", "--backends", "auto", "--shapes",
                   "tiny.a", "--csv", csv) == 0);
   check_onednn_rows(csv, out_buf, bf16_cpu, 1);
+  const int has_onednn = strstr(out_buf, "not found at build time") == NULL;
+  /* ... and auto's median, fastest and slowest round are that call's */
+  char *text = sup_read_text(csv);
+  const char *auto_row = text ? strstr(text, ",auto,") : NULL;
+  char times[3][64];
+  if (auto_row) {
+    while (auto_row > text && auto_row[-1] != '\n') auto_row--;
+    csv_text(auto_row, 6, times[0], sizeof times[0]);
+  }
+  EXPECT(auto_row && times[0][0] && strcmp(times[0], csv_text(auto_row, 18, times[1], 64)) == 0 &&
+             strcmp(times[0], csv_text(auto_row, 19, times[2], 64)) == 0,
+         "one timed call:\n%s", text ? text : "(no file)");
+  free(text);
+  /* options as --name=value; auto's row names its choice; --backends auto times no other
+   * backend; the last cell's progress line */
+  CHECK(run_bench("--cpu", "--suite", ok, "--m=1", "--replays=1", "--backends=auto",
+                  "--shapes=tiny.a") == 0);
+  EXPECT_IN(out_buf, "(-> ");
+  CHECK(strstr(out_buf, " cpu-ref ") == NULL && strstr(out_buf, " cpu-simd ") == NULL);
+  EXPECT_IN(err_buf, "[bench] 1/1 done");
+  /* without --replays and --m: 7 rounds, and on the CPU the M values 1, 16, 256 (not the
+   * suite's) */
+  CHECK(run_bench("--cpu", "--suite", ok, "--backends", "auto", "--shapes", "tiny.a") == 0);
+  EXPECT_IN(out_buf, "median of 7 interleaved runs");
+  EXPECT_IN(out_buf, "; M: 1 16 256\n");
+  /* --backends cpu-ref: no auto row; oneDNN, far faster than the fp64 oracle, is the fastest,
+   * counted in the summary, which lists cpu-ref's ratio and not the baseline's */
+  char wide[512];
+  snprintf(wide, sizeof wide, "%s/wide.txt", tmpdir);
+  sup_write_text(wide, "wide 256 1024 1\n");
+  CHECK(run_bench("--cpu", "--suite", wide, "--m", "16", "--replays", "1", "--backends",
+                  "cpu-ref") == 0);
+  CHECK(strstr(out_buf, " auto ") == NULL);
+  if (has_onednn) {
+    EXPECT_IN(out_buf, "  onednn-baseline  fastest in 1 cells\n");
+    CHECK(strstr(out_buf, "(no cell") == NULL);
+  }
+  /* the baseline's row alone (a GPU backend named in CPU mode) is not marked fastest */
+  const int lone = run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "1", "--backends",
+                             "cublas", "--shapes", "tiny.a");
+  EXPECT(has_onednn ? lone == 0 && !strstr(out_buf, "<- fastest") : lone == 1, "exit %d:\n%s", lone,
+         out_buf);
+  /* names holding a comma or a quote are quoted in the CSV, the quote doubled */
+  char quoted[512];
+  snprintf(quoted, sizeof quoted, "%s/quoted.txt", tmpdir);
+  sup_write_text(quoted, "c,d 64 96 1\nq\"e 32 160 1\n");
+  CHECK(run_bench("--cpu", "--suite", quoted, "--m", "1", "--replays", "1", "--backends", "auto",
+                  "--csv", csv) == 0);
+  text = sup_read_text(csv);
+  int fields_ok = text != NULL;
+  for (const char *l = text; fields_ok && l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+    fields_ok = csv_fields(l) == 20;
+  EXPECT(fields_ok && strstr(text, ",\"c,d\",") && strstr(text, ",\"q\"\"e\","), "%s",
+         text ? text : "(no file)");
+  free(text);
+  /* numbers at their bounds: 100000 replays taken (the suite is then missing), a limit past
+   * int64 refused; a --backends list of 512 characters is too long (not cut to 511) */
+  CHECK(run_bench("--cpu", "--suite", missing, "--replays", "100000") == 1);
+  CHECK(run_bench("--cpu", "--suite", missing, "--cpu-ref-limit", "99999999999999999999") == 2);
+  EXPECT_IN(err_buf, "--cpu-ref-limit");
+  char long_list[520];
+  snprintf(long_list, sizeof long_list, "%0507dauto,", 0);
+  memset(long_list, ',', 507);
+  CHECK(strlen(long_list) == 512);
+  CHECK(run_bench("--cpu", "--suite", ok, "--backends", long_list) == 2);
+  EXPECT_IN(err_buf, "--backends: list too long");
   /* --shapes with a trailing '*' takes the entries of that prefix */
   CHECK(run_bench("--cpu", "--suite", ok, "--m", "1", "--replays", "5", "--backends", "auto", "--shapes",
                   "tiny.b*") == 0);
@@ -660,6 +739,16 @@ int main(void) {
   CHECK(run_tune("--cpu", "--suite", huge, "--m", "1", "--replays", "1", "--out", huge_tsv) == 1);
   EXPECT_IN(out_buf, "OUT_OF_MEMORY");
   CHECK(strstr(out_buf, " OK\n") == NULL);
+  CHECK(access(huge_tsv, F_OK) != 0); /* nothing measured: no file written */
+  /* A shape too big for memory is passed over: the tune goes on to the next one and keeps it,
+   * and the candidates timed there are not listed OK at the next shape too big. */
+  sup_write_text(huge, "huge.a 2147483647 2147483647 1\ntiny.a 64 96 1\n"
+                      "huge.b 2147483646 2147483647 1\n");
+  CHECK(run_tune("--cpu", "--suite", huge, "--m", "1", "--replays", "1", "--out", huge_tsv) == 0);
+  CHECK(strstr(out_buf, " OK\n") == NULL);
+  slurp(huge_tsv, out_buf);
+  CHECK(host_entry(out_buf, 64, 96, 1) != NULL);
+  sup_write_text(huge, "huge 2147483647 2147483647 1\n");
   /* ... and through check: a failure, exit 1 */
   CHECK(run_cli("check", (const char *const[]){"--cpu", "--suite", huge, "--m", "1", NULL}) == 1);
   EXPECT_IN(err_buf, "out of memory for huge M=1");
