@@ -322,12 +322,16 @@ static void test_carry_larger(void) {
       e.pdl = pdl;
       bf16fp32__tune_table_add(&from, &e);
     }
-  /* Each of these fails exactly one rule: not measured in this run, no calls, on the host. */
+  /* Each of these fails exactly one rule: not measured in this run (two: the second shares its
+   * N with a measured shape), no calls, on the host. */
   bf16fp32__tune_entry unmeasured = sup_tune_entry(BF16FP32_DEVICE, 512, 4096, 4096, "cublas", 9, "", 0, 0);
+  bf16fp32__tune_entry same_n =
+      sup_tune_entry(BF16FP32_DEVICE, 256, 7168, 4096, "cublas", 9, "", 0, 0);
   bf16fp32__tune_entry idle = sup_tune_entry(BF16FP32_DEVICE, 384, 7168, 4096, "cublas", 9, "", 0, 0);
   bf16fp32__tune_entry host = sup_tune_entry(BF16FP32_HOST, 256, 4096, 4096, "cpu-ref", 9, "", 0, 0);
-  unmeasured.pdl = idle.pdl = host.pdl = 1;
+  unmeasured.pdl = same_n.pdl = idle.pdl = host.pdl = 1;
   bf16fp32__tune_table_add(&from, &unmeasured);
+  bf16fp32__tune_table_add(&from, &same_n);
   bf16fp32__tune_table_add(&from, &idle);
   bf16fp32__tune_table_add(&from, &host);
   bf16fp32__tune_table_finish(&from);
