@@ -30,6 +30,8 @@ typedef struct fake {
   int runs; /* every call */
   int fail_at, fail_prewarm, give_up_after;
   bf16fp32_status fail;
+  int inexact_first; /* the first call's last element off by half its bound */
+  double last_bound;
   char id;
   char *order;
 } fake;
@@ -50,6 +52,7 @@ static bf16fp32_status fake_run(void *user, const bf16fp32__call *call) {
     if (!ref || !absdot || !f->result) return BF16FP32_OUT_OF_MEMORY;
     bf16fp32__oracle(s->m, s->n, s->k, call->x, s->ldx, call->w, s->ldw, ref, absdot);
     for (size_t i = 0; i < on; i++) f->result[i] = (float)ref[i];
+    f->last_bound = bf16fp32__error_bound(s->k, absdot[on - 1]);
     free(ref);
     free(absdot);
   }
@@ -61,6 +64,7 @@ static bf16fp32_status fake_run(void *user, const bf16fp32__call *call) {
   if (f->once && f->calls++ > 0) return BF16FP32_OK;
   memcpy(call->out, f->result, on * sizeof *f->result);
   call->out[on - 1] += f->bump;
+  if (f->inexact_first && f->runs == 1) call->out[on - 1] += (float)(0.5 * f->last_bound);
   return BF16FP32_OK;
 }
 
@@ -124,6 +128,16 @@ static void test_wrong_last_row(void) {
   CHECK(c.wrong && c.status == BF16FP32_INTERNAL && c.median_us < 0 && c.violations == 1);
   EXPECT(c.worst_ratio > 1 && strstr(c.detail, "[15,7]"), "worst %g: %s", c.worst_ratio, c.detail);
   EXPECT(f.runs == 1, "a wrong candidate is not run again to be timed: %d calls", f.runs);
+  free(f.result);
+}
+
+/* The worst error of a candidate is the worst of its checks: half the bound in the first
+ * call's output, none in the last, passes with a worst ratio of about 0.5. */
+static void test_worst_of_checks(void) {
+  fake f = {.inexact_first = 1};
+  const bf16fp32__candidate c = measure_fake(&f, 4, 8, 32, 1);
+  EXPECT(c.status == BF16FP32_OK && c.worst_ratio > 0.4 && c.worst_ratio < 1, "%s, worst %g",
+         bf16fp32_status_name(c.status), c.worst_ratio);
   free(f.result);
 }
 
@@ -395,6 +409,7 @@ int main(void) {
   test_copies_cap();
   test_device_graph_calls();
   test_device_without_gpu();
+  test_worst_of_checks();
   test_failure_stages();
   test_round_order();
   test_own_time_per_call();
