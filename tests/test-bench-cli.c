@@ -546,6 +546,8 @@ int main(void) {
   EXPECT_IN(err_buf, "--cpu does not go");
   CHECK(run_bench("--decode-step", "dsv4-flash", "--m=1") == 2);
   EXPECT_IN(err_buf, "--m does not go");
+  CHECK(run_bench("--decode-step", "dsv4-flash", "--cpu-ref-limit", "5") == 2); /* not --cpu's */
+  EXPECT_IN(err_buf, "--cpu-ref-limit does not go");
   /* The step tuner takes the same fillers, with the same checks. */
   CHECK(run_tune("--filler-kb", "64") == 2);
   EXPECT_IN(err_buf, "--decode-step");
