@@ -117,15 +117,20 @@ static int run_cell(build *bs, int nb, int64_t m, int64_t n, int64_t k, int roun
   if (copies > 4096) copies = 4096;
   uint16_t *x = malloc(copies * xs * 2), *w = malloc(copies * ws * 2);
   float *out = malloc(os * 4), *first = malloc(os * 4);
-  for (int i = 0; i < nb; i++) bs[i].times = malloc(sizeof(double) * (size_t)(rounds * calls));
-  if (!x || !w || !out || !first) return fprintf(stderr, "lib-ab: out of memory\n"), -1;
-  fill(x, xs, 1);
-  fill(w, ws, 2);
-  for (size_t c = 1; c < copies; c++) {
-    memcpy(x + c * xs, x, xs * 2);
-    memcpy(w + c * ws, w, ws * 2);
+  int rc = x && w && out && first ? 0 : -1, same = 1;
+  for (int i = 0; i < nb; i++) {
+    bs[i].times = malloc(sizeof(double) * (size_t)rounds * (size_t)calls);
+    if (!bs[i].times) rc = -1;
   }
-  int rc = 0, same = 1;
+  if (rc != 0) fprintf(stderr, "lib-ab: out of memory\n");
+  else {
+    fill(x, xs, 1);
+    fill(w, ws, 2);
+    for (size_t c = 1; c < copies; c++) {
+      memcpy(x + c * xs, x, xs * 2);
+      memcpy(w + c * ws, w, ws * 2);
+    }
+  }
   size_t next = 0;
   for (int i = 0; i < nb && rc == 0; i++) {
     memset(out, 0xff, os * 4); /* NaN poison: an unwritten element differs */
