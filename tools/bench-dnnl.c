@@ -15,9 +15,19 @@ int bench_dnnl_available(char *why, size_t len) {
   return 0;
 }
 
-int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, int check_rows,
-                    double *median_us, double *worst_ratio, char *why, size_t len) {
-  (void)m, (void)n, (void)k, (void)threads, (void)reps, (void)check_rows;
+int bench_dnnl_cell_create(bench_dnnl_cell **cell, int64_t m, int64_t n, int64_t k,
+                           int check_rows, char *why, size_t len) {
+  (void)m, (void)n, (void)k, (void)check_rows;
+  if (cell) *cell = NULL;
+  if (why && len) snprintf(why, len, "%s", NOT_FOUND);
+  return -1;
+}
+
+void bench_dnnl_cell_free(bench_dnnl_cell *cell) { (void)cell; }
+
+int bench_dnnl_time(bench_dnnl_cell *cell, int threads, int reps, double *median_us,
+                    double *worst_ratio, char *why, size_t len) {
+  (void)cell, (void)threads, (void)reps;
   if (median_us) *median_us = 0.0;
   if (worst_ratio) *worst_ratio = -1.0;
   if (why && len) snprintf(why, len, "%s", NOT_FOUND);
@@ -169,18 +179,91 @@ static void upcast(const uint16_t *in, float *out, size_t count) {
   for (size_t i = 0; i < count; i++) out[i] = bf16fp32__bf16_to_float(in[i]);
 }
 
-/* out (m x n, every element written over the poison) against the fp64 oracle of x and w on
- * check_rows sampled rows: 0, BENCH_DNNL_WRONG or -1 (the oracle failed), the reason in why. */
-static int check_out(int64_t m, int64_t n, int64_t k, const uint16_t *x, const uint16_t *w,
-                     const float *out, int check_rows, double *worst_ratio, char *why, size_t len) {
-  bf16fp32__check_ref ref;
-  if (bf16fp32__check_ref_init(&ref, m, n, k, x, k, w, k, check_rows, 1) != BF16FP32_OK) {
-    say(why, len, "oneDNN's output not checked: %s", bf16fp32_last_error());
-    return -1;
+struct bench_dnnl_cell {
+  int64_t m, n, k;
+  dnnl_engine_t engine;
+  dnnl_data_type_t in;      /* the matmul's operand type: bf16, or f32 on upcast operands */
+  size_t copies;
+  size_t xstride, wstride;  /* between copies: x in elements, w in bytes */
+  uint16_t *x;              /* copies of x, bf16 (upcast into xf in each call when f32) */
+  void *w;                  /* copies of w in the matmul's type */
+  float *xf, *out;
+  bf16fp32__check_ref ref;  /* the oracle of x's and w's first copies */
+};
+
+void bench_dnnl_cell_free(bench_dnnl_cell *cell) {
+  if (!cell) return;
+  if (cell->engine) dnnl_engine_destroy(cell->engine);
+  bf16fp32__check_ref_free(&cell->ref);
+  free(cell->out);
+  free(cell->xf);
+  free(cell->w);
+  free(cell->x);
+  free(cell);
+}
+
+int bench_dnnl_cell_create(bench_dnnl_cell **cellp, int64_t m, int64_t n, int64_t k,
+                           int check_rows, char *why, size_t len) {
+  uint16_t *wsrc = NULL;
+  bench_dnnl_cell *c = NULL;
+  if (cellp) *cellp = NULL;
+  if (!cellp || m < 1 || n < 1 || k < 1 || check_rows < 0) {
+    say(why, len, "bench_dnnl_cell_create: bad arguments");
+    goto cleanup;
   }
+  c = calloc(1, sizeof *c);
+  if (!c) {
+    say(why, len, "bench_dnnl_cell_create: out of memory");
+    goto cleanup;
+  }
+  c->m = m, c->n = n, c->k = k;
+  DNNL_TRY(dnnl_engine_create(&c->engine, dnnl_cpu, 0));
+  c->in = dnnl_bf16;
+  if (baseline_type(c->engine, &c->in, why, len) != 0) goto cleanup;
+  const size_t wbytes = c->in == dnnl_bf16 ? 2 : 4; /* per weight, as the matmul reads them */
+
+  /* The same cold-cache rotation as the library's host timing (measure.h), over the bytes the
+   * matmul reads: x as bf16 (upcast in the call when f32), w as the matmul's type. */
+  size_t xs = (size_t)(m * k), ws = (size_t)(n * k), os = (size_t)(m * n);
+  c->xstride = (xs * 2 + 63) / 64 * 32;
+  c->wstride = (ws * wbytes + 63) / 64 * 64;
+  c->copies = bf16fp32__host_copies(2 * c->xstride + c->wstride);
+  c->x = aligned_alloc(64, c->copies * c->xstride * 2);
+  c->w = aligned_alloc(64, c->copies * c->wstride);
+  wsrc = malloc(ws * 2);
+  c->xf = c->in == dnnl_f32 ? aligned_alloc(64, (xs * 4 + 63) / 64 * 64) : NULL;
+  c->out = aligned_alloc(64, (os * 4 + 63) / 64 * 64);
+  if (!c->x || !c->w || !wsrc || (c->in == dnnl_f32 && !c->xf) || !c->out) {
+    say(why, len, "bench_dnnl_cell_create: out of memory");
+    goto cleanup;
+  }
+  sup_fill_bf16(c->x, xs, 1);
+  sup_fill_bf16(wsrc, ws, 2);
+  for (size_t i = 0; i < c->copies; i++) {
+    if (i) memcpy(c->x + i * c->xstride, c->x, xs * 2);
+    char *wc = (char *)c->w + i * c->wstride;
+    if (c->in == dnnl_bf16) memcpy(wc, wsrc, ws * 2);
+    else upcast(wsrc, (float *)(void *)wc, ws);
+  }
+  if (bf16fp32__check_ref_init(&c->ref, m, n, k, c->x, k, wsrc, k, check_rows, 1) != BF16FP32_OK) {
+    say(why, len, "oneDNN's output cannot be checked: %s", bf16fp32_last_error());
+    goto cleanup;
+  }
+  free(wsrc);
+  *cellp = c;
+  return 0;
+
+cleanup:
+  free(wsrc);
+  bench_dnnl_cell_free(c);
+  return -1;
+}
+
+/* The cell's out (every element written over the poison) against its oracle: 0 or
+ * BENCH_DNNL_WRONG, the reason in why. */
+static int check_out(const bench_dnnl_cell *c, double *worst_ratio, char *why, size_t len) {
   bf16fp32__check_result res;
-  bf16fp32__check_ref_compare(&ref, out, n, &res);
-  bf16fp32__check_ref_free(&ref);
+  bf16fp32__check_ref_compare(&c->ref, c->out, c->n, &res);
   *worst_ratio = res.worst_ratio;
   char msg[256];
   if (bf16fp32__check_ok(&res, msg, sizeof msg)) return 0;
@@ -188,84 +271,59 @@ static int check_out(int64_t m, int64_t n, int64_t k, const uint16_t *x, const u
   return BENCH_DNNL_WRONG;
 }
 
-int bench_dnnl_time(int64_t m, int64_t n, int64_t k, int threads, int reps, int check_rows,
-                    double *median_us, double *worst_ratio, char *why, size_t len) {
+int bench_dnnl_time(bench_dnnl_cell *c, int threads, int reps, double *median_us,
+                    double *worst_ratio, char *why, size_t len) {
   int rc = -1, previous = -1;
-  dnnl_engine_t engine = NULL;
   dnnl_stream_t stream = NULL;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_t prim = NULL;
   dnnl_memory_t xm = NULL, wm = NULL, om = NULL;
-  uint16_t *x = NULL, *wsrc = NULL;
-  void *w = NULL;
-  float *xf = NULL, *out = NULL;
   double *times = NULL;
 
   if (median_us) *median_us = 0.0;
   if (worst_ratio) *worst_ratio = -1.0;
-  if (m < 1 || n < 1 || k < 1 || threads < 1 || reps < 1 || check_rows < 0 || !median_us ||
-      !worst_ratio) {
+  if (!c || threads < 1 || reps < 1 || !median_us || !worst_ratio) {
     say(why, len, "bench_dnnl_time: bad arguments");
     return -1;
   }
+  times = malloc(sizeof(double) * (size_t)reps);
+  if (!times) {
+    say(why, len, "bench_dnnl_time: out of memory");
+    return -1;
+  }
+  const dnnl_data_type_t in = c->in;
+  const size_t xs = (size_t)(c->m * c->k);
   /* Before the primitive is made: oneDNN sizes its blocking by the thread count it sees. */
   if (set_threads(threads, &previous, why, len) != 0) goto cleanup;
-  DNNL_TRY(dnnl_engine_create(&engine, dnnl_cpu, 0));
-  dnnl_data_type_t in = dnnl_bf16;
-  if (baseline_type(engine, &in, why, len) != 0) goto cleanup;
-  const size_t wbytes = in == dnnl_bf16 ? 2 : 4; /* per weight, as the matmul reads them */
-
-  /* The same cold-cache rotation as the library's host timing (measure.h), over the bytes the
-   * matmul reads: x as bf16 (upcast in the call when f32), w as the matmul's type. */
-  size_t xs = (size_t)(m * k), ws = (size_t)(n * k), os = (size_t)(m * n);
-  size_t xstride = (xs * 2 + 63) / 64 * 32, wstride = (ws * wbytes + 63) / 64 * 64; /* x: elems */
-  size_t copies = bf16fp32__host_copies(2 * xstride + wstride);
-  x = aligned_alloc(64, copies * xstride * 2);
-  w = aligned_alloc(64, copies * wstride);
-  wsrc = malloc(ws * 2);
-  xf = in == dnnl_f32 ? aligned_alloc(64, (xs * 4 + 63) / 64 * 64) : NULL;
-  out = aligned_alloc(64, (os * 4 + 63) / 64 * 64);
-  times = malloc(sizeof(double) * (size_t)reps);
-  if (!x || !w || !wsrc || (in == dnnl_f32 && !xf) || !out || !times) {
-    say(why, len, "bench_dnnl_time: out of memory");
-    goto cleanup;
-  }
-  sup_fill_bf16(x, xs, 1);
-  sup_fill_bf16(wsrc, ws, 2);
-  for (size_t c = 0; c < copies; c++) {
-    if (c) memcpy(x + c * xstride, x, xs * 2);
-    char *wc = (char *)w + c * wstride;
-    if (in == dnnl_bf16) memcpy(wc, wsrc, ws * 2);
-    else upcast(wsrc, (float *)(void *)wc, ws);
-  }
   dnnl_memory_desc_t xd, wd, od;
-  if (matmul_desc(m, n, k, in, engine, &xd, &wd, &od, &pd, why, len) != 0) goto cleanup;
+  if (matmul_desc(c->m, c->n, c->k, in, c->engine, &xd, &wd, &od, &pd, why, len) != 0)
+    goto cleanup;
   DNNL_TRY(dnnl_primitive_create(&prim, pd));
-  DNNL_TRY(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
-  DNNL_TRY(dnnl_memory_create(&xm, &xd, engine, in == dnnl_bf16 ? (void *)x : (void *)xf));
-  DNNL_TRY(dnnl_memory_create(&wm, &wd, engine, w));
-  DNNL_TRY(dnnl_memory_create(&om, &od, engine, out));
+  DNNL_TRY(dnnl_stream_create(&stream, c->engine, dnnl_stream_default_flags));
+  DNNL_TRY(dnnl_memory_create(&xm, &xd, c->engine, in == dnnl_bf16 ? (void *)c->x : (void *)c->xf));
+  DNNL_TRY(dnnl_memory_create(&wm, &wd, c->engine, c->w));
+  DNNL_TRY(dnnl_memory_create(&om, &od, c->engine, c->out));
 
   dnnl_exec_arg_t args[3] = {
       {DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, om}};
-  /* The first call, on the first copies (x and wsrc's values), out poisoned: a baseline's time
-   * counts only for a right answer. */
-  bf16fp32__poison_f32(out, os);
-  if (in == dnnl_f32) upcast(x, xf, xs);
+  /* The first call, on the first copies (the oracle's operands), out poisoned: a baseline's
+   * time counts only for a right answer. */
+  bf16fp32__poison_f32(c->out, (size_t)(c->m * c->n));
+  if (in == dnnl_f32) upcast(c->x, c->xf, xs);
   DNNL_TRY(dnnl_primitive_execute(prim, stream, 3, args));
   DNNL_TRY(dnnl_stream_wait(stream));
-  const int checked = check_out(m, n, k, x, wsrc, out, check_rows, worst_ratio, why, len);
+  const int checked = check_out(c, worst_ratio, why, len);
   if (checked != 0) {
     rc = checked;
     goto cleanup;
   }
   int warm = reps / 10 > 3 ? reps / 10 : 3;
   size_t next = 0; /* the copy the next call reads */
-  for (int i = 0; i < warm + reps; i++, next = (next + 1) % copies) {
-    if (in == dnnl_bf16) DNNL_TRY(dnnl_memory_set_data_handle(xm, x + next * xstride));
-    DNNL_TRY(dnnl_memory_set_data_handle(wm, (char *)w + next * wstride));
+  for (int i = 0; i < warm + reps; i++, next = (next + 1) % c->copies) {
+    if (in == dnnl_bf16) DNNL_TRY(dnnl_memory_set_data_handle(xm, c->x + next * c->xstride));
+    DNNL_TRY(dnnl_memory_set_data_handle(wm, (char *)c->w + next * c->wstride));
     double t0 = sup_now();
-    if (in == dnnl_f32) upcast(x + next * xstride, xf, xs);
+    if (in == dnnl_f32) upcast(c->x + next * c->xstride, c->xf, xs);
     DNNL_TRY(dnnl_primitive_execute(prim, stream, 3, args));
     DNNL_TRY(dnnl_stream_wait(stream));
     if (i >= warm) times[i - warm] = (sup_now() - t0) * 1e6;
@@ -287,16 +345,9 @@ cleanup:
   if (stream) dnnl_stream_destroy(stream);
   if (prim) dnnl_primitive_destroy(prim);
   if (pd) dnnl_primitive_desc_destroy(pd);
-  if (engine) dnnl_engine_destroy(engine);
   if (previous > 0) set_threads(previous, NULL, NULL, 0);
   free(times);
-  free(out);
-  free(xf);
-  free(wsrc);
-  free(w);
-  free(x);
   return rc;
 }
-
 
 #endif

@@ -747,17 +747,23 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
       double dnnl_us[2] = {-1.0, -1.0}, dnnl_worst[2] = {-1.0, -1.0};
       char dnnl_why[2][256] = {"", ""};
       int dnnl_rc[2] = {-1, -1};
-      if (!use_gpu && plan.dnnl) {
-        dnnl_rc[0] = bench_dnnl_time(m, sh->n, sh->k, threads, o->replays, mo.check_rows,
-                                     &dnnl_us[0], &dnnl_worst[0], dnnl_why[0], sizeof dnnl_why[0]);
+      bench_dnnl_cell *dnnl_cell = NULL; /* operands and oracle for both of its timings */
+      if (!use_gpu && plan.dnnl &&
+          bench_dnnl_cell_create(&dnnl_cell, m, sh->n, sh->k, mo.check_rows, dnnl_why[0],
+                                 sizeof dnnl_why[0]) != 0)
+        snprintf(dnnl_why[1], sizeof dnnl_why[1], "%s", dnnl_why[0]);
+      if (dnnl_cell) {
+        dnnl_rc[0] = bench_dnnl_time(dnnl_cell, threads, o->replays, &dnnl_us[0], &dnnl_worst[0],
+                                     dnnl_why[0], sizeof dnnl_why[0]);
         settle_after_dnnl();
       }
       st = ncell ? bf16fp32__measure(where, m, sh->n, sh->k, cell, ncell, &mo) : BF16FP32_OK;
-      if (!use_gpu && plan.dnnl) {
-        dnnl_rc[1] = bench_dnnl_time(m, sh->n, sh->k, threads, o->replays, mo.check_rows,
-                                     &dnnl_us[1], &dnnl_worst[1], dnnl_why[1], sizeof dnnl_why[1]);
+      if (dnnl_cell) {
+        dnnl_rc[1] = bench_dnnl_time(dnnl_cell, threads, o->replays, &dnnl_us[1], &dnnl_worst[1],
+                                     dnnl_why[1], sizeof dnnl_why[1]);
         settle_after_dnnl();
       }
+      bench_dnnl_cell_free(dnnl_cell);
       if (st == BF16FP32_CUDA_FATAL) {
         errorf("%s M=%lld: %s: %s; stopping", sh->label, (long long)m, bf16fp32_status_name(st),
                bf16fp32_last_error());
