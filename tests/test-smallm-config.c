@@ -31,6 +31,15 @@ static void test_shape_ok(void) {
   CHECK(bf16fp32__smallm_shape_ok(1, 256, 4096, ((int64_t)1 << 39) - 8, 4096, 256, 16));
   CHECK(!bf16fp32__smallm_shape_ok(1, 256, 4096, (int64_t)1 << 39, 4096, 256, 16));
   CHECK(!bf16fp32__smallm_shape_ok(1, 256, 4096, 4096, (int64_t)1 << 40, 256, 16));
+  CHECK(bf16fp32__smallm_shape_ok(1, 256, 4096, 4096, ((int64_t)1 << 39) - 8, 256, 16)); /* w's */
+  CHECK(!bf16fp32__smallm_shape_ok(1, 256, 4096, 4096, (int64_t)1 << 39, 256, 16));
+  /* sizes that are not positive */
+  CHECK(!bf16fp32__smallm_shape_ok(1, 0, 4096, 4096, 4096, 8, 16));
+  CHECK(!bf16fp32__smallm_shape_ok(1, -16, 4096, 4096, 4096, 8, 16));
+  CHECK(!bf16fp32__smallm_shape_ok(1, 256, 0, 8, 8, 256, 16));
+  /* the largest N and K whose configurations test_every_m checks are shapes the kernel takes */
+  CHECK(bf16fp32__smallm_shape_ok(64, 65536, 64, 64, 64, 65536, 16));
+  CHECK(bf16fp32__smallm_shape_ok(256, 16, 1 << 20, 1 << 20, 1 << 20, 16, 16));
   CHECK(!bf16fp32__smallm_shape_ok(257, 256, 4096, 4096, 4096, 256, 16));
   CHECK(!bf16fp32__smallm_shape_ok(4, 200, 4096, 4096, 4096, 200, 16));  /* N % 16 */
   CHECK(!bf16fp32__smallm_shape_ok(4, 256, 4100, 4100, 4104, 256, 16));  /* K % 8 */
@@ -66,6 +75,53 @@ static void test_generic_split(void) {
   CHECK(bf16fp32__smallm_choose_split(48, 4096, 132, &s) == 0 && s.rows == 16 && s.ksplit == 8);
   CHECK(bf16fp32__smallm_choose_split(64, 40, 132, &s) == 0 && s.ksplit == 2); /* 2 sub-chunks */
   CHECK(bf16fp32__smallm_choose_split(200, 4096, 132, &s) != 0);
+  /* 32 rows wherever N is a multiple of 32 (96, 1056: not of 64), else 16 */
+  CHECK(bf16fp32__smallm_choose_split(96, 4096, 114, &s) == 0 && s.rows == 32 && s.kwarps == 4);
+  CHECK(bf16fp32__smallm_choose_split(1056, 4096, 114, &s) == 0 && s.rows == 32);
+  CHECK(bf16fp32__smallm_choose_split(1040, 4096, 114, &s) == 0 && s.rows == 16 && s.kwarps == 8);
+  /* the decode kernel from N = 1024 on, the tiled one below */
+  CHECK(bf16fp32__smallm_choose_split(1024, 4096, 114, &s) == 0 && s.decode_mask == 0xf);
+  CHECK(bf16fp32__smallm_choose_split(1008, 4096, 114, &s) == 0 && s.decode_mask == 0x0);
+  /* sizes that are not positive */
+  CHECK(bf16fp32__smallm_choose_split(0, 4096, 132, &s) != 0);
+  CHECK(bf16fp32__smallm_choose_split(-16, 4096, 132, &s) != 0);
+  CHECK(bf16fp32__smallm_choose_split(256, 0, 132, &s) != 0);
+  CHECK(bf16fp32__smallm_choose_split(256, -8, 132, &s) != 0);
+  bf16fp32__smallm_config c;
+  CHECK(bf16fp32__smallm_choose(1, 256, 0, 132, H200_SMEM, &c) != 0);
+}
+
+/* A split given by hand (bf16fp32__smallm_choose_with): rows of 16 to 128 dividing N, WK = 128 /
+ * rows, 1 to 8 K slices and no more than K's 32-wide sub-chunks, a decode mask of 0 to 15; any
+ * other is declined. */
+static void test_split_given(void) {
+  bf16fp32__smallm_config c;
+  const bf16fp32__smallm_split ok = {32, 2, 4, 0xf};
+  CHECK(bf16fp32__smallm_choose_with(4, 256, 4096, &ok, H200_SMEM, &c) == 0 &&
+        memcmp(&c.split, &ok, sizeof ok) == 0 && c.grid_x == 2 && c.grid_y == 8);
+  for (int rows = 8; rows <= 256; rows *= 2) {
+    const bf16fp32__smallm_split sp = {rows, 1, 128 / rows, 0};
+    const int want = rows >= 16 && rows <= 128;
+    CHECK((bf16fp32__smallm_choose_with(4, 256, 4096, &sp, H200_SMEM, &c) == 0) == want);
+  }
+  const bf16fp32__smallm_split rows32 = {32, 1, 4, 0}, wk8 = {32, 1, 8, 0}, wk2 = {32, 1, 2, 0};
+  CHECK(bf16fp32__smallm_choose_with(4, 48, 4096, &rows32, H200_SMEM, &c) != 0); /* 32 | 48 */
+  CHECK(bf16fp32__smallm_choose_with(4, 96, 4096, &rows32, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_choose_with(4, 256, 4096, &wk8, H200_SMEM, &c) != 0);   /* WK */
+  CHECK(bf16fp32__smallm_choose_with(4, 256, 4096, &wk2, H200_SMEM, &c) != 0);
+  /* K slices: 1 to 8, at most one per sub-chunk (K = 72: three sub-chunks) */
+  for (int ks = 0; ks <= 9; ks++) {
+    const bf16fp32__smallm_split sp = {32, ks, 4, 0};
+    CHECK((bf16fp32__smallm_choose_with(4, 256, 4096, &sp, H200_SMEM, &c) == 0) ==
+          (ks >= 1 && ks <= 8));
+    CHECK((bf16fp32__smallm_choose_with(4, 256, 72, &sp, H200_SMEM, &c) == 0) ==
+          (ks >= 1 && ks <= 3));
+  }
+  for (int mask = -1; mask <= 16; mask++) {
+    const bf16fp32__smallm_split sp = {16, 1, 8, mask};
+    CHECK((bf16fp32__smallm_choose_with(4, 256, 4096, &sp, H200_SMEM, &c) == 0) ==
+          (mask >= 0 && mask <= 15));
+  }
 }
 
 static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
@@ -548,6 +604,21 @@ static void test_stream(void) {
   CHECK(bf16fp32__smallm_use_stream(&c, 16, 3, 3, 2, H200_SMEM) != 0 && !c.stream);
   CHECK(bf16fp32__smallm_choose(16, 256, 4096, H200_SMS, H200_SMEM, &c) == 0); /* 32 rows */
   CHECK(bf16fp32__smallm_use_stream(&c, 16, 3, 3, 2, H200_SMEM) != 0 && !c.stream);
+  /* an odd number of 16-row blocks (1072 = 67 x 16, one K slice) does not pair up */
+  CHECK(bf16fp32__smallm_choose(1, 1072, 4096, H200_SMS, H200_SMEM, &c) == 0 &&
+        c.split.rows == 16 && c.split.ksplit == 1 && c.grid_y == 67);
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 1, 2, 2, H200_SMEM) != 0 && !c.stream);
+  CHECK(bf16fp32__smallm_use_stream(&c, 1, 1, 2, 1, H200_SMEM) == 0 && c.stream);
+  /* up to 64 tokens (8 token tiles): not M = 65-128, where the chooser's tiled kernel runs 16 */
+  CHECK(bf16fp32__smallm_choose(100, 48, 4096, H200_SMS, H200_SMEM, &c) == 0 && !c.wide &&
+        c.mt == 16);
+  CHECK(bf16fp32__smallm_use_stream(&c, 100, 1, 2, 1, H200_SMEM) != 0 && !c.stream);
+  /* the variants' form: the partial sums after the rings (0) or over them (1), nothing else */
+  CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_stream_at(&c, 1, 5, 3, 1, -1, H200_SMEM) != 0 && !c.stream);
+  CHECK(bf16fp32__smallm_use_stream_at(&c, 1, 5, 3, 1, 2, H200_SMEM) != 0 && !c.stream);
+  CHECK(bf16fp32__smallm_use_stream_at(&c, 1, 5, 3, 1, 1, H200_SMEM) == 0 && c.stream_over == 1);
+  CHECK(bf16fp32__smallm_use_stream_at(&c, 1, 5, 3, 1, 0, H200_SMEM) == 0 && c.stream_over == 0);
 }
 
 /* The push's receive slots after the rows: ksplit slots of the units (four rows of one token)
@@ -1032,6 +1103,9 @@ static void test_groups(void) {
   CHECK(bf16fp32__smallm_use_groups(&c, 2, 64 * 1024) != 0);         /* no room */
   CHECK(bf16fp32__smallm_use_groups(&c, 4, H200_SMEM) == 0 && c.wide_groups == 4);
   CHECK(bf16fp32__smallm_use_wide(&c, 2048, 64, 64, H200_SMEM) == 0 && c.wide_groups == 1);
+  /* nor the wgmma kernel's tiles */
+  CHECK(bf16fp32__smallm_use_wgmma(&c, 2048, 64, 64, 32, H200_SMEM) == 0 && c.wgmma);
+  CHECK(bf16fp32__smallm_use_groups(&c, 2, H200_SMEM) != 0 && c.wide_groups == 1);
 }
 
 /* The cluster sum's shares: ranks 0..S-1 finish consecutive ranges of a block's units, all of
@@ -1082,6 +1156,7 @@ int main(void) {
   test_shape_ok();
   test_dsv4_split();
   test_generic_split();
+  test_split_given();
   test_every_m();
   test_wide_blocks();
   test_wgmma_blocks();
