@@ -1,7 +1,7 @@
 /* The smallm launch configuration, without a GPU: accepted shapes, the (N, K) split of every
  * DeepSeek-V4 shape, the split's independence of M (batch invariance), that every M in 1..256
- * gets a configuration the kernels can run (threads, tiles, shared memory), and the wide
- * kernel's blocks. */
+ * gets a configuration the kernels can run (threads, tiles, shared memory, within smaller limits
+ * too), and the wide kernel's blocks. */
 #include <stdio.h>
 #include <string.h>
 
@@ -148,9 +148,12 @@ static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
     const int want_dec = m <= BF16FP32__SMALLM_DECODE_MAX_M && (c.split.decode_mask >> b & 1) &&
                          c.decode_smem <= smem;
     ok &= c.decode == want_dec;
-    /* the deep ring: decode at mt <= 2 with at most one block per SM */
-    ok &= !c.deep || (c.decode && c.mt <= 2 && (int64_t)c.grid_x * c.grid_y <= sms &&
-                      c.split.ksplit <= 2);
+    /* the deep ring: decode at mt <= 2 with at most one block per SM, clusters of at most 2,
+     * where a warp has more sub-chunks than the usual ring holds (and only there) */
+    const int64_t range = ((((k + 31) / 32 + c.split.ksplit - 1) / c.split.ksplit) +
+                           c.split.kwarps - 1) / c.split.kwarps;
+    ok &= c.deep == (c.decode && c.mt <= 2 && (int64_t)c.grid_x * c.grid_y <= sms &&
+                     c.split.ksplit <= 2 && range > BF16FP32__SMALLM_DECODE_RING);
     ok &= c.decode_smem >= (size_t)c.split.kwarps * (size_t)c.mpad * (size_t)(c.split.rows + 4) * 4;
     ok &= !c.decode || c.decode_smem <= smem;
   }
@@ -172,9 +175,11 @@ static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
   ok &= (int64_t)c.nb * c.sb >= nq && (int64_t)(c.nb - 1) * c.sb < nq;
   ok &= !c.dbuf || c.nb > 1;
   ok &= c.nb > 1 || (int64_t)c.xk >= subs_max * 32; /* one batch holds the whole slice */
+  ok &= c.sb <= nq; /* no batch longer than a warp's range (its x rows would hold gaps) */
   /* every rank's slice is non-empty, and every warp group's sub-chunks of a batch fit the
    * tiled kernel's x rows (group g's segment begins at g sb sub-chunks) */
   int64_t k0, k1;
+  int end = 0; /* the furthest end of a group's sub-chunks */
   for (int r = 0; r < c.split.ksplit; r++) {
     bf16fp32__smallm_slice(k, c.split.ksplit, r, &k0, &k1);
     ok &= k1 > k0;
@@ -182,6 +187,7 @@ static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
       int j0, j1;
       bf16fp32__smallm_chain((int)((k1 - k0 + 31) / 32), g, c.split.kwarps, &j0, &j1);
       const int used = c.nb > 1 ? c.sb : j1 - j0;
+      if (j1 > j0 && (g * c.sb + used) * 32 > end) end = (g * c.sb + used) * 32;
       if (j1 > j0 && (g * c.sb + used) * 32 > c.xk) {
         fprintf(stderr, "m=%lld n=%lld k=%lld: group %d of slice %d ends at %d, x rows of %d\n",
                 (long long)m, (long long)n, (long long)k, g, r, (g * c.sb + used) * 32, c.xk);
@@ -189,6 +195,8 @@ static int check_config(int64_t m, int64_t n, int64_t k, int sms, size_t smem) {
       }
     }
   }
+  /* one batch's x rows end at the furthest group's end, rounded up to 64 */
+  ok &= c.nb > 1 || c.xk - 64 < end;
   return ok;
 }
 
@@ -220,9 +228,60 @@ static void test_every_m(void) {
       for (int64_t m = 1; m <= 64; m = 4 * m + 1) bad += !check_config(m, n, k, H200_SMS, H200_SMEM);
   EXPECT(bad == 0, "%d configurations of the K and N sweep", bad);
   bf16fp32__smallm_config c;
+  /* the deep ring at a grid of exactly one block per SM (2048 x 7168 on 64 SMs: 64 blocks of 32
+   * rows), not at one block more than SMs (on 63) */
+  CHECK(check_config(1, 2048, 7168, 64, H200_SMEM) && check_config(1, 2048, 7168, 63, H200_SMEM));
+  CHECK(bf16fp32__smallm_choose(1, 2048, 7168, 64, H200_SMEM, &c) == 0 &&
+        c.grid_x * c.grid_y == 64 && c.deep);
+  CHECK(bf16fp32__smallm_choose(1, 2048, 7168, 63, H200_SMEM, &c) == 0 &&
+        c.grid_x * c.grid_y == 64 && !c.deep);
   CHECK(bf16fp32__smallm_choose(257, 256, 4096, 132, H200_SMEM, &c) != 0);
   CHECK(bf16fp32__smallm_choose(4, 200, 4096, 132, H200_SMEM, &c) != 0);
   CHECK(bf16fp32__smallm_choose(256, 2048, 7168, 132, 16 * 1024, &c) != 0); /* no room */
+}
+
+/* Below the H200's shared memory (a device of less, or a caller's limit): whatever is chosen fits
+ * the limit (the x batches or partial sums, the decode kernel's sums where it runs, the wide
+ * kernel's ring), a larger limit never declines what a smaller one took, and a shape is declined
+ * only where nothing fits: at the smallest limit it takes, the block holds its partial sums or one
+ * x buffer reloaded between batches, never a double buffer (one buffer of it fits less room). */
+static void test_smem_limits(void) {
+  static const int64_t shapes[][2] = {{256, 4096}, {2048, 4096}, {1024, 4096}, {512, 4096},
+                                      {384, 7168}, {2048, 7168}, {1024, 7168}, {512, 7168},
+                                      {256, 7168}, {48, 4096},   {528, 1032}};
+  static const int64_t ms[] = {1, 8, 16, 33, 64, 100, 256};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++) {
+      const int64_t m = ms[j], n = shapes[i][0], k = shapes[i][1];
+      bf16fp32__smallm_split sp;
+      CHECK(bf16fp32__smallm_choose_split(n, k, H200_SMS, &sp) == 0);
+      int taken = 0;
+      for (size_t limit = 0; limit <= H200_SMEM; limit += 64) {
+        bf16fp32__smallm_config c;
+        if (bf16fp32__smallm_choose(m, n, k, H200_SMS, limit, &c) != 0) {
+          if (taken) {
+            fprintf(stderr, "%lldx%lld M = %lld: declined at %zu bytes, taken below\n",
+                    (long long)n, (long long)k, (long long)m, limit);
+            bad++;
+          }
+          continue;
+        }
+        const int fits = c.smem_bytes <= limit && (!c.decode || c.decode_smem <= limit) &&
+                         (!c.wide || c.wide_smem <= limit) &&
+                         memcmp(&c.split, &sp, sizeof sp) == 0;
+        const int least = taken || !c.dbuf || c.smem_bytes == c.decode_smem;
+        if (!fits || !least) {
+          fprintf(stderr, "%lldx%lld M = %lld within %zu bytes: smem %zu (dbuf %d, sums %zu), "
+                  "decode %d, wide %d (%zu)\n", (long long)n, (long long)k, (long long)m, limit,
+                  c.smem_bytes, c.dbuf, c.decode_smem, c.decode, c.wide, c.wide_smem);
+          bad++;
+        }
+        taken = 1;
+      }
+      bad += !taken;
+    }
+  EXPECT(bad == 0, "%d configurations of the shared-memory sweep", bad);
 }
 
 /* The wide kernel's blocks: the first of 64 x 64, 32 x 64, 32 x 32 that gives every SM a
@@ -247,6 +306,55 @@ static void test_wide_blocks(void) {
   CHECK(bf16fp32__smallm_use_wide(&c, 256, 32, 256, H200_SMEM) == 0 && c.wide_tokens == 256);
   CHECK(bf16fp32__smallm_choose(256, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_wide(&c, 1024, 32, 16, H200_SMEM) == 0); /* WK 8: 16-token warps */
+}
+
+/* The rule's wide blocks and stages on GPUs without a measured table (not 132 SMs): the first of
+ * 64 x 64, 32 x 64, 32 x 32 that gives every SM a block (ceil(M / tokens) token blocks), the last
+ * where none does; stages of 4 sub-chunks exactly where 5 take as many stages, of 7 only where
+ * they take fewer stages than 5 and the grid runs in one wave (each block also holds the 1 KB
+ * the system reserves). */
+static void test_wide_rule(void) {
+  static const int blocks[][2] = {{64, 64}, {32, 64}, {32, 32}};
+  static const int64_t ns[] = {96, 256, 384, 512, 1024, 2048, 4096};
+  static const int64_t ks[] = {1024, 2304, 4096, 7168, 9216};
+  static const int64_t ms[] = {65, 96, 100, 128, 129, 160, 192, 200, 255, 256};
+  static const int sms[] = {16, 32, 64, 78, 100, 114, 128};
+  int bad = 0, sevens = 0;
+  for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+    for (size_t b = 0; b < sizeof ks / sizeof ks[0]; b++)
+      for (size_t d = 0; d < sizeof ms / sizeof ms[0]; d++)
+        for (size_t e = 0; e < sizeof sms / sizeof sms[0]; e++) {
+          const int64_t n = ns[a], k = ks[b], m = ms[d];
+          bf16fp32__smallm_config c;
+          if (bf16fp32__smallm_choose(m, n, k, sms[e], H200_SMEM, &c) != 0 || !c.wide) {
+            bad++;
+            continue;
+          }
+          const int64_t s = c.split.ksplit;
+          int64_t count = 0;
+          int ok = 1, i = 0;
+          for (; i < 3; i++) {
+            count = s * ((m + blocks[i][1] - 1) / blocks[i][1]) * (n / blocks[i][0]);
+            if (blocks[i][0] == c.wide_rows && blocks[i][1] == c.wide_tokens) break;
+            /* a larger block passed over: it does not divide N or leaves SMs without a block */
+            ok &= n % blocks[i][0] != 0 || count < sms[e];
+          }
+          ok &= i < 3 && (i == 2 || count >= sms[e]);
+          const int64_t subs = (((k + 31) / 32 + s - 1) / s + c.wide_groups - 1) / c.wide_groups;
+          const int64_t s4 = (subs + 3) / 4, s5 = (subs + 4) / 5, s7 = (subs + 6) / 7;
+          ok &= (c.wide_subs == 4) == (s4 <= s5);
+          if (c.wide_subs == 7) {
+            const int64_t per_sm = (int64_t)((H200_SMEM + 1024) / (c.wide_smem + 1024));
+            ok &= s7 < s5 && count * c.wide_groups <= per_sm * sms[e];
+            sevens++;
+          }
+          if (!ok) {
+            fprintf(stderr, "%lldx%lld M = %lld on %d SMs: %d x %d, stages of %d\n", (long long)n,
+                    (long long)k, (long long)m, sms[e], c.wide_rows, c.wide_tokens, c.wide_subs);
+            bad++;
+          }
+        }
+  EXPECT(bad == 0 && sevens > 0, "%d wide configurations off the rule (%d of 7)", bad, sevens);
 }
 
 /* The wide kernel's stages: 4 sub-chunks where 5 take as many stages, 7 where they take fewer
@@ -317,7 +425,8 @@ static void test_wgmma_blocks(void) {
         c.wide && c.wide_rows == 64 && c.wide_tokens == 32 && c.wide_groups == 2);
   CHECK(bf16fp32__smallm_choose(65, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0 && !c.wgmma &&
         c.wide && c.wide_rows == 64 && c.wide_tokens == 32 && c.wide_groups == 2);
-  CHECK(c.wide_smem > 128 + (size_t)4 * 32 * (64 + 4) * 4); /* the ring, then four chain sets */
+  CHECK(c.wide_smem == 128 + (size_t)2 * (64 + 32) * BF16FP32__SMALLM_TILE_PITCH(c.wide_subs) +
+                           (size_t)4 * 32 * (64 + 4) * 4); /* the ring, then four chain sets */
   CHECK(bf16fp32__smallm_choose(200, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
         c.wide_rows == 64 && c.wide_tokens == 64 && c.wide_groups == 1);
   CHECK(bf16fp32__smallm_choose(128, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 && c.wide &&
@@ -335,6 +444,11 @@ static void test_wgmma_blocks(void) {
   CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 128, 128, 64, H200_SMEM) != 0); /* 4 groups */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 64, 64, 64, 16 * 1024) != 0);  /* no room */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 512, 64, 128, 64, H200_SMEM) == 0 && c.wgmma);
+  /* its ring of WG_STAGES, then one stage's x as core matrices (128 tokens x 64 bytes a
+   * sub-chunk) */
+  CHECK(c.wide_smem >= 128 + (size_t)BF16FP32__SMALLM_WG_STAGES * (64 + 128) *
+                                 BF16FP32__SMALLM_TILE_PITCH(c.wide_subs) +
+                           (size_t)128 * 64 * c.wide_subs);
   CHECK(bf16fp32__smallm_choose(256, 1024, 4096, H200_SMS, H200_SMEM, &c) == 0); /* WK 8 */
   CHECK(bf16fp32__smallm_use_wgmma(&c, 1024, 64, 64, 64, H200_SMEM) != 0);
   CHECK(bf16fp32__smallm_use_wgmma(&c, 1024, 64, 64, 32, H200_SMEM) == 0);
@@ -600,6 +714,13 @@ static void test_stream(void) {
   CHECK(bf16fp32__smallm_choose(1, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
   CHECK(bf16fp32__smallm_use_stream(&c, 1, 1, 2, 2, H200_SMEM) == 0 &&
         c.stream_smem == BF16FP32__SMALLM_STREAM_BARS + 4 * 2 * 2176); /* 33 rows, to 128 bytes */
+  /* where the partial sums take more room than the rings (M = 33: 64 tokens of them): half the
+   * chains (4), twice the rows (32) */
+  CHECK(bf16fp32__smallm_choose(33, 2048, 7168, H200_SMS, H200_SMEM, &c) == 0);
+  CHECK(bf16fp32__smallm_use_stream(&c, 33, 1, 2, 2, H200_SMEM) == 0 && c.stream_over &&
+        c.stream_smem == BF16FP32__SMALLM_STREAM_BARS + (size_t)4 * 64 * (32 + 4) * 4 &&
+        c.stream_smem > BF16FP32__SMALLM_STREAM_BARS +
+                            (size_t)4 * 2 * bf16fp32__smallm_stream_stage_bytes(33, 1, 32));
   CHECK(bf16fp32__smallm_choose(16, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0); /* S 2 */
   CHECK(bf16fp32__smallm_use_stream(&c, 16, 3, 3, 2, H200_SMEM) != 0 && !c.stream);
   CHECK(bf16fp32__smallm_choose(16, 256, 4096, H200_SMS, H200_SMEM, &c) == 0); /* 32 rows */
@@ -1158,7 +1279,9 @@ int main(void) {
   test_generic_split();
   test_split_given();
   test_every_m();
+  test_smem_limits();
   test_wide_blocks();
+  test_wide_rule();
   test_wgmma_blocks();
   test_tile_subs();
   test_stream_tokens();
