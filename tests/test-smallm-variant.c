@@ -1,7 +1,8 @@
 /* smallm's variants without a GPU: the default configuration of every DeepSeek-V4 shape at every
  * M, plainly and under PDL, has a variant that gives it back; every listed variant is distinct,
  * not the default, applies, names itself, and keeps the shape's split (so its sums, and bits,
- * are the default's); texts that are not smallm variants as they are written (aliases too), or
+ * are the default's), and every share and fold form and the chooser's kernel that applies is
+ * listed; texts that are not smallm variants as they are written (aliases too), or
  * do not fit the shape, are refused and leave the configuration alone; paired launches' texts
  * and footprints. */
 #include <string.h>
@@ -130,6 +131,44 @@ static void test_other(void) {
   CHECK(bf16fp32__smallm_list_variants(4, 200, 4096, H200_SMS, 0, H200_SMEM, names, 7) == 0);
 }
 
+static int listed(char (*names)[BF16FP32__VARIANT_LEN], int count, const char *v) {
+  for (int i = 0; i < count; i++)
+    if (strcmp(names[i], v) == 0) return 1;
+  return 0;
+}
+
+/* With room for all of them, the list holds every form its header names that applies to the
+ * shape and is not the default: the share kernel with x's rows and with x in registers, over one
+ * and over two row blocks, and the fold kernel, up to M = 64; the chooser's own kernel at every
+ * M. */
+static void test_listed(void) {
+  static const char *const forms[] = {"2.0.0.0.0.1", "2.0.0.0.0.2", "2.1.0.0.0.1", "2.1.0.0.0.2",
+                                      "4", "0"};
+  static const int64_t ms[] = {1, 4, 8, 9, 16, 17, 64, 65, 256};
+  char names[32][BF16FP32__VARIANT_LEN], def[BF16FP32__VARIANT_LEN];
+  int missing = 0, applied = 0;
+  for (int i = 0; i < 9; i++)
+    for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++)
+      for (int pdl = 0; pdl < 2; pdl++) {
+        const int64_t m = ms[j], n = dsv4[i][0], k = dsv4[i][1];
+        bf16fp32__smallm_config c;
+        CHECK(bf16fp32__smallm_choose_for(m, n, k, H200_SMS, pdl, H200_SMEM, &c) == 0 &&
+              bf16fp32__smallm_variant_of(&c, def) == 0);
+        const int count = bf16fp32__smallm_list_variants(m, n, k, H200_SMS, pdl, H200_SMEM, names, 32);
+        CHECK(count < 32);
+        for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+          if (strcmp(forms[f], def) == 0 ||
+              bf16fp32__smallm_apply_variant(&c, forms[f], m, n, k, H200_SMS, H200_SMEM) != 0)
+            continue;
+          applied++;
+          if (!listed(names, count, forms[f]) && ++missing <= 10)
+            fprintf(stderr, "%lldx%lld M = %lld pdl %d: %s not listed\n", (long long)n,
+                    (long long)k, (long long)m, pdl, forms[f]);
+        }
+      }
+  EXPECT(missing == 0 && applied > 0, "%d forms not listed (%d apply)", missing, applied);
+}
+
 static void test_refused(void) {
   static const char *const bad[] = {"", "x", "-1", "1..2", "0.0", "4", "1.7.2", "1.7.2.1.0.0.0",
                                     "1.9.2.1.0.0", "1.7.2.1.0.2", "1.7.9.1.0.0", "1.7.2.3.0.0",
@@ -163,6 +202,14 @@ static void test_refused(void) {
   CHECK(bf16fp32__smallm_apply_variant(&c, "4.0", 1, 512, 4096, H200_SMS, H200_SMEM) != 0);
   /* a shape the kernel does not handle */
   CHECK(bf16fp32__smallm_apply_variant(&c, "0", 4, 200, 4096, H200_SMS, H200_SMEM) != 0);
+  /* a configuration set up by hand that no variant names: the stream kernel with its weight
+   * boxes also requested into L2 (smallm-probe's; no table sets it) */
+  char text[BF16FP32__VARIANT_LEN];
+  CHECK(bf16fp32__smallm_choose(4, 1024, 7168, H200_SMS, H200_SMEM, &c) == 0 &&
+        bf16fp32__smallm_use_stream(&c, 4, 5, 2, 1, H200_SMEM) == 0 &&
+        bf16fp32__smallm_variant_of(&c, text) == 0);
+  c.stream_wl2 = 1;
+  CHECK(bf16fp32__smallm_variant_of(&c, text) != 0);
 }
 
 /* Paired launches: a seventh field 1 marks a stream staging with a ring per warp and up to 16
@@ -189,6 +236,24 @@ static void test_pair(void) {
   t = c;
   bf16fp32__smallm_pair_footprint(&t, &h200, 1, 7);
   CHECK(t.stream_pair && t.stream_smem == c.stream_smem && t.threads == 416);
+  /* consecutive calls alternate the two footprints: odd calls the extra warps, even ones the
+   * shared memory */
+  for (unsigned call = 1; call <= 6; call++) {
+    t = c;
+    bf16fp32__smallm_pair_footprint(&t, &h200, 1, call);
+    EXPECT(call % 2 ? t.threads == 416 && t.stream_smem == c.stream_smem
+                    : t.threads == BF16FP32__SMALLM_THREADS && t.stream_smem == 115840,
+           "call %u: %d threads, %zu bytes", call, t.threads, t.stream_smem);
+  }
+  /* a configuration of the most a pair may take is paired; one of more is not */
+  t = c;
+  t.stream_smem = h200.max_smem;
+  bf16fp32__smallm_pair_footprint(&t, &h200, 1, 2);
+  CHECK(t.stream_smem == h200.smem);
+  t = c;
+  t.stream_smem = h200.max_smem + 16;
+  bf16fp32__smallm_pair_footprint(&t, &h200, 1, 2);
+  CHECK(t.stream_smem == h200.max_smem + 16);
   t = c;
   bf16fp32__smallm_pair_footprint(&t, &h200, 0, 1);
   CHECK(!t.stream_pair && t.stream_smem == c.stream_smem && t.threads == c.threads);
@@ -203,6 +268,7 @@ static void test_pair(void) {
 int main(void) {
   test_dsv4();
   test_other();
+  test_listed();
   test_refused();
   test_pair();
   printf("%d variants offered\n", offered);
