@@ -327,6 +327,12 @@ int main(void) {
     EXPECT(bf16fp32_tune_step(ctx, pairs, calls, 2, ms, 5, NULL) == BF16FP32_NO_DEVICE, "step: no device");
     EXPECT(bf16fp32_tune_step_fillers(ctx, pairs, calls, 2, ms, 5, 64, BF16FP32_FILLER_NONE, NULL) ==
                BF16FP32_NO_DEVICE, "step with fillers: no device");
+    /* the bounds pass the check: 0 and 2^20 KB, the first and last trigger */
+    EXPECT(bf16fp32_tune_step_fillers(ctx, pairs, calls, 2, ms, 5, BF16FP32__STEP_MAX_FILLER_KB,
+                                      BF16FP32_FILLER_END, NULL) == BF16FP32_NO_DEVICE,
+           "step with a 1 GiB filler: no device");
+    EXPECT(bf16fp32_tune_step_fillers(ctx, pairs, calls, 2, ms, 5, 0, BF16FP32_FILLER_NONE, NULL) ==
+               BF16FP32_NO_DEVICE, "step with no filler: no device");
   }
   setenv("BF16FP32_TUNE_FILE", "", 1);
   EXPECT(bf16fp32_reset(ctx) == BF16FP32_OK, "reset");
