@@ -242,7 +242,7 @@ static void test_pair(void) {
     t = c;
     bf16fp32__smallm_pair_footprint(&t, &h200, 1, call);
     EXPECT(call % 2 ? t.threads == 416 && t.stream_smem == c.stream_smem
-                    : t.threads == BF16FP32__SMALLM_THREADS && t.stream_smem == 115840,
+                    : t.threads == BF16FP32__SMALLM_THREADS && t.stream_smem == h200.smem,
            "call %u: %d threads, %zu bytes", call, t.threads, t.stream_smem);
   }
   /* a configuration of the most a pair may take is paired; one of more is not */
