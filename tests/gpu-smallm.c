@@ -401,6 +401,10 @@ static void test_shapes(bf16fp32_context *ctx) {
   check_stream_tokens(&s, wg + 3, 3, 2);
   check_stream_groups(&s, wg, 3); /* padded leading dimensions */
   free_set(&s);
+  /* K past 2^24 (smallm's limit until it was found to be 2^31 - 1024), ending inside a
+   * sub-chunk: the tiled kernel on 8 slices of 2^21 */
+  const int64_t two[] = {1, 2};
+  check_shape(ctx, 3, 16, ((int64_t)1 << 24) + 40, 8, 0, 8, 73, two, 2);
   make_set(&s, 100, 384, 7168, 8, 24, 8, 15, 0); /* padded leading dimensions */
   const int64_t padded[] = {1, 13, 64};
   check_set(ctx, &s, padded, 3);

@@ -48,6 +48,17 @@ static void test_shape_ok(void) {
   CHECK(!bf16fp32__smallm_shape_ok(4, 256, 4096, 4096, 4096, 260, 16));  /* ldo % 8 */
   CHECK(!bf16fp32__smallm_shape_ok(4, 256, 4096, 4096, 4096, 256, 8));   /* 8-byte pointers */
   CHECK(!bf16fp32__smallm_shape_ok(4, 256, 4, 8, 8, 256, 16));           /* K < 8 */
+  /* K up to 1024 under 2^31 (the kernels' 32-bit K indexes), the next multiple of 8 not */
+  const int64_t kmax = ((int64_t)1 << 31) - 1024;
+  CHECK(bf16fp32__smallm_shape_ok(2, 16, kmax, kmax, kmax, 16, 16));
+  CHECK(!bf16fp32__smallm_shape_ok(2, 16, kmax + 8, kmax + 8, kmax + 8, 16, 16));
+  for (int ksplit = 1; ksplit <= BF16FP32__SMALLM_MAX_SPLIT; ksplit++) {
+    bf16fp32__smallm_slices sl; /* the int bounds the kernels take, exact at the largest K */
+    bf16fp32__smallm_fill_slices(kmax, ksplit, &sl);
+    int rising = sl.k[0] == 0 && sl.k[ksplit] == kmax;
+    for (int r = 0; r < ksplit; r++) rising &= sl.k[r + 1] > sl.k[r];
+    CHECK(rising);
+  }
   CHECK(bf16fp32__smallm_shape_ok(3, 48, 8, 8, 8, 48, 16));
 }
 
@@ -212,7 +223,11 @@ static void test_every_m(void) {
                                      {256, 1040, 72},  {5, 256, 4104},   {17, 4096, 4096},
                                      {256, 8192, 7168}, {64, 65536, 64}, {256, 16, 1 << 20},
                                      /* slices of unequal length (8 and 9 sub-chunks) */
-                                     {1, 528, 1032},   {37, 528, 1032},  {9, 528, 1032}};
+                                     {1, 528, 1032},   {37, 528, 1032},  {9, 528, 1032},
+                                     /* the largest K, past the 2^24 once taken as a limit */
+                                     {1, 48, ((int64_t)1 << 31) - 1024},
+                                     {65, 32, ((int64_t)1 << 31) - 1024},
+                                     {3, 16, ((int64_t)1 << 24) + 40}};
   static const int sms[] = {132, 114, 78, 1};
   for (int s = 0; s < 4; s++)
     for (int i = 0; i < (int)(sizeof other / sizeof other[0]); i++) {

@@ -11,7 +11,7 @@ int bf16fp32__smallm_shape_ok(int64_t m, int64_t n, int64_t k, int64_t ldx, int6
    * bytes (cuTensorMapEncodeTiled). */
   const int64_t max_ld = ((int64_t)1 << 39) - 8;
   return m >= 1 && m <= BF16FP32__SMALLM_MAX_M && n >= 16 && n % 16 == 0 && n <= 65536 &&
-         k >= 8 && k % 8 == 0 && k <= (1 << 24) && ldx % 8 == 0 && ldw % 8 == 0 &&
+         k >= 8 && k % 8 == 0 && k <= BF16FP32__SMALLM_MAX_K && ldx % 8 == 0 && ldw % 8 == 0 &&
          ldo % 8 == 0 && ldx <= max_ld && ldw <= max_ld && align == 16;
 }
 

@@ -22,6 +22,10 @@ extern "C" {
 #define BF16FP32__SMALLM_DECODE_MAX_M 64
 /* Limits of the kernel: tokens per call, blocks of a cluster; every block has 8 warps. */
 #define BF16FP32__SMALLM_MAX_M 256
+/* The kernels hold K, the K slices' bounds and the tensor maps' box coordinates as 32-bit ints,
+ * and the decode kernel's look-ahead forms indexes up to 1008 elements past K: K stays 1024
+ * under 2^31, so that none of them overflows. */
+#define BF16FP32__SMALLM_MAX_K ((int64_t)INT32_MAX - 1023)
 #define BF16FP32__SMALLM_MAX_SPLIT 8
 #define BF16FP32__SMALLM_WARPS 8
 #define BF16FP32__SMALLM_THREADS (32 * BF16FP32__SMALLM_WARPS)
