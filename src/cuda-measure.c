@@ -58,6 +58,31 @@ static bf16fp32_status cand_cuda_fail_at(bf16fp32__candidate *c, cudaError_t e, 
 }
 #define cand_cuda_fail(c, e, what) cand_cuda_fail_at((c), (e), (what), __LINE__)
 
+/* A CUDA failure of the graph run itself (not of a job's hooks) on a job: its status, with the
+ * error in the job's detail. */
+static bf16fp32_status job_cuda_fail_at(bf16fp32__graph_job *jb, cudaError_t e, const char *what,
+                                        int line) {
+  const bf16fp32_status s = bf16fp32__cuda_status(e, what, __FILE__, line);
+  snprintf(jb->detail, sizeof jb->detail, "%s", bf16fp32_last_error());
+  return s;
+}
+#define job_cuda_fail(jb, e, what) job_cuda_fail_at((jb), (e), (what), __LINE__)
+
+/* Each captured call puts at least one kernel or copy into the graph: a graph of fewer nodes than
+ * calls means that work ran outside the capture (on another stream, at once), where no replay
+ * repeats it and where it may still have written the outputs that the replay's check reads.
+ * Sets *short_of (1 with the reason in msg, else 0); returns the counting's error. */
+static cudaError_t graph_short_of(cudaGraph_t graph, size_t calls, int *short_of, char *msg,
+                                  size_t len) {
+  size_t nodes = 0;
+  const cudaError_t e = cudaGraphGetNodes(graph, NULL, &nodes);
+  *short_of = e == cudaSuccess && nodes < calls;
+  if (*short_of)
+    snprintf(msg, len, "the capture of %zu calls holds %zu graph nodes: work ran outside it", calls,
+             nodes);
+  return e;
+}
+
 /* The operand copies of one measure: copy i is x[i], w[i], out[i]. */
 typedef struct rotation {
   char *base;
@@ -170,6 +195,19 @@ static bf16fp32_status prepare_candidate(bf16fp32__candidate *cd, const rotation
   if (e != cudaSuccess) {
     s = cand_cuda_fail(cd, e, "cudaStreamEndCapture");
     if (s == BF16FP32_CUDA_FATAL) st = s;
+    goto cleanup;
+  }
+  int short_of = 0;
+  e = graph_short_of(graph, (size_t)calls, &short_of, cd->detail, sizeof cd->detail);
+  if (e != cudaSuccess) {
+    s = cand_cuda_fail(cd, e, "cudaGraphGetNodes");
+    if (s == BF16FP32_CUDA_FATAL) st = s;
+    goto cleanup;
+  }
+  if (short_of) { /* its output would not come from the graph: a wrong result, as the check's */
+    cd->wrong = 1;
+    cd->status = BF16FP32_INTERNAL;
+    cd->median_us = -1.0;
     goto cleanup;
   }
   e = cudaGraphInstantiate(exec, graph, 0);
@@ -366,27 +404,35 @@ bf16fp32_status bf16fp32__time_graphs_device(bf16fp32__graph_job *jobs, int coun
       /* thread-local, as above */
       cudaError_t e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
       if (e != cudaSuccess) {
-        s = bf16fp32__cuda_status(e, "cudaStreamBeginCapture", __FILE__, __LINE__);
+        s = job_cuda_fail(jb, e, "cudaStreamBeginCapture");
       } else {
         s = jb->record(jb->user, stream);
         e = cudaStreamEndCapture(stream, &graph); /* always: leaves capture mode */
         if (s == BF16FP32_OK && e != cudaSuccess)
-          s = bf16fp32__cuda_status(e, "cudaStreamEndCapture", __FILE__, __LINE__);
+          s = job_cuda_fail(jb, e, "cudaStreamEndCapture");
         if (s != BF16FP32_OK) (void)cudaGetLastError();
       }
+    }
+    if (s == BF16FP32_OK && jb->min_nodes > 0) {
+      int short_of = 0;
+      cudaError_t e = graph_short_of(graph, (size_t)jb->min_nodes, &short_of, jb->detail,
+                                     sizeof jb->detail);
+      if (e != cudaSuccess) s = job_cuda_fail(jb, e, "cudaGraphGetNodes");
+      else if (short_of) s = bf16fp32__fail(BF16FP32_INTERNAL, "time_graphs: %s", jb->detail);
     }
     if (s == BF16FP32_OK) {
       cudaError_t e = cudaGraphInstantiate(&exec[j], graph, 0);
       if (e != cudaSuccess) {
         exec[j] = NULL;
-        s = bf16fp32__cuda_status(e, "cudaGraphInstantiate", __FILE__, __LINE__);
+        s = job_cuda_fail(jb, e, "cudaGraphInstantiate");
       }
     }
     if (graph) cudaGraphDestroy(graph);
+    if (s == BF16FP32_OK && jb->arm) s = jb->arm(jb->user, stream);
     if (s == BF16FP32_OK) {
       cudaError_t e = cudaGraphLaunch(exec[j], stream);
       if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-      if (e != cudaSuccess) s = bf16fp32__cuda_status(e, "cudaGraphLaunch (first replay)", __FILE__, __LINE__);
+      if (e != cudaSuccess) s = job_cuda_fail(jb, e, "cudaGraphLaunch (first replay)");
     }
     if (s == BF16FP32_OK && jb->check) s = jb->check(jb->user, stream);
     if (s != BF16FP32_OK) {

@@ -168,6 +168,12 @@ bf16fp32_status bf16fp32__step_filler(const bf16fp32__step *s, int i, bool pdl, 
   return e == cudaSuccess ? BF16FP32_OK : cuda_fail("filler launch", (cudaError_t)e);
 }
 
+int bf16fp32__step_min_nodes(const bf16fp32__step *s, bool gemms, int skip) {
+  int nodes = s->filler ? s->call_count : 0;
+  for (int i = 0; gemms && i < s->call_count; i++) nodes += s->call[i].gemm != skip;
+  return nodes;
+}
+
 void bf16fp32__step_free(bf16fp32__step *s) {
   free_fillers(s);
   for (int g = 0; g < s->gemm_count; g++) {

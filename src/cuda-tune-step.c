@@ -108,8 +108,7 @@ static bf16fp32_status issue(step_job *j, void *stream, bool capturing) {
   return BF16FP32_OK;
 }
 
-/* Prewarm each GEMM's runner, one eager step, then poison every output so that the checked
- * replay must write them all. */
+/* Prewarm each GEMM's runner, then one eager step. */
 static bf16fp32_status job_prepare(void *user, void *stream) {
   step_job *j = user;
   for (int g = 0; g < j->s->gemm_count; g++) {
@@ -124,16 +123,33 @@ static bf16fp32_status job_prepare(void *user, void *stream) {
       return st;
     }
   }
-  bf16fp32_status st = issue(j, stream, false);
-  if (st == BF16FP32_OK) st = bf16fp32__step_poison(j->s, stream);
-  return st;
+  return issue(j, stream, false);
 }
 
 static bf16fp32_status job_record(void *user, void *stream) { return issue(user, stream, true); }
 
+/* After the capture: poison every output so that the checked replay must write them all. */
+static bf16fp32_status job_arm(void *user, void *stream) {
+  step_job *j = user;
+  const bf16fp32_status st = bf16fp32__step_poison(j->s, stream);
+  if (st != BF16FP32_OK) snprintf(j->detail, sizeof j->detail, "poison: %s", bf16fp32_last_error());
+  return st;
+}
+
 static bf16fp32_status job_check(void *user, void *stream) {
   step_job *j = user;
   return bf16fp32__step_check(j->s, j->backend < 0 ? j->gemm : -1, stream, j->detail, sizeof j->detail);
+}
+
+/* The graph job of step job j: its GEMM left out when it has no backend. */
+static bf16fp32__graph_job graph_job(step_job *j) {
+  return (bf16fp32__graph_job){
+      .prepare = job_prepare,
+      .record = job_record,
+      .arm = job_arm,
+      .check = job_check,
+      .user = j,
+      .min_nodes = bf16fp32__step_min_nodes(j->s, true, j->backend < 0 ? j->gemm : -1)};
 }
 
 /* The candidates for GEMM g at the step's m: every available device backend, the variants they
@@ -203,7 +219,7 @@ static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_req
   const int count = list_candidates(ctx, s, chosen, g, jobs + 1, names, STEP_MAX_CANDS);
   times[g].count = count;
   for (int i = 0; i <= count; i++)
-    graph[i] = (bf16fp32__graph_job){job_prepare, job_record, job_check, &jobs[i], BF16FP32_OK, -1};
+    graph[i] = graph_job(&jobs[i]);
   bf16fp32_status st = bf16fp32__time_graphs_on(graph, 1 + count, o->warmup, step_replays(o), o->stream);
   if (st != BF16FP32_OK) return st;
   const bool without_timed = graph[0].status == BF16FP32_OK && graph[0].median_ms >= 0;
@@ -214,7 +230,7 @@ static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_req
     c->name = names[i];
     c->status = gj->status;
     c->median_us = -1;
-    snprintf(c->detail, sizeof c->detail, "%s", jobs[1 + i].detail);
+    snprintf(c->detail, sizeof c->detail, "%s", jobs[1 + i].detail[0] ? jobs[1 + i].detail : gj->detail);
     if (gj->status != BF16FP32_OK || gj->median_ms < 0) continue;
     if (!without_timed) {
       c->status = graph[0].status != BF16FP32_OK ? graph[0].status : BF16FP32_INTERNAL;
@@ -288,8 +304,7 @@ static bf16fp32_status confirm_bucket(bf16fp32_context *ctx, const bf16fp32__tun
   while (rounds < STEP_CONFIRM_ROUNDS && won == rounds) {
     step_job jobs[2] = {{ctx, s, as_now, -1, -1, NULL, ""}, {ctx, s, chosen, -1, -1, NULL, ""}};
     bf16fp32__graph_job graph[2];
-    for (int i = 0; i < 2; i++)
-      graph[i] = (bf16fp32__graph_job){job_prepare, job_record, job_check, &jobs[i], BF16FP32_OK, -1};
+    for (int i = 0; i < 2; i++) graph[i] = graph_job(&jobs[i]);
     bf16fp32_status st = bf16fp32__time_graphs_on(graph, 2, o->warmup, step_replays(o), o->stream);
     if (st != BF16FP32_OK) return st;
     const double was = graph[0].status == BF16FP32_OK ? graph[0].median_ms * 1e3 : -1;

@@ -428,6 +428,7 @@ bf16fp32_status bf16fp32__time_graphs_on(bf16fp32__graph_job *jobs, int count, i
   for (int j = 0; j < count; j++) {
     jobs[j].status = BF16FP32_OK;
     jobs[j].median_ms = -1.0;
+    jobs[j].detail[0] = '\0';
     if (!jobs[j].record) return bf16fp32__fail(BF16FP32_NULL_POINTER, "time_graphs: job %d", j);
   }
 #ifdef BF16FP32_HAVE_CUDA

@@ -90,20 +90,28 @@ void bf16fp32__candidate_times(bf16fp32__candidate *c, double *samples, int n, d
 
 /* --- added: the pieces the measure is made of, for the decode-step benchmark and the tuner --- */
 
-/* Several graphs timed in one run: each job's prepare (optional: prewarm, poison outputs) runs
- * on one stream (bf16fp32__time_graphs_on's), then its record is captured, instantiated, replayed
- * once and its check (optional: compare the outputs) runs after that replay; then warm-up
- * replays and timed rounds with the jobs interleaved (the first job rotates each round; each
- * timed replay follows an untimed one of the same graph). A job whose prepare, record or check
- * fails gets that status and no time; the call returns non-OK only when nothing could be timed
- * because of the stream or device (NO_DEVICE, OUT_OF_MEMORY, fatal). */
+/* Several graphs timed in one run: each job's prepare (optional: prewarm, an eager run) runs on
+ * one stream (bf16fp32__time_graphs_on's), then its record is captured and instantiated, its arm
+ * (optional: poison the outputs) runs, the graph is replayed once and its check (optional:
+ * compare the outputs) runs after that replay; then warm-up replays and timed rounds with the
+ * jobs interleaved (the first job rotates each round; each timed replay follows an untimed one of
+ * the same graph). The poison goes after the capture so that outputs written by work that ran
+ * outside it (on another stream, at once) are not taken for the replay's. A job whose prepare,
+ * record, arm or check fails, or whose graph holds fewer nodes than min_nodes, gets that status
+ * (INTERNAL for the short graph) and no time; the call returns non-OK only when nothing could be
+ * timed because of the stream or device (NO_DEVICE, OUT_OF_MEMORY, fatal). */
 typedef struct bf16fp32__graph_job {
   bf16fp32_status (*prepare)(void *user, void *stream);
   bf16fp32_status (*record)(void *user, void *stream);
+  bf16fp32_status (*arm)(void *user, void *stream);
   bf16fp32_status (*check)(void *user, void *stream);
   void *user;
+  /* the calls record captures: each puts at least one kernel or copy into the graph (0: not
+   * checked) */
+  int min_nodes;
   bf16fp32_status status; /* result */
   double median_ms;       /* result: median replay; < 0 when not timed */
+  char detail[160];       /* result: why the run itself failed the job (its hooks keep their own) */
 } bf16fp32__graph_job;
 
 /* The jobs timed on the caller's stream (not the legacy default stream; NULL: a fresh one, for

@@ -75,6 +75,9 @@ int bf16fp32__step_first_call(const bf16fp32__step *s, int g);
 /* Call i as the dispatcher takes it: contiguous operands, on stream. */
 bf16fp32__call bf16fp32__step_call_at(const bf16fp32__step *s, int i, void *stream,
                                       bool capturing);
+/* The graph nodes a captured step holds at the least: one per filler launch and one per GEMM
+ * call (gemms false: the fillers alone; GEMM skip's calls left out, -1: none). */
+int bf16fp32__step_min_nodes(const bf16fp32__step *s, bool gemms, int skip);
 /* Writes the poison into every output (m rows), ordered on stream. */
 bf16fp32_status bf16fp32__step_poison(const bf16fp32__step *s, void *stream);
 /* After stream's work: the first and last call of every GEMM except `skip` (-1: none) against

@@ -1,12 +1,14 @@
 /* The measure's rounds (bf16fp32__time_graphs_on, which the bench's decode step and the step tuner
  * use, and whose round loop bf16fp32__measure shares; here on a fresh stream): each graph is
- * replayed once when it is made (for its check), once per warm-up round, then twice per timed
- * round, a lead-in and the timed replay back to back, the first graph rotating with the round;
- * every job that ran gets a median, and a job whose record fails gets its status and no time. Each
- * graph is one host-function node that logs which job's replay ran, so the log is the order of the
- * replays on the stream. */
+ * replayed once when it is made (for its check, after its arm), once per warm-up round, then twice
+ * per timed round, a lead-in and the timed replay back to back, the first graph rotating with the
+ * round; every job that ran gets a median, and a job whose record fails, or whose work ran outside
+ * its capture, gets its status and no time. Each graph is one host-function node that logs which
+ * job's replay ran, so the log is the order of the replays on the stream. The one-shape measure
+ * (bf16fp32__measure) also fails a candidate whose calls ran outside the capture. */
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <string.h>
 
 #include "measure.h"
 #include "support.h"
@@ -22,6 +24,8 @@ typedef struct replay_log {
 typedef struct job_user {
   replay_log *log;
   int id;
+  int arm_at; /* replays logged when the job's arm ran; -1: it did not run */
+  cudaStream_t elsewhere; /* record_elsewhere's stream */
 } job_user;
 
 static void CUDART_CB log_replay(void *user) {
@@ -41,42 +45,140 @@ static bf16fp32_status record_fails(void *user, void *stream) {
   return BF16FP32_DECLINED;
 }
 
+/* Its node goes to another stream, which is not capturing: it runs at once, outside the graph. */
+static bf16fp32_status record_elsewhere(void *user, void *stream) {
+  (void)stream;
+  job_user *u = user;
+  return cudaLaunchHostFunc(u->elsewhere, log_replay, user) == cudaSuccess ? BF16FP32_OK
+                                                                            : BF16FP32_INTERNAL;
+}
+
+static bf16fp32_status arm_noted(void *user, void *stream) {
+  (void)stream;
+  job_user *u = user;
+  u->arm_at = u->log->n;
+  return BF16FP32_OK;
+}
+
+/* A candidate that writes a result computed once (by the library, eagerly) into each call's
+ * output with one copy: on the call's stream, or on a stream of its own (escape), which the
+ * capture does not see. */
+typedef struct copier {
+  bf16fp32_context *ctx;
+  float *result; /* device, m x n */
+  int ready;
+  int escape;
+  cudaStream_t own;
+} copier;
+
+static bf16fp32_status copier_run(void *user, const bf16fp32__call *call) {
+  copier *c = user;
+  const bf16fp32__shape *s = &call->shape;
+  const cudaStream_t stream = (cudaStream_t)call->stream;
+  if (!c->ready) {
+    if (call->capturing) return BF16FP32_NOT_PREWARMED;
+    bf16fp32_status st = bf16fp32_linear(c->ctx, BF16FP32_DEVICE, s->m, s->n, s->k, call->x, s->ldx,
+                                         call->w, s->ldw, c->result, s->n, stream);
+    if (st != BF16FP32_OK) return st;
+    if (cudaStreamSynchronize(stream) != cudaSuccess) return BF16FP32_CUDA_ERROR; /* for `own` */
+    c->ready = 1;
+  }
+  const cudaStream_t to = c->escape ? c->own : stream;
+  cudaError_t e = cudaMemcpyAsync(call->out, c->result, (size_t)(s->m * s->n) * sizeof(float),
+                                  cudaMemcpyDeviceToDevice, to);
+  if (e == cudaSuccess && c->escape && !call->capturing) e = cudaStreamSynchronize(c->own);
+  return e == cudaSuccess ? BF16FP32_OK : BF16FP32_CUDA_ERROR;
+}
+
+/* An honest copier is timed; one whose copies go to its own stream is a wrong result, found by
+ * its graph holding no node for its calls (the check after the replay could see the outputs that
+ * its eager copies wrote). */
+static void test_measure_escape(void) {
+  const int64_t m = 3, n = 64, k = 96;
+  bf16fp32_context *ctx = NULL;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  copier cp[2];
+  memset(cp, 0, sizeof cp);
+  for (int i = 0; i < 2; i++) {
+    cp[i].ctx = ctx, cp[i].escape = i;
+    CHECK(cudaMalloc((void **)&cp[i].result, (size_t)(m * n) * sizeof(float)) == cudaSuccess);
+    CHECK(cudaStreamCreateWithFlags(&cp[i].own, cudaStreamNonBlocking) == cudaSuccess);
+  }
+  bf16fp32__candidate cands[2] = {{.name = "copies", .run = copier_run, .user = &cp[0]},
+                                  {.name = "copies elsewhere", .run = copier_run, .user = &cp[1]}};
+  bf16fp32__measure_opts o;
+  bf16fp32__measure_defaults(&o);
+  o.replays = 5, o.warmup = 1;
+  if (ctx) CHECK_OK(bf16fp32__measure(BF16FP32_DEVICE, m, n, k, cands, 2, &o));
+  EXPECT(cands[0].status == BF16FP32_OK && cands[0].median_us > 0 && !cands[0].wrong,
+         "honest copier: %s, %.3f us: %s", bf16fp32_status_name(cands[0].status),
+         cands[0].median_us, cands[0].detail);
+  EXPECT(cands[1].status == BF16FP32_INTERNAL && cands[1].wrong && cands[1].median_us < 0 &&
+             strstr(cands[1].detail, "graph nodes: work ran outside it") != NULL,
+         "escaping copier: %s, wrong %d, %.3f us: %s", bf16fp32_status_name(cands[1].status),
+         cands[1].wrong, cands[1].median_us, cands[1].detail);
+  for (int i = 0; i < 2; i++) {
+    cudaFree(cp[i].result);
+    cudaStreamDestroy(cp[i].own);
+  }
+  bf16fp32_destroy(ctx);
+}
+
 int main(void) {
   if (!sup_gpu_available()) return testing_skip("gpu-measure", "no CUDA device");
-  replay_log log = {0};
-  job_user users[JOBS];
-  bf16fp32__graph_job jobs[JOBS + 1];
+  replay_log log = {0}, elsewhere_log = {0};
+  job_user users[JOBS + 1];
+  bf16fp32__graph_job jobs[JOBS + 2];
   for (int j = 0; j < JOBS; j++) {
-    users[j] = (job_user){.log = &log, .id = j};
-    jobs[j] = (bf16fp32__graph_job){.record = record_logged, .user = &users[j]};
+    users[j] = (job_user){.log = &log, .id = j, .arm_at = -1};
+    jobs[j] = (bf16fp32__graph_job){
+        .record = record_logged, .arm = arm_noted, .user = &users[j], .min_nodes = 1};
   }
-  /* a fourth job that cannot be recorded: it must not stop the others */
+  /* a job that cannot be recorded, and one whose node runs outside its capture: neither may stop
+   * the others */
   jobs[JOBS] = (bf16fp32__graph_job){.record = record_fails, .user = NULL};
-  CHECK_OK(bf16fp32__time_graphs_on(jobs, JOBS + 1, WARMUP, REPLAYS, NULL));
+  users[JOBS] = (job_user){.log = &elsewhere_log, .id = JOBS, .arm_at = -1};
+  CHECK(cudaStreamCreateWithFlags(&users[JOBS].elsewhere, cudaStreamNonBlocking) == cudaSuccess);
+  jobs[JOBS + 1] = (bf16fp32__graph_job){
+      .record = record_elsewhere, .arm = arm_noted, .user = &users[JOBS], .min_nodes = 1};
+  CHECK_OK(bf16fp32__time_graphs_on(jobs, JOBS + 2, WARMUP, REPLAYS, NULL));
+  CHECK(cudaStreamSynchronize(users[JOBS].elsewhere) == cudaSuccess);
+  cudaStreamDestroy(users[JOBS].elsewhere);
 
   /* the expected order: the first replays in job order, the warm-up rounds in job order, then
-   * per timed round each job twice, starting from job round % jobs (the failed job is skipped
-   * in the rotation, not counted in it) */
+   * per timed round each job twice, starting from job round % jobs (the failed jobs are skipped
+   * in the rotation, though counted in it) */
   int want[MAXLOG], n = 0;
   for (int j = 0; j < JOBS; j++) want[n++] = j;
   for (int r = 0; r < WARMUP; r++)
     for (int j = 0; j < JOBS; j++) want[n++] = j;
   for (int r = 0; r < REPLAYS; r++)
-    for (int i = 0; i < JOBS + 1; i++) {
-      const int j = (r + i) % (JOBS + 1);
-      if (j == JOBS) continue;
+    for (int i = 0; i < JOBS + 2; i++) {
+      const int j = (r + i) % (JOBS + 2);
+      if (j >= JOBS) continue;
       want[n++] = j, want[n++] = j;
     }
   EXPECT(log.n == n, "%d replays ran, %d expected", log.n, n);
   for (int i = 0; i < n && i < log.n; i++)
     EXPECT(log.job[i] == want[i], "replay %d ran job %d, expected %d", i, log.job[i], want[i]);
 
-  for (int j = 0; j < JOBS; j++)
+  for (int j = 0; j < JOBS; j++) {
     EXPECT(jobs[j].status == BF16FP32_OK && isfinite(jobs[j].median_ms) && jobs[j].median_ms >= 0,
            "job %d: status %s, median %.6f ms", j, bf16fp32_status_name(jobs[j].status),
            jobs[j].median_ms);
+    /* each arm between the jobs' first replays: after the previous job's, before its own */
+    EXPECT(users[j].arm_at == j, "job %d armed after %d replays", j, users[j].arm_at);
+  }
   EXPECT(jobs[JOBS].status == BF16FP32_DECLINED && jobs[JOBS].median_ms < 0,
          "failing job: status %s, median %.6f ms", bf16fp32_status_name(jobs[JOBS].status),
          jobs[JOBS].median_ms);
+  /* the escaping job: its node ran once, at its record; not armed, not replayed, not timed */
+  EXPECT(jobs[JOBS + 1].status == BF16FP32_INTERNAL && jobs[JOBS + 1].median_ms < 0 &&
+             users[JOBS].arm_at == -1 && elsewhere_log.n == 1 &&
+             strstr(jobs[JOBS + 1].detail, "holds 0 graph nodes") != NULL,
+         "escaping job: status %s, median %.6f ms, armed at %d, %d runs: %s",
+         bf16fp32_status_name(jobs[JOBS + 1].status), jobs[JOBS + 1].median_ms, users[JOBS].arm_at,
+         elsewhere_log.n, jobs[JOBS + 1].detail);
+  test_measure_escape();
   return testing_summary("gpu-measure");
 }

@@ -110,7 +110,7 @@ static bf16fp32_status issue_step(decode_variant *v, void *stream, bool capturin
 }
 
 /* Before the capture, on the capture stream: prewarm, one eager step (module loads, lazy
- * plans), then poison every output so that the checked replay must write them all. */
+ * plans). */
 static bf16fp32_status variant_prepare(void *user, void *stream) {
   decode_variant *v = (decode_variant *)user;
   decode_state *d = v->d;
@@ -132,8 +132,15 @@ static bf16fp32_status variant_prepare(void *user, void *stream) {
                bf16fp32_status_name(st), bf16fp32_last_error());
   }
   if (st == BF16FP32_OK) st = issue_step(v, stream, false);
-  if (st == BF16FP32_OK && (st = bf16fp32__step_poison(sp, stream)) != BF16FP32_OK)
-    snprintf(v->detail, sizeof v->detail, "poison: %s", bf16fp32_last_error());
+  return st;
+}
+
+/* After the capture: poison every output so that the checked replay must write them all. */
+static bf16fp32_status variant_arm(void *user, void *stream) {
+  decode_variant *v = (decode_variant *)user;
+  if (v->kind == V_FILLERS) return BF16FP32_OK;
+  bf16fp32_status st = bf16fp32__step_poison(&v->d->step, stream);
+  if (st != BF16FP32_OK) snprintf(v->detail, sizeof v->detail, "poison: %s", bf16fp32_last_error());
   return st;
 }
 
@@ -253,10 +260,13 @@ int bench_decode(const bench_decode_args *a) {
       if (k == V_LIB_CUBLAS && d.cublas_index < 0) continue;
       if (k == V_FILLERS && !fillers) continue;
       memset(&jobs[njobs], 0, sizeof jobs[njobs]);
-      jobs[njobs] = (bf16fp32__graph_job){.prepare = variant_prepare,
-                                          .record = variant_record,
-                                          .check = variant_check,
-                                          .user = &var[k]};
+      jobs[njobs] = (bf16fp32__graph_job){
+          .prepare = variant_prepare,
+          .record = variant_record,
+          .arm = variant_arm,
+          .check = variant_check,
+          .user = &var[k],
+          .min_nodes = bf16fp32__step_min_nodes(&d.step, k != V_FILLERS, -1)};
       job_of[k] = njobs++;
     }
     st = bf16fp32__time_graphs_on(jobs, njobs, a->warmup, a->replays, stream);
@@ -285,7 +295,9 @@ int bench_decode(const bench_decode_args *a) {
     for (int k = 0; k < DECODE_VARIANTS; k++)
       if (job_of[k] >= 0 && jobs[job_of[k]].status != BF16FP32_OK)
         printf("#   %s at batch %lld: %s\n", variant_name[k], (long long)m,
-               var[k].detail[0] ? var[k].detail : bf16fp32_status_name(jobs[job_of[k]].status));
+               var[k].detail[0]            ? var[k].detail
+               : jobs[job_of[k]].detail[0] ? jobs[job_of[k]].detail
+                                           : bf16fp32_status_name(jobs[job_of[k]].status));
     printf("#   auto chose:");
     for (int e = 0; e < ne; e++) {
       const char *chosen = NULL;
