@@ -5,9 +5,9 @@
  * rotating round by round), so a slow spell of a shared machine falls on all of them. A turn:
  * a pause longer than cpu-simd's idle spin (so the previous build's workers are asleep), one
  * untimed call (it wakes this build's workers), then --calls timed calls back to back. Operands
- * rotate over --rotate-mb MiB of copies (default 256, as the library's host measure; more on a
- * machine whose last-level cache holds that much), so each call reads its weights from memory,
- * as in serving.
+ * rotate over --rotate-mb MiB of copies (default 256, the library's host measure's least; give
+ * twice the last-level cache where that is more, as the library's measure takes), so each call
+ * reads its weights from memory, as in serving.
  * Per cell: each build's median call and its ratio to the first build's (> 1: slower); every
  * build's first output must equal the first build's bit for bit, else the cell says so.
  *

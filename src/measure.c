@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "cache-size.h"
 #include "cpu-count.h"
 #include "dispatch.h"
 
@@ -205,8 +207,16 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+size_t bf16fp32__host_rotate_bytes(void) {
+  size_t bytes = 2 * bf16fp32__llc_bytes("/sys/devices/system/cpu");
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0 && bytes > (size_t)pages / 8 * (size_t)page)
+    bytes = (size_t)pages / 8 * (size_t)page;
+  return bytes > BF16FP32__HOST_ROTATE_BYTES ? bytes : BF16FP32__HOST_ROTATE_BYTES;
+}
+
 size_t bf16fp32__host_copies(size_t bytes_per_copy) {
-  size_t copies = BF16FP32__HOST_ROTATE_BYTES / (bytes_per_copy ? bytes_per_copy : 1) + 1;
+  size_t copies = bf16fp32__host_rotate_bytes() / (bytes_per_copy ? bytes_per_copy : 1) + 1;
   return copies > BF16FP32__HOST_MAX_COPIES ? BF16FP32__HOST_MAX_COPIES : copies;
 }
 

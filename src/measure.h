@@ -57,14 +57,21 @@ bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n,
  * become unknown. */
 void bf16fp32__candidate_fail(bf16fp32__candidate *c, bf16fp32_status s);
 
-/* Host timing rotates its operands over this many bytes of distinct copies: more than any
- * CPU's last-level cache, so that a timed call streams its weights from memory as in serving. */
+/* Host timing rotates its operands over distinct copies of at least this many bytes, so that a
+ * timed call streams its weights from memory as in serving; over twice the machine's last-level
+ * cache where that is more (bf16fp32__host_rotate_bytes). */
 #define BF16FP32__HOST_ROTATE_BYTES ((size_t)256 << 20)
+/* The host rotation's bytes on this machine: twice its last-level cache (cache-size.h: all of its
+ * instances, as every thread of a call may read from its own), at least
+ * BF16FP32__HOST_ROTATE_BYTES, at most an eighth of its memory where that is more than the
+ * least. */
+size_t bf16fp32__host_rotate_bytes(void);
 /* The cap bounds the call table and the copying for toy shapes; copies of 64 KiB and more (every
  * DSV4 weight) still reach BF16FP32__HOST_ROTATE_BYTES. It was 64: a router's 2 MiB made 128 MiB,
  * which a 300 MiB L3 partly held. */
 #define BF16FP32__HOST_MAX_COPIES 4096
-/* How many copies of bytes_per_copy make the host rotation (at least 1). */
+/* How many copies of bytes_per_copy make the host rotation (bf16fp32__host_rotate_bytes; at
+ * least 1). */
 size_t bf16fp32__host_copies(size_t bytes_per_copy);
 
 /* A GPU graph of the protocol's calls (200) over one operand copy per call reads under

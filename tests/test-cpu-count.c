@@ -2,13 +2,11 @@
  * mountinfo texts over a fake cgroup tree (v2 cpu.max, v1 cfs quota and period, ancestors,
  * a namespaced root, malformed files); this process's count, also pinned to one CPU, and a
  * context's default threads then. */
-#include <errno.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cpu-count.h"
 #include "support.h"
@@ -16,17 +14,11 @@
 
 static char tmp[512];
 
-/* Creates tmp/rel (and its parents). */
+/* Creates tmp/rel and its parents. */
 static void make_dir(const char *rel) {
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", tmp, rel);
-  for (char *p = path + strlen(tmp) + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(path, 0700) != 0 && errno != EEXIST) perror(path);
-    *p = '/';
-  }
-  if (mkdir(path, 0700) != 0 && errno != EEXIST) perror(path);
+  sup_make_dirs(path);
 }
 
 static void write_file(const char *rel, const char *text) {

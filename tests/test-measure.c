@@ -108,13 +108,13 @@ static void test_host_rotation(void) {
   const bf16fp32__candidate c = measure_fake(&f, M, N, K, 1);
   CHECK(c.status == BF16FP32_OK && c.median_us > 0);
   const double copy_bytes = 2.0 * ((double)M * K + (double)N * K);
-  const int promised = (int)ceil((double)BF16FP32__HOST_ROTATE_BYTES / copy_bytes);
+  const int promised = (int)ceil((double)bf16fp32__host_rotate_bytes() / copy_bytes);
   /* copy 0 serves the first timed call and the checks before and after the timed calls */
   const int want = f.runs - 2 < promised ? f.runs - 2 : promised;
   EXPECT(f.distinct >= want,
          "%d distinct copies of %.0f bytes in %d calls: %.0f MiB, under the %zu MiB promised",
          f.distinct, copy_bytes, f.runs, f.distinct * copy_bytes / (1 << 20),
-         BF16FP32__HOST_ROTATE_BYTES >> 20);
+         bf16fp32__host_rotate_bytes() >> 20);
   free(f.result);
 }
 
@@ -164,7 +164,7 @@ static void test_slow_call_time(void) {
 static void test_copies_cap(void) {
   CHECK(bf16fp32__host_copies(64) == BF16FP32__HOST_MAX_COPIES);
   CHECK(bf16fp32__host_copies(0) == BF16FP32__HOST_MAX_COPIES);
-  CHECK(bf16fp32__host_copies(BF16FP32__HOST_ROTATE_BYTES * 2) == 1);
+  CHECK(bf16fp32__host_copies(bf16fp32__host_rotate_bytes() * 2) == 1);
 }
 
 /* A GPU graph of the protocol's 200 calls takes more calls where 200 copies make under 400 MB:

@@ -1,5 +1,6 @@
 /* Test and tool support: random operands, poison, the oracle check, GPU memory helpers. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -196,6 +197,18 @@ void sup_remove_tree(const char *path) {
   }
   closedir(d);
   rmdir(path);
+}
+
+void sup_make_dirs(const char *path) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", path);
+  for (char *p = dir + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) perror(dir);
+    *p = '/';
+  }
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST) perror(dir);
 }
 
 void sup_write_text(const char *path, const char *text) {

@@ -86,6 +86,8 @@ int sup_temp_dir(char *dir, size_t len, const char *name);
 /* path and, where it is a directory (not a link to one), everything in it: a test's temporary
  * directory. */
 void sup_remove_tree(const char *path);
+/* path and its missing parents, as directories (mkdir -p; a failure is printed). */
+void sup_make_dirs(const char *path);
 /* Writes text to path (created or truncated); a test that cannot stops there (exit 1). */
 void sup_write_text(const char *path, const char *text);
 /* The whole of a file as a string (malloc'd, the caller frees; /proc files too); NULL when it
