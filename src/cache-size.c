@@ -45,7 +45,8 @@ static int add_cpu(const char *cpu_root, const char *cpu_name, cache_seen **seen
     if (!read_line(dir, "level", level, sizeof level)) return 1; /* no more caches */
     if (!read_line(dir, "type", type, sizeof type) || strcmp(type, "Instruction") == 0 ||
         !read_line(dir, "size", size, sizeof size) ||
-        !read_line(dir, "shared_cpu_list", shared, sizeof shared) || !isdigit((unsigned char)shared[0]))
+        !read_line(dir, "shared_cpu_list", shared, sizeof shared) ||
+        !isdigit((unsigned char)shared[0]))
       continue;
     if (*count == *cap) {
       const size_t grown = *cap ? 2 * *cap : 64;

@@ -230,7 +230,9 @@ static bf16fp32_status tune_gemm(bf16fp32_context *ctx, const bf16fp32__tune_req
     c->name = names[i];
     c->status = gj->status;
     c->median_us = -1;
-    snprintf(c->detail, sizeof c->detail, "%s", jobs[1 + i].detail[0] ? jobs[1 + i].detail : gj->detail);
+    /* the job's own finding, else the graph run's */
+    snprintf(c->detail, sizeof c->detail, "%s",
+             jobs[1 + i].detail[0] ? jobs[1 + i].detail : gj->detail);
     if (gj->status != BF16FP32_OK || gj->median_ms < 0) continue;
     if (!without_timed) {
       c->status = graph[0].status != BF16FP32_OK ? graph[0].status : BF16FP32_INTERNAL;

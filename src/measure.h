@@ -66,8 +66,9 @@ void bf16fp32__candidate_fail(bf16fp32__candidate *c, bf16fp32_status s);
  * BF16FP32__HOST_ROTATE_BYTES, at most an eighth of its memory where that is more than the
  * least. */
 size_t bf16fp32__host_rotate_bytes(void);
-/* The cap bounds the call table and the copying for toy shapes; copies of 64 KiB and more (every
- * DSV4 weight) still reach BF16FP32__HOST_ROTATE_BYTES. It was 64: a router's 2 MiB made 128 MiB,
+/* The cap bounds the call table and the copying for toy shapes; copies of 64 KiB and more still
+ * reach BF16FP32__HOST_ROTATE_BYTES, and of a 4096th of the rotation the whole of it (every DSV4
+ * weight, 2 MiB and more, up to 8 GiB of rotation). It was 64: a router's 2 MiB made 128 MiB,
  * which a 300 MiB L3 partly held. */
 #define BF16FP32__HOST_MAX_COPIES 4096
 /* How many copies of bytes_per_copy make the host rotation (bf16fp32__host_rotate_bytes; at
