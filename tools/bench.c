@@ -504,8 +504,11 @@ static void print_header(const bench_plan *p, const bench_opts *o, const suite *
            cfg->cpu_threads == 1 ? "" : "s");
     printf("# timing: median of %d interleaved runs (short calls repeated to >= 2 ms per run);"
            " baseline: %s, median of %d calls timed before and after the candidates, the better"
-           " of the two\n",
-           o->replays, p->dnnl ? p->baseline_why : "oneDNN's matmul", o->replays);
+           " of the two; operands rotated over %zu MiB of copies (twice the last-level cache, at"
+           " least %zu MiB; at most %d copies)\n",
+           o->replays, p->dnnl ? p->baseline_why : "oneDNN's matmul", o->replays,
+           bf16fp32__host_rotate_bytes() >> 20, BF16FP32__HOST_ROTATE_BYTES >> 20,
+           BF16FP32__HOST_MAX_COPIES);
     printf("# us = microseconds per call; vs-oneDNN = %s us / us (> 1: faster than oneDNN);"
            " GFLOP/s = 2 M N K / time\n",
            BENCH_ONEDNN_NAME);
