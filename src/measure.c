@@ -277,10 +277,20 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
   bf16fp32__check_ref ref = {0};
   const int replays = opt->replays > 0 ? opt->replays : 1;
   const size_t xn = (size_t)m * (size_t)k, wn = (size_t)n * (size_t)k, on = (size_t)m * (size_t)n;
-  const size_t xstride = (xn * 2 + 63) / 64 * 32, wstride = (wn * 2 + 63) / 64 * 32; /* elements */
-  size_t copies = bf16fp32__host_copies(2 * (xstride + wstride));
-  uint16_t *x = (uint16_t *)aligned_alloc(64, copies * xstride * 2);
-  uint16_t *w = (uint16_t *)aligned_alloc(64, copies * wstride * 2);
+  const bf16fp32__host_operands *given = opt->host;
+  if (given && (!given->x || !given->w || !given->ref || given->copies < 1 ||
+                given->xstride < xn || given->wstride < wn || given->ref->m != m ||
+                given->ref->n != n || given->ref->k != k))
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "measure: the caller's host operands are not of "
+                          "%lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+  /* elements between copies */
+  const size_t xstride = given ? given->xstride : (xn * 2 + 63) / 64 * 32;
+  const size_t wstride = given ? given->wstride : (wn * 2 + 63) / 64 * 32;
+  const size_t copies = given ? given->copies : bf16fp32__host_copies(2 * (xstride + wstride));
+  uint16_t *own_x = given ? NULL : (uint16_t *)aligned_alloc(64, copies * xstride * 2);
+  uint16_t *own_w = given ? NULL : (uint16_t *)aligned_alloc(64, copies * wstride * 2);
+  const uint16_t *x = given ? given->x : own_x, *w = given ? given->w : own_w;
+  const bf16fp32__check_ref *check = given ? given->ref : &ref;
   float *out = (float *)aligned_alloc(64, (on * 4 + 63) / 64 * 64);
   /* + 1: count may be 0, and calloc(0) may return NULL (as the device side allocates). */
   int *inner = (int *)calloc((size_t)count + 1, sizeof *inner);
@@ -292,9 +302,15 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
                         (long long)m, (long long)n, (long long)k);
     goto cleanup;
   }
-  bf16fp32__fill_random_bf16(x, xn, opt->seed);
-  bf16fp32__fill_random_bf16(w, wn, opt->seed + 1);
-  BF16FP32__TRY(bf16fp32__check_ref_init(&ref, m, n, k, x, k, w, k, opt->check_rows, opt->seed));
+  if (!given) {
+    bf16fp32__fill_random_bf16(own_x, xn, opt->seed);
+    bf16fp32__fill_random_bf16(own_w, wn, opt->seed + 1);
+    BF16FP32__TRY(bf16fp32__check_ref_init(&ref, m, n, k, x, k, w, k, opt->check_rows, opt->seed));
+    for (size_t i = 1; i < copies; i++) {
+      memcpy(own_x + i * xstride, own_x, xn * 2);
+      memcpy(own_w + i * wstride, own_w, wn * 2);
+    }
+  }
   bf16fp32__call call;
   memset(&call, 0, sizeof call);
   call.shape = bf16fp32__make_shape(BF16FP32_HOST, m, n, k, k, k, n, x, w, out);
@@ -302,10 +318,6 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
   call.w = w;
   call.out = out;
   for (size_t i = 0; i < copies; i++) {
-    if (i > 0) {
-      memcpy(x + i * xstride, x, xn * 2);
-      memcpy(w + i * wstride, w, wn * 2);
-    }
     calls[i] = call;
     calls[i].x = x + i * xstride;
     calls[i].w = w + i * wstride;
@@ -327,7 +339,7 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
       continue;
     }
     bf16fp32__check_result res;
-    bf16fp32__check_ref_compare(&ref, out, n, &res);
+    bf16fp32__check_ref_compare(check, out, n, &res);
     cand_record_check(cd, &res);
     if (cd->wrong) continue;
     /* Warm-up runs, the last one timed to choose how many calls make one sample. */
@@ -377,7 +389,7 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
       bf16fp32__candidate_fail(cd, s);
       continue;
     }
-    bf16fp32__check_ref_compare(&ref, out, n, &res);
+    bf16fp32__check_ref_compare(check, out, n, &res);
     cand_record_check(cd, &res);
     if (cd->wrong) continue;
     bf16fp32__candidate_times(cd, samples + (size_t)c * (size_t)replays, replays, 1e6, 1);
@@ -385,8 +397,8 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
 
 cleanup:
   bf16fp32__check_ref_free(&ref);
-  free(x);
-  free(w);
+  free(own_x);
+  free(own_w);
   free(out);
   free(inner);
   free(samples);

@@ -8,6 +8,16 @@
 #include "internal.h"
 #include "measure-floor.h"
 
+/* Host operands a caller already made, for a host measure to time over instead of making its
+ * own (the bench's oneDNN baseline, so that the two share one rotation and one oracle): copy i of
+ * x at x + i * xstride and of w at w + i * wstride (elements; rows of k, contiguous), copies >= 1,
+ * and ref the fp64 oracle of copy 0 at the measure's m, n and k. */
+typedef struct bf16fp32__host_operands {
+  const uint16_t *x, *w;
+  size_t copies, xstride, wstride;
+  const struct bf16fp32__check_ref *ref;
+} bf16fp32__host_operands;
+
 typedef struct bf16fp32__measure_opts {
   int calls_per_graph;   /* GPU: calls captured in one graph (>= 200; more for small shapes) */
   int replays;           /* median over this many timed replays / CPU runs (>= 5) */
@@ -20,6 +30,8 @@ typedef struct bf16fp32__measure_opts {
    * library keeps per-stream state (cuBLAS handle, workspace, scratch; at most 64 streams per
    * backend) keyed by the stream value until reset. */
   void *stream;
+  /* added: the host measure's operands when the caller made them; NULL: its own */
+  const bf16fp32__host_operands *host;
 } bf16fp32__measure_opts;
 
 void bf16fp32__measure_defaults(bf16fp32__measure_opts *o);

@@ -1,7 +1,7 @@
 /* The host measure (bf16fp32__measure at HOST) with a fake candidate that copies a result
  * computed once: what operands its timed calls are given, a wrong or unwritten output found, a
  * slow call's time, failures at each stage, the rounds' order, a candidate measured twice; the
- * copies' cap; the GPU graph's calls; a device measure with no GPU; the random operands, the
+ * copies' cap; operands the caller made; the GPU graph's calls; a device measure with no GPU; the random operands, the
  * sampled rows, the median. */
 #include <math.h>
 #include <stdlib.h>
@@ -158,6 +158,60 @@ static void test_slow_call_time(void) {
   EXPECT(c.status == BF16FP32_OK && isfinite(c.median_us) && c.median_us >= 3000 && c.median_us < 1e6,
          "a 3 ms call timed at %g us", c.median_us);
   free(f.result);
+}
+
+/* Operands the caller made (the bench's oneDNN cell): the timed calls walk exactly its copies,
+ * and the checks use its oracle (one of other data makes the fake's result wrong); operands of
+ * another shape are refused, and the candidate gets that status. */
+static void test_host_operands(void) {
+  enum { M = 2, N = 16, K = 64, COPIES = 3, XSTRIDE = M * K + 32, WSTRIDE = N * K + 32 };
+  uint16_t *x = calloc(COPIES * XSTRIDE, 2), *w = calloc(COPIES * WSTRIDE, 2);
+  CHECK(x && w);
+  if (!x || !w) return;
+  bf16fp32__fill_random_bf16(x, M * K, 7);
+  bf16fp32__fill_random_bf16(w, N * K, 8);
+  for (int i = 1; i < COPIES; i++) {
+    memcpy(x + i * XSTRIDE, x, M * K * 2);
+    memcpy(w + i * WSTRIDE, w, N * K * 2);
+  }
+  bf16fp32__check_ref ref = {0}, other = {0}, small = {0};
+  CHECK_OK(bf16fp32__check_ref_init(&ref, M, N, K, x, K, w, K, 0, 1));
+  CHECK_OK(bf16fp32__check_ref_init(&other, M, N, K, w, K, w, K, 0, 1)); /* x replaced by w */
+  CHECK_OK(bf16fp32__check_ref_init(&small, 1, N, K, x, K, w, K, 0, 1));
+  bf16fp32__host_operands ops = {x, w, COPIES, XSTRIDE, WSTRIDE, &ref};
+  bf16fp32__measure_opts o = fake_opts(3);
+  o.host = &ops;
+
+  fake f = {0};
+  bf16fp32__candidate c = {.name = "fake", .run = fake_run, .user = &f};
+  CHECK_OK(bf16fp32__measure(BF16FP32_HOST, M, N, K, &c, 1, &o));
+  int inside = f.distinct == COPIES;
+  for (int i = 0; i < f.distinct; i++)
+    inside &= f.seen[i] >= w && f.seen[i] < w + COPIES * WSTRIDE && (f.seen[i] - w) % WSTRIDE == 0;
+  EXPECT(c.status == BF16FP32_OK && c.median_us > 0 && inside,
+         "given operands: %s, %.3f us, %d copies seen (%d given), inside: %d",
+         bf16fp32_status_name(c.status), c.median_us, f.distinct, COPIES, inside);
+  free(f.result);
+
+  ops.ref = &other;
+  fake g = {0};
+  c.user = &g;
+  CHECK_OK(bf16fp32__measure(BF16FP32_HOST, M, N, K, &c, 1, &o));
+  EXPECT(c.wrong && c.status == BF16FP32_INTERNAL, "the given oracle unused: %s",
+         bf16fp32_status_name(c.status));
+  free(g.result);
+
+  ops.ref = &small;
+  fake h = {0};
+  c.user = &h;
+  EXPECT(bf16fp32__measure(BF16FP32_HOST, M, N, K, &c, 1, &o) == BF16FP32_BAD_SIZE &&
+             c.status == BF16FP32_BAD_SIZE && h.runs == 0,
+         "operands of another M: %s, %d runs", bf16fp32_status_name(c.status), h.runs);
+  bf16fp32__check_ref_free(&ref);
+  bf16fp32__check_ref_free(&other);
+  bf16fp32__check_ref_free(&small);
+  free(x);
+  free(w);
 }
 
 /* The copies are capped for toy shapes (the call table and the copying), at least 1 when huge. */
@@ -407,6 +461,7 @@ int main(void) {
   test_writes_once();
   test_slow_call_time();
   test_copies_cap();
+  test_host_operands();
   test_device_graph_calls();
   test_device_without_gpu();
   test_worst_of_checks();

@@ -25,6 +25,11 @@ int bench_dnnl_cell_create(bench_dnnl_cell **cell, int64_t m, int64_t n, int64_t
 
 void bench_dnnl_cell_free(bench_dnnl_cell *cell) { (void)cell; }
 
+int bench_dnnl_cell_operands(const bench_dnnl_cell *cell, struct bf16fp32__host_operands *ops) {
+  (void)cell, (void)ops;
+  return -1;
+}
+
 int bench_dnnl_time(bench_dnnl_cell *cell, int threads, int reps, double *median_us,
                     double *worst_ratio, char *why, size_t len) {
   (void)cell, (void)threads, (void)reps;
@@ -257,6 +262,17 @@ cleanup:
   free(wsrc);
   bench_dnnl_cell_free(c);
   return -1;
+}
+
+int bench_dnnl_cell_operands(const bench_dnnl_cell *c, struct bf16fp32__host_operands *ops) {
+  if (!c || !ops || c->in != dnnl_bf16) return -1;
+  *ops = (bf16fp32__host_operands){.x = c->x,
+                                   .w = (const uint16_t *)c->w,
+                                   .copies = c->copies,
+                                   .xstride = c->xstride,
+                                   .wstride = c->wstride / 2, /* bytes to bf16 elements */
+                                   .ref = &c->ref};
+  return 0;
 }
 
 /* The cell's out (every element written over the poison) against its oracle: 0 or

@@ -23,6 +23,12 @@ int bench_dnnl_cell_create(bench_dnnl_cell **cell, int64_t m, int64_t n, int64_t
 /* NULL is allowed. */
 void bench_dnnl_cell_free(bench_dnnl_cell *cell);
 
+/* The cell's operand copies and oracle as a library host measure takes them (measure.h), so that
+ * the candidates are timed over the same rotation: 0 where the matmul reads bf16; -1 where it
+ * reads f32 (the weight copies are then not the library's type) or without oneDNN. */
+struct bf16fp32__host_operands;
+int bench_dnnl_cell_operands(const bench_dnnl_cell *cell, struct bf16fp32__host_operands *ops);
+
 /* bench_dnnl_time's answer when oneDNN's output is wrong (why says where). */
 #define BENCH_DNNL_WRONG (-2)
 

@@ -760,7 +760,12 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
                                      dnnl_why[0], sizeof dnnl_why[0]);
         settle_after_dnnl();
       }
-      st = ncell ? bf16fp32__measure(where, m, sh->n, sh->k, cell, ncell, &mo) : BF16FP32_OK;
+      /* the candidates over the baseline's own copies where it reads bf16: one rotation and
+       * one oracle for the cell */
+      bf16fp32__host_operands shared;
+      bf16fp32__measure_opts cell_mo = mo;
+      if (dnnl_cell && bench_dnnl_cell_operands(dnnl_cell, &shared) == 0) cell_mo.host = &shared;
+      st = ncell ? bf16fp32__measure(where, m, sh->n, sh->k, cell, ncell, &cell_mo) : BF16FP32_OK;
       if (dnnl_cell) {
         dnnl_rc[1] = bench_dnnl_time(dnnl_cell, threads, o->replays, &dnnl_us[1], &dnnl_worst[1],
                                      dnnl_why[1], sizeof dnnl_why[1]);
