@@ -207,12 +207,16 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-size_t bf16fp32__host_rotate_bytes(void) {
-  size_t bytes = 2 * bf16fp32__llc_bytes("/sys/devices/system/cpu");
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page > 0 && bytes > (size_t)pages / 8 * (size_t)page)
-    bytes = (size_t)pages / 8 * (size_t)page;
+size_t bf16fp32__host_rotate_bytes_for(size_t cache_bytes, size_t memory_bytes) {
+  size_t bytes = 2 * cache_bytes;
+  if (memory_bytes && bytes > memory_bytes / 8) bytes = memory_bytes / 8;
   return bytes > BF16FP32__HOST_ROTATE_BYTES ? bytes : BF16FP32__HOST_ROTATE_BYTES;
+}
+
+size_t bf16fp32__host_rotate_bytes(void) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const size_t memory = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
+  return bf16fp32__host_rotate_bytes_for(bf16fp32__llc_bytes("/sys/devices/system/cpu"), memory);
 }
 
 size_t bf16fp32__host_copies(size_t bytes_per_copy) {

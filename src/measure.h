@@ -73,10 +73,12 @@ void bf16fp32__candidate_fail(bf16fp32__candidate *c, bf16fp32_status s);
  * timed call streams its weights from memory as in serving; over twice the machine's last-level
  * cache where that is more (bf16fp32__host_rotate_bytes). */
 #define BF16FP32__HOST_ROTATE_BYTES ((size_t)256 << 20)
-/* The host rotation's bytes on this machine: twice its last-level cache (cache-size.h: all of its
- * instances, as every thread of a call may read from its own), at least
- * BF16FP32__HOST_ROTATE_BYTES, at most an eighth of its memory where that is more than the
- * least. */
+/* The host rotation's bytes for a machine of cache_bytes of last-level cache and memory_bytes of
+ * memory (0: not known): twice the cache, at least BF16FP32__HOST_ROTATE_BYTES, at most an
+ * eighth of the memory where that is more than the least. */
+size_t bf16fp32__host_rotate_bytes_for(size_t cache_bytes, size_t memory_bytes);
+/* ... for this machine: its last-level cache as cache-size.h reads it (all of its instances, as
+ * every thread of a call may read from its own) and its physical memory. */
 size_t bf16fp32__host_rotate_bytes(void);
 /* The cap bounds the call table and the copying for toy shapes; copies of 64 KiB and more still
  * reach BF16FP32__HOST_ROTATE_BYTES, and of a 4096th of the rotation the whole of it (every DSV4

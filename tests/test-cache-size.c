@@ -1,6 +1,6 @@
 /* The last-level cache read from fake sysfs trees (two sockets, private caches only, a malformed
- * size, a CPU whose sharers are not listed, no tree), and the host rotation on this machine:
- * twice its last-level cache, at least 256 MiB. */
+ * size, a CPU whose sharers are not listed, no tree), and the host rotation: twice the
+ * last-level cache, at least 256 MiB, at most an eighth of memory above that; this machine's. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,14 +76,20 @@ int main(void) {
   EXPECT(llc("none") == 0, "no tree: %zu bytes", llc("none"));
   sup_remove_tree(tmp);
 
-  /* this machine: at least the least rotation, and over twice the cache unless memory caps it */
+  /* the rotation: twice the cache, at least 256 MiB, at most an eighth of memory above that */
+  const size_t mib = (size_t)1 << 20, gib = (size_t)1 << 30;
+  CHECK(bf16fp32__host_rotate_bytes_for(0, 0) == 256 * mib);
+  CHECK(bf16fp32__host_rotate_bytes_for(32 * mib, 64 * gib) == 256 * mib);
+  CHECK(bf16fp32__host_rotate_bytes_for(480 * mib, 64 * gib) == 960 * mib);
+  CHECK(bf16fp32__host_rotate_bytes_for(480 * mib, 0) == 960 * mib); /* memory not known */
+  CHECK(bf16fp32__host_rotate_bytes_for(1152 * mib, 8 * gib) == gib);
+  CHECK(bf16fp32__host_rotate_bytes_for(480 * mib, gib) == 256 * mib);
+  /* this machine, as the measure takes it */
   const size_t cache_bytes = bf16fp32__llc_bytes("/sys/devices/system/cpu");
   const size_t rotate = bf16fp32__host_rotate_bytes();
   printf("last-level cache %zu MiB, host rotation %zu MiB\n", cache_bytes >> 20, rotate >> 20);
-  CHECK(rotate >= BF16FP32__HOST_ROTATE_BYTES);
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  const size_t eighth = pages > 0 && page > 0 ? (size_t)pages / 8 * (size_t)page : (size_t)-1;
-  EXPECT(rotate >= 2 * cache_bytes || rotate >= eighth, "%zu MiB rotated over a %zu MiB cache",
-         rotate >> 20, cache_bytes >> 20);
+  CHECK(rotate == bf16fp32__host_rotate_bytes_for(
+                      cache_bytes, pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0));
   return testing_summary("test-cache-size");
 }

@@ -162,7 +162,7 @@ static void test_slow_call_time(void) {
 
 /* Operands the caller made (the bench's oneDNN cell): the timed calls walk exactly its copies,
  * and the checks use its oracle (one of other data makes the fake's result wrong); operands of
- * another shape are refused, and the candidate gets that status. */
+ * another M, N or K are refused, and the candidate gets that status. */
 static void test_host_operands(void) {
   enum { M = 2, N = 16, K = 64, COPIES = 3, XSTRIDE = M * K + 32, WSTRIDE = N * K + 32 };
   uint16_t *x = calloc(COPIES * XSTRIDE, 2), *w = calloc(COPIES * WSTRIDE, 2);
@@ -174,10 +174,12 @@ static void test_host_operands(void) {
     memcpy(x + i * XSTRIDE, x, M * K * 2);
     memcpy(w + i * WSTRIDE, w, N * K * 2);
   }
-  bf16fp32__check_ref ref = {0}, other = {0}, small = {0};
+  bf16fp32__check_ref ref = {0}, other = {0}, small = {0}, narrow = {0}, short_k = {0};
   CHECK_OK(bf16fp32__check_ref_init(&ref, M, N, K, x, K, w, K, 0, 1));
   CHECK_OK(bf16fp32__check_ref_init(&other, M, N, K, w, K, w, K, 0, 1)); /* x replaced by w */
   CHECK_OK(bf16fp32__check_ref_init(&small, 1, N, K, x, K, w, K, 0, 1));
+  CHECK_OK(bf16fp32__check_ref_init(&narrow, M, N / 2, K, x, K, w, K, 0, 1));
+  CHECK_OK(bf16fp32__check_ref_init(&short_k, M, N, K / 2, x, K, w, K, 0, 1));
   bf16fp32__host_operands ops = {x, w, COPIES, XSTRIDE, WSTRIDE, &ref};
   bf16fp32__measure_opts o = fake_opts(3);
   o.host = &ops;
@@ -201,15 +203,21 @@ static void test_host_operands(void) {
          bf16fp32_status_name(c.status));
   free(g.result);
 
-  ops.ref = &small;
   fake h = {0};
   c.user = &h;
-  EXPECT(bf16fp32__measure(BF16FP32_HOST, M, N, K, &c, 1, &o) == BF16FP32_BAD_SIZE &&
-             c.status == BF16FP32_BAD_SIZE && h.runs == 0,
-         "operands of another M: %s, %d runs", bf16fp32_status_name(c.status), h.runs);
+  const bf16fp32__check_ref *others[] = {&small, &narrow, &short_k};
+  for (int i = 0; i < 3; i++) {
+    ops.ref = others[i];
+    EXPECT(bf16fp32__measure(BF16FP32_HOST, M, N, K, &c, 1, &o) == BF16FP32_BAD_SIZE &&
+               c.status == BF16FP32_BAD_SIZE && h.runs == 0,
+           "operands of another M, N or K (%d): %s, %d runs", i, bf16fp32_status_name(c.status),
+           h.runs);
+  }
   bf16fp32__check_ref_free(&ref);
   bf16fp32__check_ref_free(&other);
   bf16fp32__check_ref_free(&small);
+  bf16fp32__check_ref_free(&narrow);
+  bf16fp32__check_ref_free(&short_k);
   free(x);
   free(w);
 }
