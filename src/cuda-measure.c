@@ -122,16 +122,7 @@ static bf16fp32_status check_copy0(const rotation *rot, cudaStream_t stream, flo
   BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
   bf16fp32__check_result res;
   bf16fp32__check_ref_compare(ref, outh, ref->n, &res);
-  if (res.worst_ratio > cd->worst_ratio) cd->worst_ratio = res.worst_ratio;
-  cd->unwritten += res.unwritten;
-  cd->violations += res.violations;
-  char msg[200];
-  if (!bf16fp32__check_ok(&res, msg, sizeof msg)) {
-    cd->wrong = 1;
-    cd->status = BF16FP32_INTERNAL;
-    cd->median_us = -1.0;
-    snprintf(cd->detail, sizeof cd->detail, "%s", msg);
-  }
+  bf16fp32__candidate_record_check(cd, &res);
 cleanup:
   return st;
 }
@@ -198,16 +189,15 @@ static bf16fp32_status prepare_candidate(bf16fp32__candidate *cd, const rotation
     goto cleanup;
   }
   int short_of = 0;
-  e = graph_short_of(graph, (size_t)calls, &short_of, cd->detail, sizeof cd->detail);
+  char why[sizeof cd->detail];
+  e = graph_short_of(graph, (size_t)calls, &short_of, why, sizeof why);
   if (e != cudaSuccess) {
     s = cand_cuda_fail(cd, e, "cudaGraphGetNodes");
     if (s == BF16FP32_CUDA_FATAL) st = s;
     goto cleanup;
   }
   if (short_of) { /* its output would not come from the graph: a wrong result, as the check's */
-    cd->wrong = 1;
-    cd->status = BF16FP32_INTERNAL;
-    cd->median_us = -1.0;
+    bf16fp32__candidate_wrong(cd, why);
     goto cleanup;
   }
   e = cudaGraphInstantiate(exec, graph, 0);

@@ -263,16 +263,19 @@ void bf16fp32__candidate_fail(bf16fp32__candidate *c, bf16fp32_status s) {
            e ? e : "");
 }
 
-static void cand_record_check(bf16fp32__candidate *c, const bf16fp32__check_result *res) {
+void bf16fp32__candidate_wrong(bf16fp32__candidate *c, const char *why) {
+  c->wrong = 1;
+  c->status = BF16FP32_INTERNAL;
+  c->median_us = -1.0;
+  snprintf(c->detail, sizeof c->detail, "%s", why);
+}
+
+void bf16fp32__candidate_record_check(bf16fp32__candidate *c, const bf16fp32__check_result *res) {
   if (res->worst_ratio > c->worst_ratio) c->worst_ratio = res->worst_ratio;
   c->unwritten += res->unwritten;
   c->violations += res->violations;
   char msg[200];
-  if (!bf16fp32__check_ok(res, msg, sizeof msg)) {
-    c->wrong = 1;
-    c->status = BF16FP32_INTERNAL;
-    snprintf(c->detail, sizeof c->detail, "%s", msg);
-  }
+  if (!bf16fp32__check_ok(res, msg, sizeof msg)) bf16fp32__candidate_wrong(c, msg);
 }
 
 static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__candidate *cands,
@@ -344,7 +347,7 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
     }
     bf16fp32__check_result res;
     bf16fp32__check_ref_compare(check, out, n, &res);
-    cand_record_check(cd, &res);
+    bf16fp32__candidate_record_check(cd, &res);
     if (cd->wrong) continue;
     /* Warm-up runs, the last one timed to choose how many calls make one sample. */
     double t = 0;
@@ -394,7 +397,7 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
       continue;
     }
     bf16fp32__check_ref_compare(check, out, n, &res);
-    cand_record_check(cd, &res);
+    bf16fp32__candidate_record_check(cd, &res);
     if (cd->wrong) continue;
     bf16fp32__candidate_times(cd, samples + (size_t)c * (size_t)replays, replays, 1e6, 1);
   }

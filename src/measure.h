@@ -68,6 +68,8 @@ bf16fp32_status bf16fp32__measure(bf16fp32_location where, int64_t m, int64_t n,
 /* Marks a candidate failed with status s and this thread's last error as the detail; its times
  * become unknown. */
 void bf16fp32__candidate_fail(bf16fp32__candidate *c, bf16fp32_status s);
+/* Marks a candidate's result wrong: status INTERNAL, no time, `why` as the detail. */
+void bf16fp32__candidate_wrong(bf16fp32__candidate *c, const char *why);
 
 /* Host timing rotates its operands over distinct copies of at least this many bytes, so that a
  * timed call streams its weights from memory as in serving; over twice the machine's last-level
@@ -179,6 +181,9 @@ void bf16fp32__check_ref_compare(const bf16fp32__check_ref *r, const float *out,
                                  bf16fp32__check_result *res);
 /* 1 when the result passes (no violation, nothing unwritten); else 0 with a line in msg. */
 int bf16fp32__check_ok(const bf16fp32__check_result *res, char *msg, size_t len);
+/* Adds one check's findings to a candidate (its worst ratio, unwritten and violating elements)
+ * and marks it wrong where the check failed. */
+void bf16fp32__candidate_record_check(bf16fp32__candidate *c, const bf16fp32__check_result *res);
 
 #ifdef BF16FP32_HAVE_CUDA
 /* cuda-measure.c: the device half of bf16fp32__measure, and the device poison fill. */
