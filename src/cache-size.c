@@ -1,5 +1,6 @@
 /* The last-level cache's size from Linux's sysfs (cache-size.h). */
 #include "cache-size.h"
+#include "read-text.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -14,16 +15,19 @@ typedef struct cache_seen {
   size_t bytes;
 } cache_seen;
 
-/* The first line of dir/name into buf; 0 when it cannot be read. */
+/* The first line of dir/name into buf, cut to len - 1 bytes (shared_cpu_list's first CPU is
+ * all that is read of a long list); 0 when it cannot be read. sysfs files hold a page at most. */
 static int read_line(const char *dir, const char *name, char *buf, size_t len) {
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  const int ok = fgets(buf, (int)len, f) != NULL;
-  fclose(f);
-  if (ok) buf[strcspn(buf, "\n")] = '\0';
-  return ok;
+  char *text = bf16fp32__read_text(path, 4096);
+  if (!text) return 0;
+  size_t n = strcspn(text, "\n");
+  if (n >= len) n = len - 1;
+  memcpy(buf, text, n);
+  buf[n] = '\0';
+  free(text);
+  return 1;
 }
 
 /* "32768K", "32M" or bytes; 0 when it does not parse. */

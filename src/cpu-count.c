@@ -2,6 +2,7 @@
  * container or a Kubernetes pod's CPU limit sets through its cgroup, so that a process given 4
  * CPUs' time on a 64-CPU machine does not start 63 workers that spin between calls. */
 #include "cpu-count.h"
+#include "read-text.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -13,21 +14,6 @@
 #include <unistd.h>
 
 #define PATH_LEN 1024
-
-/* The whole of a small file, NUL-terminated (malloc'd; NULL when unreadable or over max). */
-static char *read_text(const char *path, size_t max) {
-  FILE *f = fopen(path, "r");
-  if (!f) return NULL;
-  char *buf = malloc(max + 1);
-  size_t n = buf ? fread(buf, 1, max + 1, f) : 0;
-  fclose(f);
-  if (!buf || n > max) {
-    free(buf);
-    return NULL;
-  }
-  buf[n] = '\0';
-  return buf;
-}
 
 /* Whether comma-separated list names word (len bytes of list). */
 static bool has_word(const char *list, size_t len, const char *word) {
@@ -128,15 +114,15 @@ static int dir_quota(const char *dir, bool v2) {
   long long quota = 0, period = 0;
   if (v2) {
     snprintf(path, sizeof path, "%s/cpu.max", dir);
-    char *t = read_text(path, 64);
+    char *t = bf16fp32__read_text(path, 64);
     const char *at = t;
     if (!t || !parse_ll(&at, &quota) || !parse_ll(&at, &period)) quota = 0; /* "max": none */
     free(t);
   } else {
     snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
-    char *q = read_text(path, 64);
+    char *q = bf16fp32__read_text(path, 64);
     snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
-    char *p = read_text(path, 64);
+    char *p = bf16fp32__read_text(path, 64);
     const char *qa = q, *pa = p;
     if (!q || !p || !parse_ll(&qa, &quota) || !parse_ll(&pa, &period)) quota = 0;
     free(q);
@@ -187,8 +173,8 @@ int bf16fp32__usable_cpus(void) {
     const long n = sysconf(_SC_NPROCESSORS_ONLN);
     cpus = n > 0 && n < INT_MAX ? (int)n : 1;
   }
-  char *cgroup = read_text("/proc/self/cgroup", 1 << 16);
-  char *mountinfo = read_text("/proc/self/mountinfo", 1 << 22);
+  char *cgroup = bf16fp32__read_text("/proc/self/cgroup", 1 << 16);
+  char *mountinfo = bf16fp32__read_text("/proc/self/mountinfo", 1 << 22);
   const int limit = bf16fp32__cgroup_cpu_limit(cgroup, mountinfo);
   free(cgroup);
   free(mountinfo);

@@ -1,6 +1,7 @@
 /* The last-level cache read from fake sysfs trees (two sockets, private caches only, a malformed
- * size, a CPU whose sharers are not listed, no tree), and the host rotation: twice the
- * last-level cache, at least 256 MiB, at most an eighth of memory above that; this machine's. */
+ * size, a CPU whose sharers are not listed, sharer lists longer than the line kept, no tree),
+ * and the host rotation: twice the last-level cache, at least 256 MiB, at most an eighth of
+ * memory above that; this machine's. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,7 +23,7 @@ static void make_dir(const char *rel) {
 /* tree/cpuN/cache/indexI with its four files. */
 static void cache(const char *tree, int cpu, int index, int level, const char *type,
                   const char *size, const char *shared) {
-  char dir[1024], path[1100], text[4][64];
+  char dir[1024], path[1100], text[4][512];
   snprintf(dir, sizeof dir, "%s/%s/cpu%d/cache/index%d", tmp, tree, cpu, index);
   sup_make_dirs(dir);
   const char *const names[] = {"level", "type", "size", "shared_cpu_list"};
@@ -70,6 +71,17 @@ int main(void) {
   cache("offline", 1, 0, 3, "Unified", "16M", "0-1");
   cache("offline", 2, 0, 3, "Unified", "16M", "2");
   EXPECT(llc("offline") == (size_t)32 << 20, "first sharer missing: %zu bytes", llc("offline"));
+  /* sharers listed one by one, longer than the line the reader keeps: the first still names
+   * the instance (even and odd CPUs, one 16 MiB L3 each) */
+  char even[512] = "", odd[512] = "";
+  for (int c = 0; c < 100; c += 2) {
+    snprintf(even + strlen(even), sizeof even - strlen(even), "%s%d", c ? "," : "", c);
+    snprintf(odd + strlen(odd), sizeof odd - strlen(odd), "%s%d", c ? "," : "", c + 1);
+  }
+  cache("listed", 0, 0, 3, "Unified", "16M", even);
+  cache("listed", 2, 0, 3, "Unified", "16M", even);
+  cache("listed", 1, 0, 3, "Unified", "16M", odd);
+  EXPECT(llc("listed") == (size_t)32 << 20, "long sharer lists: %zu bytes", llc("listed"));
   /* a size that does not parse counts nothing; no tree at all: 0 */
   cache("bad", 0, 0, 3, "Unified", "lots", "0");
   EXPECT(llc("bad") == 0, "malformed size: %zu bytes", llc("bad"));
