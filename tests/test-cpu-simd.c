@@ -431,6 +431,10 @@ static void test_cap(bf16fp32__simd_isa top) {
   }
   CHECK(bf16fp32__simd_isa_from_name("avx") == BF16FP32__ISA_NONE &&
         bf16fp32__simd_isa_from_name(NULL) == BF16FP32__ISA_NONE);
+  /* no level has a name too, which the messages above print where a machine has none; it is
+   * no name a cap takes */
+  CHECK(!strcmp(bf16fp32__simd_isa_name(BF16FP32__ISA_NONE), "none") &&
+        bf16fp32__simd_isa_from_name("none") == BF16FP32__ISA_NONE);
 }
 
 /* A kernel called directly, as the backend does not: without scratch where it would have some
