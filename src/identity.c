@@ -1,10 +1,12 @@
 /* The CPU's identity (brand string, instruction sets, threads), identity matching and
  * description; the GPU query lives in cuda-identity.c (a NO_DEVICE stub here without CUDA). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arm-features.h"
 #include "identity.h"
+#include "read-text.h"
 #include "x86-features.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -29,8 +31,28 @@ void bf16fp32__identity_clean(char *dst, size_t len, const char *src) {
   dst[o] = '\0';
 }
 
-/* The brand string: cpuid on x86 (no file access, works in any container), else the first
- * "model name" / "Processor" / "CPU part" line of /proc/cpuinfo. */
+void bf16fp32__cpuinfo_model(const char *text, char *buf, size_t len) {
+  static const char *const keys[] = {"model name", "Processor", "CPU part"};
+  if (len == 0) return;
+  buf[0] = '\0';
+  for (const char *line = text; line && *line;) {
+    const char *end = strchr(line, '\n');
+    const size_t n = end ? (size_t)(end - line) : strlen(line);
+    const char *colon = memchr(line, ':', n);
+    for (size_t i = 0; colon && i < sizeof keys / sizeof keys[0]; i++)
+      if (strncmp(line, keys[i], strlen(keys[i])) == 0) {
+        const size_t v = (size_t)(line + n - colon - 1); /* the value: after ':' to the line end */
+        const size_t cut = v < len - 1 ? v : len - 1;
+        memcpy(buf, colon + 1, cut);
+        buf[cut] = '\0';
+        return;
+      }
+    line = end ? end + 1 : line + n;
+  }
+}
+
+/* The brand string: cpuid on x86 (no file access, works in any container), else
+ * /proc/cpuinfo's (bf16fp32__cpuinfo_model). */
 static void cpu_model(char *buf, size_t len) {
   char raw[128] = "";
 #if defined(__x86_64__) || defined(__i386__)
@@ -44,18 +66,9 @@ static void cpu_model(char *buf, size_t len) {
   }
 #endif
   if (!raw[0]) {
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f)) {
-      const char *keys[] = {"model name", "Processor", "CPU part"};
-      for (size_t i = 0; i < sizeof keys / sizeof keys[0] && !raw[0]; i++) {
-        const char *colon = strchr(line, ':');
-        if (strncmp(line, keys[i], strlen(keys[i])) == 0 && colon)
-          snprintf(raw, sizeof raw, "%s", colon + 1);
-      }
-      if (raw[0]) break;
-    }
-    if (f) fclose(f);
+    char *text = bf16fp32__read_text("/proc/cpuinfo", 1 << 22);
+    bf16fp32__cpuinfo_model(text, raw, sizeof raw);
+    free(text);
   }
   bf16fp32__identity_clean(buf, len, raw[0] ? raw : "unknown");
   if (!buf[0]) snprintf(buf, len, "unknown");

@@ -46,4 +46,9 @@ void bf16fp32__cpu_identity_describe(const bf16fp32__cpu_identity *id, char *buf
  * that what is written reads back the same. */
 void bf16fp32__identity_clean(char *dst, size_t len, const char *src);
 
+/* The value of the first "model name", "Processor" or "CPU part" line of /proc/cpuinfo's text
+ * (NULL: none) into buf (len bytes, cut to fit), raw: the caller cleans it; "" when no line
+ * names one. The CPU's name where cpuid cannot give it (ARM). */
+void bf16fp32__cpuinfo_model(const char *text, char *buf, size_t len);
+
 #endif

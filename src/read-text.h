@@ -1,5 +1,5 @@
 /* Small system files (sysfs, /proc) read whole: the one file reader of the host code that
- * inspects the machine (cpu-count.c, cache-size.c). */
+ * inspects the machine (cpu-count.c, cache-size.c, identity.c). */
 #ifndef BF16FP32_READ_TEXT_H
 #define BF16FP32_READ_TEXT_H
 

@@ -750,6 +750,22 @@ static void test_identity(void) {
   memset(buf, 'z', sizeof buf);
   bf16fp32__identity_clean(buf, 8, "abcdefghij");
   EXPECT(strcmp(buf, "abcdefg") == 0 && buf[8] == 'z', "cut to 8 bytes: '%.8s'", buf);
+  /* the CPU's name from /proc/cpuinfo's text (where cpuid gives none): the first line with a
+   * key; x86's lower-case "processor" lines are no key */
+  char name[16] = "x";
+  bf16fp32__cpuinfo_model("processor\t: 0\nvendor_id\t: X\nmodel name\t: Chip 9\n"
+                          "model name\t: Other\n", name, sizeof name);
+  EXPECT(strcmp(name, " Chip 9") == 0, "model name: '%s'", name);
+  bf16fp32__cpuinfo_model("processor\t: 0\nCPU part\t: 0xd4f\nProcessor : Old\n", name,
+                          sizeof name);
+  EXPECT(strcmp(name, " 0xd4f") == 0, "CPU part first: '%s'", name);
+  bf16fp32__cpuinfo_model("Processor\t: AArch64 Processor rev 4 (aarch64)", name, sizeof name);
+  EXPECT(strcmp(name, " AArch64 Proces") == 0, "no newline, cut to 16 bytes: '%s'", name);
+  bf16fp32__cpuinfo_model("model name without colon\nflags : fpu\n", name, sizeof name);
+  EXPECT(name[0] == '\0', "no key: '%s'", name);
+  strcpy(name, "x");
+  bf16fp32__cpuinfo_model(NULL, name, sizeof name);
+  EXPECT(name[0] == '\0', "no text: '%s'", name);
   /* exact matching compares every field; loose matching the hardware's only */
   bf16fp32__gpu_identity g = sample_header().gpu;
   EXPECT(bf16fp32__gpu_identity_match(&g, &g, false), "the same GPU");
