@@ -16,11 +16,12 @@ typedef struct cache_seen {
 } cache_seen;
 
 /* The first line of dir/name into buf, cut to len - 1 bytes (shared_cpu_list's first CPU is
- * all that is read of a long list); 0 when it cannot be read. sysfs files hold a page at most. */
+ * all that is read of a long list); 0 when it cannot be read. A sysfs file holds a page at most:
+ * 64 KiB covers the largest pages (arm64's). */
 static int read_line(const char *dir, const char *name, char *buf, size_t len) {
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  char *text = bf16fp32__read_text(path, 4096);
+  char *text = bf16fp32__read_text(path, (size_t)1 << 16);
   if (!text) return 0;
   size_t n = strcspn(text, "\n");
   if (n >= len) n = len - 1;
