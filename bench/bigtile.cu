@@ -29,7 +29,7 @@
 // Build (from the repository root):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude bench/bigtile.cu
 //     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,fold,wgmma-sm90a}.cu
-//     src/backends/smallm/smallm-config.c -lcublas -o bigtile
+//     src/backends/smallm/smallm-{config,prefer}.c -lcublas -o bigtile
 // Run: bigtile [--diag] [--loop] [--pull] [--prod] [--rows] [--pairs] [--place] [--sum] [N K M ...]   (default: the DSV4 shapes at M = 128, 256)
 #include <cuda.h>
 #include <cuda_runtime.h>

@@ -86,7 +86,7 @@
 // second ones): 9.48 and 14.77 us against 9.60 and 15.11 in the same call, the same bits.
 // Build: nvcc -O3 -std=c++17 -Isrc -Iinclude -gencode=arch=compute_90a,code=sm_90a bench/foldtile-floor.cu
 //   src/backends/smallm/smallm-{kernel,decode,wide,stream,share,fold,wgmma-sm90a}.cu
-//   src/backends/smallm/smallm-config.c -lcublas (the library's kernels for --mma's check)
+//   src/backends/smallm/smallm-{config,prefer}.c -lcublas (the library's kernels for --mma's check)
 #include <cuda_runtime.h>
 
 #include <cstdint>

@@ -41,7 +41,7 @@
 //        src/backends/smallm/smallm-decode.cu src/backends/smallm/smallm-wide.cu
 //        src/backends/smallm/smallm-stream.cu src/backends/smallm/smallm-share.cu
 //        src/backends/smallm/smallm-fold.cu src/backends/smallm/smallm-wgmma-sm90a.cu
-//        src/backends/smallm/smallm-config.c -lcublas
+//        src/backends/smallm/smallm-{config,prefer}.c -lcublas
 //        (with -gencode=arch=compute_90a,code=sm_90a: the wgmma kernel needs it)
 //        -o smallm-probe
 #include <cuda_runtime.h>

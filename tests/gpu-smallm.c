@@ -421,7 +421,7 @@ static void test_shapes(bf16fp32_context *ctx) {
   CHECK(check_fold(&s, indexer, 7) == 2 * 6);
   free_set(&s);
 
-  /* shapes no table names (on 132 SMs the generic table of smallm-config.c): at 896 x K the
+  /* shapes no table names (on 132 SMs the generic table of smallm-prefer.c): at 896 x K the
    * fold kernel (M <= 8), x in registers over two row blocks (9-16), the tiled kernel (24, 32);
    * at 1280 x K the decode kernel (M <= 8) and x's rows over two row blocks (9-32); K ending
    * inside a sub-chunk, padded rows; every M's rows the bits of M = 32's */

@@ -59,7 +59,7 @@ int main(void) {
   expect_rule("cublas", "sm_90", 114, PLAIN, dev, 33, 1024, 4096);
   /* session 90's entries (H100): M <= 16 at N <= 768 up to K = 6144, M <= 8 up to N = 2048,
    * M <= 32 at N <= 896 from K = 1024 to 4096; on 132 SMs only, where smallm's generic table
-   * (smallm-config.c) was measured */
+   * (smallm-prefer.c) was measured */
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 768, 6144);
   expect_rule("smallm", "sm_90", 132, PLAIN, dev, 16, 768, 8192); /* to K = 8192 (session 92) */
   expect_rule("smallm", "sm_90", 132, PDL, dev, 16, 512, 8192);

@@ -8,8 +8,9 @@
 #include "testing.h"
 
 /* Compiled in here so that the test also runs in builds without the CUDA backends (where the
- * smallm folder is left out of the library); the library's copy is then never linked. */
+ * smallm folder is left out of the library); the library's copies are then never linked. */
 #include "backends/smallm/smallm-config.c"
+#include "backends/smallm/smallm-prefer.c"
 
 enum { H200_SMS = 132 };
 static const size_t H200_SMEM = 232448; /* sharedMemPerBlockOptin on sm_90 */

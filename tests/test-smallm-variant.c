@@ -12,6 +12,7 @@
 /* Compiled in here so that the test also runs in builds without the CUDA backends (where the
  * smallm folder is left out of the library); the library's copies are then never linked. */
 #include "backends/smallm/smallm-config.c"
+#include "backends/smallm/smallm-prefer.c"
 #include "backends/smallm/smallm-variant.c"
 
 enum { H200_SMS = 132 };

@@ -200,7 +200,7 @@ if want bigtile; then
   mkdir -p $build
   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude bench/bigtile.cu \
     src/backends/smallm/smallm-{kernel,decode,wide,stream,share,fold,wgmma-sm90a}.cu \
-    src/backends/smallm/smallm-config.c -lcublas -o $build/bigtile >"$out/bigtile-build.log" 2>&1 ||
+    src/backends/smallm/smallm-{config,prefer}.c -lcublas -o $build/bigtile >"$out/bigtile-build.log" 2>&1 ||
     { tail -5 "$out/bigtile-build.log"; exit 1; }
   # one run per variant set, each with its own time limit (a set that hangs costs 90 s, not all)
   for set in ${BIGTILE_SETS:---pull --prod --rows --pairs}; do
