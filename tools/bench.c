@@ -608,7 +608,9 @@ static void row_from_candidate(bench_row *r, const bf16fp32__candidate *c) {
   r->worst_ratio = c->status == BF16FP32_OK || c->wrong ? c->worst_ratio : -1.0;
   if (c->wrong) snprintf(r->status, sizeof r->status, "WRONG: %s", c->detail);
   else if (c->status == BF16FP32_DECLINED) snprintf(r->status, sizeof r->status, "declined");
-  else if (c->status != BF16FP32_OK) snprintf(r->status, sizeof r->status, "%s", c->detail[0] ? c->detail : bf16fp32_status_name(c->status));
+  else if (c->status != BF16FP32_OK)
+    snprintf(r->status, sizeof r->status, "%s",
+             c->detail[0] ? c->detail : bf16fp32_status_name(c->status));
   else snprintf(r->status, sizeof r->status, "ok");
 }
 
@@ -619,6 +621,79 @@ static void row_from_candidate(bench_row *r, const bf16fp32__candidate *c) {
 static void settle_after_dnnl(void) {
   struct timespec ts = {0, 20 * 1000 * 1000};
   nanosleep(&ts, NULL);
+}
+
+/* The run's M values: --m, else the CPU default, else the suite's "M" line. Returns their
+ * count, or -1 (reported) where the GPU run has none. */
+static int run_ms(const bench_opts *o, const suite *s, int use_gpu, int64_t *ms) {
+  if (o->m_count) {
+    memcpy(ms, o->ms, sizeof(int64_t) * (size_t)o->m_count);
+    return o->m_count;
+  }
+  if (!use_gpu) {
+    char err[128];
+    return suite_parse_int_list(BENCH_CPU_DEFAULT_M, ms, SUITE_MAX_M, err, sizeof err);
+  }
+  if (s->m_count) {
+    memcpy(ms, s->m, sizeof(int64_t) * (size_t)s->m_count);
+    return s->m_count;
+  }
+  errorf("%s has no \"M\" line: give the M values with --m", s->path);
+  return -1;
+}
+
+/* oneDNN's two timings of a cell, before and after the candidates (run_table). */
+typedef struct dnnl_times {
+  double us[2], worst[2];
+  char why[2][256];
+  int rc[2]; /* bench_dnnl_time's; -1: not run */
+} dnnl_times;
+
+/* The CPU baseline's row from oneDNN's two timings: the better median counts, and a wrong
+ * answer in either run fails the row. Returns the baseline's time (< 0: none) and sets *wrong. */
+static double dnnl_row(bench_row *r, const bench_plan *plan, const dnnl_times *d, int *wrong) {
+  memset(r, 0, sizeof *r);
+  r->backend = BENCH_ONEDNN_NAME;
+  r->us = -1.0;
+  r->worst_ratio = -1.0;
+  *wrong = 0;
+  if (!plan->dnnl) {
+    snprintf(r->status, sizeof r->status, "missing: %s", plan->baseline_why);
+    return -1.0;
+  }
+  const int best = d->rc[0] == BENCH_DNNL_WRONG   ? 0
+                   : d->rc[1] == BENCH_DNNL_WRONG ? 1
+                   : d->rc[0] != 0                ? 1
+                   : d->rc[1] != 0                ? 0
+                   : d->us[1] < d->us[0]          ? 1
+                                                  : 0;
+  r->worst_ratio = d->worst[best];
+  if (d->rc[best] == 0) {
+    r->us = d->us[best];
+    snprintf(r->status, sizeof r->status, "ok");
+    snprintf(r->note, sizeof r->note, "(%.60s)", d->why[best]);
+  } else if (d->rc[best] == BENCH_DNNL_WRONG) {
+    snprintf(r->status, sizeof r->status, "WRONG: %.255s", d->why[best]);
+    *wrong = 1;
+  } else {
+    snprintf(r->status, sizeof r->status, "failed: %s", d->why[best]);
+  }
+  return r->us;
+}
+
+/* Each row's geometric mean against the baseline (row 0) over the cells. */
+static void print_summary(const bench_plan *p, const bench_summary *sum, const char *const *names,
+                          int count, int nshapes, int m_count) {
+  printf("summary over %d shapes x %d M values (geometric mean of %s us / us; > 1: faster):\n",
+         nshapes, m_count, p->baseline_name);
+  for (int i = 1; i < count; i++) {
+    if (sum->n[i])
+      printf("  %-16s %6.3f  (min %.3f, max %.3f over %d cells; fastest in %d)\n", names[i],
+             exp(sum->log_sum[i] / sum->n[i]), sum->lo[i], sum->hi[i], sum->n[i], sum->wins[i]);
+    else
+      printf("  %-16s -      (no cell with both times)\n", names[i]);
+  }
+  if (count && sum->wins[0]) printf("  %-16s fastest in %d cells\n", names[0], sum->wins[0]);
 }
 
 static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
@@ -634,20 +709,8 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
   int nshapes = collect_shapes(s, o->shapes, shapes);
   if (nshapes < 0) return 2;
   int64_t ms[SUITE_MAX_M];
-  int m_count = 0;
-  if (o->m_count) {
-    memcpy(ms, o->ms, sizeof(int64_t) * (size_t)o->m_count);
-    m_count = o->m_count;
-  } else if (!use_gpu) {
-    char err[128];
-    m_count = suite_parse_int_list(BENCH_CPU_DEFAULT_M, ms, SUITE_MAX_M, err, sizeof err);
-  } else if (s->m_count) {
-    memcpy(ms, s->m, sizeof(int64_t) * (size_t)s->m_count);
-    m_count = s->m_count;
-  } else {
-    errorf("%s has no \"M\" line: give the M values with --m", s->path);
-    return 2;
-  }
+  const int m_count = run_ms(o, s, use_gpu, ms);
+  if (m_count < 0) return 2;
 
   bf16fp32_options opt;
   bf16fp32_options_init(&opt);
@@ -747,17 +810,15 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
       /* CPU baseline: oneDNN times itself (no per-call hook to join the rounds), so it runs
        * just before and just after the candidates and the better median counts: noise from a
        * shared machine then errs in the baseline's favour, never in ours. */
-      double dnnl_us[2] = {-1.0, -1.0}, dnnl_worst[2] = {-1.0, -1.0};
-      char dnnl_why[2][256] = {"", ""};
-      int dnnl_rc[2] = {-1, -1};
+      dnnl_times dt = {{-1.0, -1.0}, {-1.0, -1.0}, {"", ""}, {-1, -1}};
       bench_dnnl_cell *dnnl_cell = NULL; /* operands and oracle for both of its timings */
       if (!use_gpu && plan.dnnl &&
-          bench_dnnl_cell_create(&dnnl_cell, m, sh->n, sh->k, mo.check_rows, dnnl_why[0],
-                                 sizeof dnnl_why[0]) != 0)
-        snprintf(dnnl_why[1], sizeof dnnl_why[1], "%s", dnnl_why[0]);
+          bench_dnnl_cell_create(&dnnl_cell, m, sh->n, sh->k, mo.check_rows, dt.why[0],
+                                 sizeof dt.why[0]) != 0)
+        snprintf(dt.why[1], sizeof dt.why[1], "%s", dt.why[0]);
       if (dnnl_cell) {
-        dnnl_rc[0] = bench_dnnl_time(dnnl_cell, threads, o->replays, &dnnl_us[0], &dnnl_worst[0],
-                                     dnnl_why[0], sizeof dnnl_why[0]);
+        dt.rc[0] = bench_dnnl_time(dnnl_cell, threads, o->replays, &dt.us[0], &dt.worst[0],
+                                   dt.why[0], sizeof dt.why[0]);
         settle_after_dnnl();
       }
       /* the candidates over the baseline's own copies where it reads bf16: one rotation and
@@ -767,8 +828,8 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
       if (dnnl_cell && bench_dnnl_cell_operands(dnnl_cell, &shared) == 0) cell_mo.host = &shared;
       st = ncell ? bf16fp32__measure(where, m, sh->n, sh->k, cell, ncell, &cell_mo) : BF16FP32_OK;
       if (dnnl_cell) {
-        dnnl_rc[1] = bench_dnnl_time(dnnl_cell, threads, o->replays, &dnnl_us[1], &dnnl_worst[1],
-                                     dnnl_why[1], sizeof dnnl_why[1]);
+        dt.rc[1] = bench_dnnl_time(dnnl_cell, threads, o->replays, &dt.us[1], &dt.worst[1],
+                                   dt.why[1], sizeof dt.why[1]);
         settle_after_dnnl();
       }
       bench_dnnl_cell_free(dnnl_cell);
@@ -784,33 +845,9 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
       double base_us = -1.0;
       /* Baseline row first. */
       if (!use_gpu) {
-        bench_row *r = &rows[nrows++];
-        memset(r, 0, sizeof *r);
-        r->backend = BENCH_ONEDNN_NAME;
-        r->us = -1.0;
-        r->worst_ratio = -1.0;
-        if (plan.dnnl) {
-          /* a wrong answer in either run fails the row and the run, as a wrong candidate does */
-          int best = dnnl_rc[0] == BENCH_DNNL_WRONG ? 0
-                     : dnnl_rc[1] == BENCH_DNNL_WRONG ? 1
-                     : dnnl_rc[0] != 0 ? 1
-                     : dnnl_rc[1] != 0 ? 0
-                     : dnnl_us[1] < dnnl_us[0] ? 1 : 0;
-          r->worst_ratio = dnnl_worst[best];
-          if (dnnl_rc[best] == 0) {
-            r->us = dnnl_us[best];
-            base_us = r->us;
-            snprintf(r->status, sizeof r->status, "ok");
-            snprintf(r->note, sizeof r->note, "(%.60s)", dnnl_why[best]);
-          } else if (dnnl_rc[best] == BENCH_DNNL_WRONG) {
-            snprintf(r->status, sizeof r->status, "WRONG: %.255s", dnnl_why[best]);
-            rc = 1;
-          } else {
-            snprintf(r->status, sizeof r->status, "failed: %s", dnnl_why[best]);
-          }
-        } else {
-          snprintf(r->status, sizeof r->status, "missing: %s", plan.baseline_why);
-        }
+        int wrong;
+        base_us = dnnl_row(&rows[nrows++], &plan, &dt, &wrong);
+        if (wrong) rc = 1; /* as a wrong candidate does */
       }
       int cell_i = 0;
       for (int c = 0; c < ncands; c++) {
@@ -858,17 +895,7 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
     printf("\n");
   }
 
-  /* Summary: how each one compares with the baseline over all cells. */
-  printf("summary over %d shapes x %d M values (geometric mean of %s us / us; > 1: faster):\n",
-         nshapes, m_count, plan.baseline_name);
-  for (int i = 1; i < row_count; i++) {
-    if (sum.n[i])
-      printf("  %-16s %6.3f  (min %.3f, max %.3f over %d cells; fastest in %d)\n", row_names[i],
-             exp(sum.log_sum[i] / sum.n[i]), sum.lo[i], sum.hi[i], sum.n[i], sum.wins[i]);
-    else
-      printf("  %-16s -      (no cell with both times)\n", row_names[i]);
-  }
-  if (row_count && sum.wins[0]) printf("  %-16s fastest in %d cells\n", row_names[0], sum.wins[0]);
+  print_summary(&plan, &sum, row_names, row_count, nshapes, m_count);
 
 done:
   if (csv && fclose(csv) != 0) {
