@@ -696,12 +696,134 @@ static void print_summary(const bench_plan *p, const bench_summary *sum, const c
   if (count && sum->wins[0]) printf("  %-16s fastest in %d cells\n", names[0], sum->wins[0]);
 }
 
+/* What every cell of a table run shares. */
+typedef struct table_run {
+  const bench_opts *o;
+  const bench_plan *plan;
+  bf16fp32_context *ctx;
+  bf16fp32_location where;
+  int use_gpu, threads;
+  bf16fp32__candidate cands[BENCH_MAX_CANDS]; /* baseline (GPU), library backends, auto */
+  int ncands, first_lib;
+  bf16fp32__measure_opts mo;
+  FILE *csv; /* or NULL */
+  bench_summary sum;
+  const char *row_names[BENCH_MAX_CANDS + 1]; /* the first cell's rows */
+  int row_count;
+} table_run;
+
+/* Times one cell (the baseline and every candidate) and prints its rows. Returns 0, 1 (a
+ * failure or a wrong result: the run goes on) or -1 (the device is lost: the run stops). */
+static int run_cell(table_run *t, const bench_shape *sh, int64_t m) {
+  const bench_opts *o = t->o;
+  const bench_plan *plan = t->plan;
+  const bf16fp32__measure_opts *mo = &t->mo;
+  const bf16fp32__candidate *cands = t->cands;
+  const int use_gpu = t->use_gpu, threads = t->threads, ncands = t->ncands;
+  const int first_lib = t->first_lib;
+  const bf16fp32_location where = t->where;
+  int rc = 0;
+  const double macs = (double)m * (double)sh->n * (double)sh->k;
+  /* CPU: cpu-ref beyond its limit is left out of the measure, shown as skipped. */
+  bf16fp32__candidate cell[BENCH_MAX_CANDS];
+  int map[BENCH_MAX_CANDS]; /* cell index -> cands index */
+  int ncell = 0;
+  for (int c = 0; c < ncands; c++) {
+    int is_ref = c >= first_lib && strcmp(cands[c].name, "cpu-ref") == 0;
+    if (!use_gpu && is_ref && macs > (double)o->cpu_ref_limit) continue;
+    map[ncell] = c;
+    cell[ncell++] = cands[c];
+  }
+  /* CPU baseline: oneDNN times itself (no per-call hook to join the rounds), so it runs
+   * just before and just after the candidates and the better median counts: noise from a
+   * shared machine then errs in the baseline's favour, never in ours. */
+  dnnl_times dt = {{-1.0, -1.0}, {-1.0, -1.0}, {"", ""}, {-1, -1}};
+  bench_dnnl_cell *dnnl_cell = NULL; /* operands and oracle for both of its timings */
+  if (!use_gpu && plan->dnnl &&
+      bench_dnnl_cell_create(&dnnl_cell, m, sh->n, sh->k, mo->check_rows, dt.why[0],
+                             sizeof dt.why[0]) != 0)
+    snprintf(dt.why[1], sizeof dt.why[1], "%s", dt.why[0]);
+  if (dnnl_cell) {
+    dt.rc[0] = bench_dnnl_time(dnnl_cell, threads, o->replays, &dt.us[0], &dt.worst[0],
+                               dt.why[0], sizeof dt.why[0]);
+    settle_after_dnnl();
+  }
+  /* the candidates over the baseline's own copies where it reads bf16: one rotation and
+   * one oracle for the cell */
+  bf16fp32__host_operands shared;
+  bf16fp32__measure_opts cell_mo = *mo;
+  if (dnnl_cell && bench_dnnl_cell_operands(dnnl_cell, &shared) == 0) cell_mo.host = &shared;
+  const bf16fp32_status st = ncell ? bf16fp32__measure(where, m, sh->n, sh->k, cell, ncell, &cell_mo) : BF16FP32_OK;
+  if (dnnl_cell) {
+    dt.rc[1] = bench_dnnl_time(dnnl_cell, threads, o->replays, &dt.us[1], &dt.worst[1],
+                               dt.why[1], sizeof dt.why[1]);
+    settle_after_dnnl();
+  }
+  bench_dnnl_cell_free(dnnl_cell);
+  if (st == BF16FP32_CUDA_FATAL) {
+    errorf("%s M=%lld: %s: %s; stopping", sh->label, (long long)m, bf16fp32_status_name(st),
+           bf16fp32_last_error());
+    return -1;
+  }
+
+  bench_row rows[BENCH_MAX_CANDS + 1];
+  int nrows = 0;
+  double base_us = -1.0;
+  /* Baseline row first. */
+  if (!use_gpu) {
+    int wrong;
+    base_us = dnnl_row(&rows[nrows++], plan, &dt, &wrong);
+    if (wrong) rc = 1; /* as a wrong candidate does */
+  }
+  int cell_i = 0;
+  for (int c = 0; c < ncands; c++) {
+    bench_row *r = &rows[nrows++];
+    if (cell_i < ncell && map[cell_i] == c) {
+      row_from_candidate(r, &cell[cell_i]);
+      /* a wrong result or a failure fails the run; a decline is the backend's answer */
+      const bf16fp32_status cs = cell[cell_i].status;
+      if (cs != BF16FP32_OK && cs != BF16FP32_DECLINED) rc = 1;
+      cell_i++;
+    } else {
+      memset(r, 0, sizeof *r);
+      r->backend = cands[c].name;
+      r->us = -1.0;
+      r->worst_ratio = -1.0;
+      snprintf(r->status, sizeof r->status, "skipped (too slow: M*N*K > %lld)",
+               (long long)o->cpu_ref_limit);
+    }
+    if (use_gpu && plan->cublas && c == 0 && r->us > 0) base_us = r->us;
+    if (strcmp(r->backend, "auto") == 0) {
+      const char *chosen = NULL;
+      if (bf16fp32_select(t->ctx, where, m, sh->n, sh->k, &chosen, NULL, 0) == BF16FP32_OK && chosen)
+        snprintf(r->note, sizeof r->note, "(-> %s)", chosen);
+    }
+  }
+  if (use_gpu && !plan->cublas) {
+    /* No baseline: a row that says so keeps the table's shape. */
+    memmove(rows + 1, rows, sizeof(bench_row) * (size_t)nrows);
+    memset(&rows[0], 0, sizeof rows[0]);
+    rows[0].backend = BENCH_BASELINE_NAME;
+    rows[0].us = rows[0].worst_ratio = -1.0;
+    snprintf(rows[0].status, sizeof rows[0].status, "missing: %s", plan->baseline_why);
+    nrows++;
+  }
+  if (st != BF16FP32_OK && st != BF16FP32_CUDA_FATAL) rc = 1;
+  if (t->row_count == 0) {
+    t->row_count = nrows;
+    for (int i = 0; i < nrows; i++) t->row_names[i] = rows[i].backend;
+  }
+  print_rows(t->csv, plan, sh, m, rows, nrows, base_us, &t->sum, threads);
+  return rc;
+}
+
 static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
   int rc = 0;
   bf16fp32_context *ctx = NULL;
-  FILE *csv = NULL;
   bench_plan plan;
   memset(&plan, 0, sizeof plan);
+  table_run t;
+  memset(&t, 0, sizeof t);
   bench_shape shapes[SUITE_MAX_ENTRIES];
   void *stream = NULL;
   const bf16fp32_location where = use_gpu ? BF16FP32_DEVICE : BF16FP32_HOST;
@@ -720,8 +842,6 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
     errorf("cannot create a context: %s: %s", bf16fp32_status_name(st), bf16fp32_last_error());
     return 1;
   }
-  const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
-  const int threads = cfg->cpu_threads;
   build_plan(&plan, ctx, o, where);
   if (plan.count == 0 && !plan.cublas && !plan.dnnl) {
     errorf("nothing to time in %s mode", use_gpu ? "GPU" : "CPU");
@@ -741,41 +861,40 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
   }
 #endif
   if (o->csv) {
-    csv = fopen(o->csv, "w");
-    if (!csv) {
+    t.csv = fopen(o->csv, "w");
+    if (!t.csv) {
       errorf("cannot write %s: %s", o->csv, strerror(errno));
       rc = 1;
       goto done;
     }
-    fprintf(csv, "mode,shape,n,k,m,backend,us_per_call,baseline,baseline_us,vs_baseline,"
+    fprintf(t.csv, "mode,shape,n,k,m,backend,us_per_call,baseline,baseline_us,vs_baseline,"
                  "floor_us,us_over_floor,gflops,threads,status,check_worst,note,target_us,min_us,"
                  "max_us\n");
   }
 
-  bf16fp32__measure_opts mo;
-  bf16fp32__measure_defaults(&mo);
-  mo.calls_per_graph = o->calls;
-  mo.replays = o->replays;
-  mo.stream = stream;
+  t.o = o;
+  t.plan = &plan;
+  t.ctx = ctx;
+  t.where = where;
+  t.use_gpu = use_gpu;
+  t.threads = bf16fp32__context_config(ctx)->cpu_threads;
+  bf16fp32__measure_defaults(&t.mo);
+  t.mo.calls_per_graph = o->calls;
+  t.mo.replays = o->replays;
+  t.mo.stream = stream;
 
   print_header(&plan, o, s, ms, m_count, ctx);
 
   /* Every cell's candidates: baseline (GPU), library backends, auto. */
-  bf16fp32__candidate cands[BENCH_MAX_CANDS];
-  int ncands = 0;
-  if (plan.cublas) {
-    cands[ncands] = (bf16fp32__candidate){.name = BENCH_BASELINE_NAME,
-                                          .run = bench_baseline_run,
-                                          .prewarm = bench_baseline_prewarm,
-                                          .user = plan.cublas};
-    ncands++;
-  }
-  const int first_lib = ncands;
-  for (int i = 0; i < plan.count; i++) {
-    cands[ncands] = (bf16fp32__candidate){
+  if (plan.cublas)
+    t.cands[t.ncands++] = (bf16fp32__candidate){.name = BENCH_BASELINE_NAME,
+                                                .run = bench_baseline_run,
+                                                .prewarm = bench_baseline_prewarm,
+                                                .user = plan.cublas};
+  t.first_lib = t.ncands;
+  for (int i = 0; i < plan.count; i++)
+    t.cands[t.ncands++] = (bf16fp32__candidate){
         .name = plan.name[i], .run = lib_run, .prewarm = lib_prewarm, .user = &plan.lib[i]};
-    ncands++;
-  }
 
   progress pr;
   memset(&pr, 0, sizeof pr);
@@ -784,121 +903,30 @@ static int run_table(const bench_opts *o, const suite *s, int use_gpu) {
   pr.total = nshapes * m_count;
   for (int si = 0; si < nshapes; si++)
     for (int mi = 0; mi < m_count; mi++)
-      pr.total_w += cell_weight(where, ms[mi], shapes[si].n, shapes[si].k, ncands + 1, o->calls,
-                                o->replays, mo.check_rows);
-
-  bench_summary sum;
-  memset(&sum, 0, sizeof sum);
-  const char *row_names[BENCH_MAX_CANDS + 1];
-  int row_count = 0;
+      pr.total_w += cell_weight(where, ms[mi], shapes[si].n, shapes[si].k, t.ncands + 1,
+                                o->calls, o->replays, t.mo.check_rows);
 
   for (int si = 0; si < nshapes; si++) {
     const bench_shape *sh = &shapes[si];
     for (int mi = 0; mi < m_count; mi++) {
       const int64_t m = ms[mi];
-      const double macs = (double)m * (double)sh->n * (double)sh->k;
-      /* CPU: cpu-ref beyond its limit is left out of the measure, shown as skipped. */
-      bf16fp32__candidate cell[BENCH_MAX_CANDS];
-      int map[BENCH_MAX_CANDS]; /* cell index -> cands index */
-      int ncell = 0;
-      for (int c = 0; c < ncands; c++) {
-        int is_ref = c >= first_lib && strcmp(cands[c].name, "cpu-ref") == 0;
-        if (!use_gpu && is_ref && macs > (double)o->cpu_ref_limit) continue;
-        map[ncell] = c;
-        cell[ncell++] = cands[c];
-      }
-      /* CPU baseline: oneDNN times itself (no per-call hook to join the rounds), so it runs
-       * just before and just after the candidates and the better median counts: noise from a
-       * shared machine then errs in the baseline's favour, never in ours. */
-      dnnl_times dt = {{-1.0, -1.0}, {-1.0, -1.0}, {"", ""}, {-1, -1}};
-      bench_dnnl_cell *dnnl_cell = NULL; /* operands and oracle for both of its timings */
-      if (!use_gpu && plan.dnnl &&
-          bench_dnnl_cell_create(&dnnl_cell, m, sh->n, sh->k, mo.check_rows, dt.why[0],
-                                 sizeof dt.why[0]) != 0)
-        snprintf(dt.why[1], sizeof dt.why[1], "%s", dt.why[0]);
-      if (dnnl_cell) {
-        dt.rc[0] = bench_dnnl_time(dnnl_cell, threads, o->replays, &dt.us[0], &dt.worst[0],
-                                   dt.why[0], sizeof dt.why[0]);
-        settle_after_dnnl();
-      }
-      /* the candidates over the baseline's own copies where it reads bf16: one rotation and
-       * one oracle for the cell */
-      bf16fp32__host_operands shared;
-      bf16fp32__measure_opts cell_mo = mo;
-      if (dnnl_cell && bench_dnnl_cell_operands(dnnl_cell, &shared) == 0) cell_mo.host = &shared;
-      st = ncell ? bf16fp32__measure(where, m, sh->n, sh->k, cell, ncell, &cell_mo) : BF16FP32_OK;
-      if (dnnl_cell) {
-        dt.rc[1] = bench_dnnl_time(dnnl_cell, threads, o->replays, &dt.us[1], &dt.worst[1],
-                                   dt.why[1], sizeof dt.why[1]);
-        settle_after_dnnl();
-      }
-      bench_dnnl_cell_free(dnnl_cell);
-      if (st == BF16FP32_CUDA_FATAL) {
-        errorf("%s M=%lld: %s: %s; stopping", sh->label, (long long)m, bf16fp32_status_name(st),
-               bf16fp32_last_error());
+      const int cell_rc = run_cell(&t, sh, m);
+      if (cell_rc < 0) {
         rc = 1;
         goto done;
       }
-
-      bench_row rows[BENCH_MAX_CANDS + 1];
-      int nrows = 0;
-      double base_us = -1.0;
-      /* Baseline row first. */
-      if (!use_gpu) {
-        int wrong;
-        base_us = dnnl_row(&rows[nrows++], &plan, &dt, &wrong);
-        if (wrong) rc = 1; /* as a wrong candidate does */
-      }
-      int cell_i = 0;
-      for (int c = 0; c < ncands; c++) {
-        bench_row *r = &rows[nrows++];
-        if (cell_i < ncell && map[cell_i] == c) {
-          row_from_candidate(r, &cell[cell_i]);
-          /* a wrong result or a failure fails the run; a decline is the backend's answer */
-          const bf16fp32_status cs = cell[cell_i].status;
-          if (cs != BF16FP32_OK && cs != BF16FP32_DECLINED) rc = 1;
-          cell_i++;
-        } else {
-          memset(r, 0, sizeof *r);
-          r->backend = cands[c].name;
-          r->us = -1.0;
-          r->worst_ratio = -1.0;
-          snprintf(r->status, sizeof r->status, "skipped (too slow: M*N*K > %lld)",
-                   (long long)o->cpu_ref_limit);
-        }
-        if (use_gpu && plan.cublas && c == 0 && r->us > 0) base_us = r->us;
-        if (strcmp(r->backend, "auto") == 0) {
-          const char *chosen = NULL;
-          if (bf16fp32_select(ctx, where, m, sh->n, sh->k, &chosen, NULL, 0) == BF16FP32_OK && chosen)
-            snprintf(r->note, sizeof r->note, "(-> %s)", chosen);
-        }
-      }
-      if (use_gpu && !plan.cublas) {
-        /* No baseline: a row that says so keeps the table's shape. */
-        memmove(rows + 1, rows, sizeof(bench_row) * (size_t)nrows);
-        memset(&rows[0], 0, sizeof rows[0]);
-        rows[0].backend = BENCH_BASELINE_NAME;
-        rows[0].us = rows[0].worst_ratio = -1.0;
-        snprintf(rows[0].status, sizeof rows[0].status, "missing: %s", plan.baseline_why);
-        nrows++;
-      }
-      if (st != BF16FP32_OK && st != BF16FP32_CUDA_FATAL) rc = 1;
-      if (row_count == 0) {
-        row_count = nrows;
-        for (int i = 0; i < nrows; i++) row_names[i] = rows[i].backend;
-      }
-      print_rows(csv, &plan, sh, m, rows, nrows, base_us, &sum, threads);
-      progress_step(&pr, cell_weight(where, m, sh->n, sh->k, ncands + 1, o->calls, o->replays,
-                                     mo.check_rows),
+      if (cell_rc) rc = 1;
+      progress_step(&pr, cell_weight(where, m, sh->n, sh->k, t.ncands + 1, o->calls, o->replays,
+                                     t.mo.check_rows),
                     sh->label, m);
     }
     printf("\n");
   }
 
-  print_summary(&plan, &sum, row_names, row_count, nshapes, m_count);
+  print_summary(&plan, &t.sum, t.row_names, t.row_count, nshapes, m_count);
 
 done:
-  if (csv && fclose(csv) != 0) {
+  if (t.csv && fclose(t.csv) != 0) {
     errorf("writing %s: %s", o->csv, strerror(errno));
     rc = 1;
   }
