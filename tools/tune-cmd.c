@@ -260,6 +260,71 @@ static void on_step_confirm(void *user, int64_t m, double new_us, double old_us,
   fflush(stdout);
 }
 
+/* Each weight shape of s once, in suite order, into pairs (N, K) and calls (a step adds up the
+ * calls of a shape). Returns the count. */
+static int weight_shapes(const suite *s, int64_t *pairs, int *calls) {
+  int count = 0;
+  for (int i = 0; i < s->count; i++) {
+    const suite_entry *e = &s->entries[i];
+    int seen = -1;
+    for (int j = 0; j < count && seen < 0; j++)
+      if (pairs[2 * j] == e->n && pairs[2 * j + 1] == e->k) seen = j;
+    if (seen >= 0) {
+      /* The library refuses a step of more than 2^20 calls; this only keeps the sum an int. */
+      calls[seen] = calls[seen] > (1 << 30) - e->calls ? 1 << 30 : calls[seen] + e->calls;
+      continue;
+    }
+    pairs[2 * count] = e->n;
+    pairs[2 * count + 1] = e->k;
+    calls[count] = e->calls;
+    count++;
+  }
+  return count;
+}
+
+/* How many tuning-file M buckets the M values fall in. */
+static int distinct_buckets(const int64_t *ms, int m_count) {
+  int buckets = 0;
+  for (int i = 0; i < m_count; i++) {
+    bool dup = false;
+    for (int j = 0; j < i && !dup; j++)
+      dup = bf16fp32__tune_bucket(ms[j]) == bf16fp32__tune_bucket(ms[i]);
+    buckets += !dup;
+  }
+  return buckets;
+}
+
+/* Who is measured (the device or CPU), with which backends, how much, and into which file. */
+static void print_header(bf16fp32_context *ctx, bf16fp32_location where, const tune_args *a,
+                         int pair_count, int buckets, const char *out) {
+  const bf16fp32__config *cfg = bf16fp32__context_config(ctx);
+  char desc[400], backends[400] = "";
+  if (where == BF16FP32_DEVICE) {
+    bf16fp32__gpu_identity g;
+    if (bf16fp32__gpu_identity_query(cfg->device, &g) == BF16FP32_OK)
+      bf16fp32__gpu_identity_describe(&g, desc, sizeof desc);
+    else
+      snprintf(desc, sizeof desc, "device %d", cfg->device);
+  } else {
+    bf16fp32__cpu_identity c;
+    bf16fp32__cpu_identity_query(cfg->cpu_threads, &c);
+    bf16fp32__cpu_identity_describe(&c, desc, sizeof desc);
+  }
+  for (int b = 0; b < bf16fp32_backend_count(); b++) {
+    bf16fp32_backend_info info;
+    if (bf16fp32_backend_info_get(ctx, b, &info) != BF16FP32_OK || info.where != where ||
+        !info.available)
+      continue;
+    size_t used = strlen(backends);
+    snprintf(backends + used, sizeof backends - used, "%s%s", used ? ", " : "", info.name);
+  }
+  printf("tuning %d weight shapes x %d M buckets on %s%s%s%s\nbackends: %s\nfile: %s\n",
+         pair_count, buckets, desc,
+         where == BF16FP32_DEVICE && cfg->use_pdl ? " under PDL (device-pdl entries)" : "",
+         a->step ? ", inside the decode step of " : "", a->step ? a->step : "",
+         backends[0] ? backends : "(none available)", out);
+}
+
 int tune_main(int argc, char **argv) {
   tune_args a;
   int rc = parse_args(argc, argv, &a);
@@ -292,24 +357,9 @@ int tune_main(int argc, char **argv) {
     fprintf(stderr, "bf16fp32 tune: %s has no M line: pass --m\n", a.suite_path);
     return 2;
   }
-  /* Each weight shape once, in suite order; a step adds up the calls of a shape. */
   int64_t pairs[2 * SUITE_MAX_ENTRIES];
   int calls[SUITE_MAX_ENTRIES];
-  int pair_count = 0;
-  for (int i = 0; i < s.count; i++) {
-    int seen = -1;
-    for (int j = 0; j < pair_count && seen < 0; j++)
-      if (pairs[2 * j] == s.entries[i].n && pairs[2 * j + 1] == s.entries[i].k) seen = j;
-    if (seen >= 0) {
-      /* The library refuses a step of more than 2^20 calls; this only keeps the sum an int. */
-      calls[seen] = calls[seen] > (1 << 30) - s.entries[i].calls ? 1 << 30 : calls[seen] + s.entries[i].calls;
-      continue;
-    }
-    pairs[2 * pair_count] = s.entries[i].n;
-    pairs[2 * pair_count + 1] = s.entries[i].k;
-    calls[pair_count] = s.entries[i].calls;
-    pair_count++;
-  }
+  const int pair_count = weight_shapes(&s, pairs, calls);
 
   bf16fp32_options opt;
   bf16fp32_options_init(&opt);
@@ -345,36 +395,8 @@ int tune_main(int argc, char **argv) {
     return rc;
   }
 
-  /* Who is measured, with which backends. */
-  char desc[400], backends[400] = "";
-  if (where == BF16FP32_DEVICE) {
-    bf16fp32__gpu_identity g;
-    if (bf16fp32__gpu_identity_query(cfg->device, &g) == BF16FP32_OK)
-      bf16fp32__gpu_identity_describe(&g, desc, sizeof desc);
-    else
-      snprintf(desc, sizeof desc, "device %d", cfg->device);
-  } else {
-    bf16fp32__cpu_identity c;
-    bf16fp32__cpu_identity_query(cfg->cpu_threads, &c);
-    bf16fp32__cpu_identity_describe(&c, desc, sizeof desc);
-  }
-  for (int b = 0; b < bf16fp32_backend_count(); b++) {
-    bf16fp32_backend_info info;
-    if (bf16fp32_backend_info_get(ctx, b, &info) != BF16FP32_OK || info.where != where || !info.available)
-      continue;
-    size_t used = strlen(backends);
-    snprintf(backends + used, sizeof backends - used, "%s%s", used ? ", " : "", info.name);
-  }
-  int buckets = 0;
-  for (int i = 0; i < m_count; i++) {
-    bool dup = false;
-    for (int j = 0; j < i && !dup; j++) dup = bf16fp32__tune_bucket(ms[j]) == bf16fp32__tune_bucket(ms[i]);
-    buckets += !dup;
-  }
-  printf("tuning %d weight shapes x %d M buckets on %s%s%s%s\nbackends: %s\nfile: %s\n", pair_count,
-         buckets, desc, where == BF16FP32_DEVICE && cfg->use_pdl ? " under PDL (device-pdl entries)" : "",
-         a.step ? ", inside the decode step of " : "", a.step ? a.step : "",
-         backends[0] ? backends : "(none available)", out);
+  const int buckets = distinct_buckets(ms, m_count);
+  print_header(ctx, where, &a, pair_count, buckets, out);
   if (a.step)
     printf("times: us per call in the step (the step with it less the step without that GEMM,"
            " over its calls)\n");
