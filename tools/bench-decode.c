@@ -157,6 +157,110 @@ static bf16fp32_status variant_check(void *user, void *stream) {
   return st;
 }
 
+/* The table's preamble: the model's GEMMs, how a step is timed and checked, the columns. */
+static void print_header(const decode_state *d) {
+  const bench_decode_args *a = d->a;
+  const int ne = d->s->count;
+  printf("# bf16fp32 bench --decode-step %s: %d GEMMs per step, each layer with its own weight"
+         " (%.0f MB of bf16 weights in all)\n", a->model, d->step.call_count, d->step.weight_bytes / 1e6);
+  printf("#");
+  for (int e = 0; e < ne; e++)
+    printf(" %s %lldx%lld x%d%s", d->s->entries[e].name, (long long)d->s->entries[e].n,
+           (long long)d->s->entries[e].k, d->s->entries[e].calls, e + 1 < ne ? "," : "\n");
+  printf("# one CUDA graph per step and variant (calls in layer order), %d warm-up replays,"
+         " median of %d interleaved replays (each after an untimed one of itself); every GEMM's"
+         " first and last call checked against the fp64 oracle (%d sampled rows, whole output for unwritten elements)\n",
+         a->warmup, a->replays, a->check_rows);
+  printf("# auto = the library through bf16fp32_linear (prewarmed on the capture stream);"
+         " %s = direct cublasGemmEx as MEASURING.md; lib-cublas = the library's cublas backend"
+         " alone; speed-up = %s / auto (> 1: auto faster); floor = sum of F over the step\n\n",
+         BENCH_BASELINE_NAME, BENCH_BASELINE_NAME);
+  if (d->step.filler)
+    printf("# before every GEMM a filler kernel reads its own %d KB (cold)%s; fillers us = the"
+           " fillers alone; the other columns include them\n", a->filler_kb,
+           !d->pdl ? "" : a->filler_trigger == BF16FP32_FILLER_END ? ", launched with PDL: it waits at entry, triggers after its reads"
+           : a->filler_trigger == BF16FP32_FILLER_ENTRY ? ", launched with PDL: it waits at entry, triggers right after"
+           : ", launched plainly");
+  printf("%6s %14s %18s %14s %10s %12s%s\n", "batch", "auto us/step", "cublas-baseline us", "lib-cublas us",
+         "speed-up", "floor us", d->step.filler ? "   fillers us" : "");
+}
+
+/* Times one batch's step in every variant, prints its row and what auto chose. Returns 0, 1
+ * (a variant failed or was wrong) or -1 (the device is lost: stop). */
+static int run_batch(decode_state *d, int64_t m, void *stream) {
+  const bench_decode_args *a = d->a;
+  const int ne = d->s->count;
+  const bool fillers = d->step.filler != NULL;
+  int rc = 0;
+  const double floor_us = bf16fp32__step_floor_us(&d->step);
+  decode_variant var[DECODE_VARIANTS];
+  bf16fp32__graph_job jobs[DECODE_VARIANTS];
+  int job_of[DECODE_VARIANTS];
+  int njobs = 0;
+  for (int k = 0; k < DECODE_VARIANTS; k++) {
+    memset(&var[k], 0, sizeof var[k]);
+    var[k].d = d;
+    var[k].kind = k;
+    job_of[k] = -1;
+    if (k == V_BASELINE && !d->baseline) continue;
+    if (k == V_LIB_CUBLAS && d->cublas_index < 0) continue;
+    if (k == V_FILLERS && !fillers) continue;
+    memset(&jobs[njobs], 0, sizeof jobs[njobs]);
+    jobs[njobs] = (bf16fp32__graph_job){
+        .prepare = variant_prepare,
+        .record = variant_record,
+        .arm = variant_arm,
+        .check = variant_check,
+        .user = &var[k],
+        .min_nodes = bf16fp32__step_min_nodes(&d->step, k != V_FILLERS, -1)};
+    job_of[k] = njobs++;
+  }
+  const bf16fp32_status st = bf16fp32__time_graphs_on(jobs, njobs, a->warmup, a->replays, stream);
+  double us[DECODE_VARIANTS];
+  char cell[DECODE_VARIANTS][32];
+  for (int k = 0; k < DECODE_VARIANTS; k++) {
+    us[k] = -1.0;
+    snprintf(cell[k], sizeof cell[k], "-");
+    int j = job_of[k];
+    if (j < 0) continue;
+    if (jobs[j].status == BF16FP32_OK && jobs[j].median_ms > 0) {
+      us[k] = jobs[j].median_ms * 1e3;
+      snprintf(cell[k], sizeof cell[k], "%.1f", us[k]);
+    } else {
+      snprintf(cell[k], sizeof cell[k], "%s", var[k].wrong ? "WRONG" : "failed");
+      rc = 1;
+    }
+  }
+  char speedup[32] = "-";
+  if (us[V_AUTO] > 0 && us[V_BASELINE] > 0)
+    snprintf(speedup, sizeof speedup, "%.2fx", us[V_BASELINE] / us[V_AUTO]);
+  printf("%6lld %14s %18s %14s %10s %12.1f", (long long)m, cell[V_AUTO], cell[V_BASELINE],
+         cell[V_LIB_CUBLAS], speedup, floor_us);
+  if (fillers) printf(" %13s", cell[V_FILLERS]);
+  printf("\n");
+  for (int k = 0; k < DECODE_VARIANTS; k++)
+    if (job_of[k] >= 0 && jobs[job_of[k]].status != BF16FP32_OK)
+      printf("#   %s at batch %lld: %s\n", variant_name[k], (long long)m,
+             var[k].detail[0]            ? var[k].detail
+             : jobs[job_of[k]].detail[0] ? jobs[job_of[k]].detail
+                                         : bf16fp32_status_name(jobs[job_of[k]].status));
+  printf("#   auto chose:");
+  for (int e = 0; e < ne; e++) {
+    const char *chosen = NULL;
+    const suite_entry *en = &d->s->entries[e];
+    if (bf16fp32_select(d->ctx, BF16FP32_DEVICE, m, en->n, en->k, &chosen, NULL, 0) != BF16FP32_OK)
+      chosen = "?";
+    printf(" %s=%s", en->name, chosen ? chosen : "?");
+  }
+  printf("\n");
+  fflush(stdout);
+  if (st == BF16FP32_CUDA_FATAL) {
+    fprintf(stderr, "bf16fp32 bench: %s; stopping\n", bf16fp32_last_error());
+    return -1;
+  }
+  return rc;
+}
+
 int bench_decode(const bench_decode_args *a) {
   int rc = 1;
   decode_state d;
@@ -205,29 +309,7 @@ int bench_decode(const bench_decode_args *a) {
     goto done;
   }
 
-  printf("# bf16fp32 bench --decode-step %s: %d GEMMs per step, each layer with its own weight"
-         " (%.0f MB of bf16 weights in all)\n", a->model, d.step.call_count, d.step.weight_bytes / 1e6);
-  printf("#");
-  for (int e = 0; e < ne; e++)
-    printf(" %s %lldx%lld x%d%s", d.s->entries[e].name, (long long)d.s->entries[e].n,
-           (long long)d.s->entries[e].k, d.s->entries[e].calls, e + 1 < ne ? "," : "\n");
-  printf("# one CUDA graph per step and variant (calls in layer order), %d warm-up replays,"
-         " median of %d interleaved replays (each after an untimed one of itself); every GEMM's"
-         " first and last call checked against the fp64 oracle (%d sampled rows, whole output for unwritten elements)\n",
-         a->warmup, a->replays, a->check_rows);
-  printf("# auto = the library through bf16fp32_linear (prewarmed on the capture stream);"
-         " %s = direct cublasGemmEx as MEASURING.md; lib-cublas = the library's cublas backend"
-         " alone; speed-up = %s / auto (> 1: auto faster); floor = sum of F over the step\n\n",
-         BENCH_BASELINE_NAME, BENCH_BASELINE_NAME);
-  const bool fillers = d.step.filler != NULL;
-  if (fillers)
-    printf("# before every GEMM a filler kernel reads its own %d KB (cold)%s; fillers us = the"
-           " fillers alone; the other columns include them\n", a->filler_kb,
-           !d.pdl ? "" : a->filler_trigger == BF16FP32_FILLER_END ? ", launched with PDL: it waits at entry, triggers after its reads"
-           : a->filler_trigger == BF16FP32_FILLER_ENTRY ? ", launched with PDL: it waits at entry, triggers right after"
-           : ", launched plainly");
-  printf("%6s %14s %18s %14s %10s %12s%s\n", "batch", "auto us/step", "cublas-baseline us", "lib-cublas us",
-         "speed-up", "floor us", fillers ? "   fillers us" : "");
+  print_header(&d);
 
   /* One stream for every batch, as the one-shape bench has: graphs captured and replayed on a
    * fresh stream per batch ran cuBLAS's calls 0.7-0.8 us slower and smallm's 0.2 us slower from
@@ -246,73 +328,12 @@ int bench_decode(const bench_decode_args *a) {
       rc = 1;
       goto done;
     }
-    const double floor_us = bf16fp32__step_floor_us(&d.step);
-    decode_variant var[DECODE_VARIANTS];
-    bf16fp32__graph_job jobs[DECODE_VARIANTS];
-    int job_of[DECODE_VARIANTS];
-    int njobs = 0;
-    for (int k = 0; k < DECODE_VARIANTS; k++) {
-      memset(&var[k], 0, sizeof var[k]);
-      var[k].d = &d;
-      var[k].kind = k;
-      job_of[k] = -1;
-      if (k == V_BASELINE && !d.baseline) continue;
-      if (k == V_LIB_CUBLAS && d.cublas_index < 0) continue;
-      if (k == V_FILLERS && !fillers) continue;
-      memset(&jobs[njobs], 0, sizeof jobs[njobs]);
-      jobs[njobs] = (bf16fp32__graph_job){
-          .prepare = variant_prepare,
-          .record = variant_record,
-          .arm = variant_arm,
-          .check = variant_check,
-          .user = &var[k],
-          .min_nodes = bf16fp32__step_min_nodes(&d.step, k != V_FILLERS, -1)};
-      job_of[k] = njobs++;
-    }
-    st = bf16fp32__time_graphs_on(jobs, njobs, a->warmup, a->replays, stream);
-    double us[DECODE_VARIANTS];
-    char cell[DECODE_VARIANTS][32];
-    for (int k = 0; k < DECODE_VARIANTS; k++) {
-      us[k] = -1.0;
-      snprintf(cell[k], sizeof cell[k], "-");
-      int j = job_of[k];
-      if (j < 0) continue;
-      if (jobs[j].status == BF16FP32_OK && jobs[j].median_ms > 0) {
-        us[k] = jobs[j].median_ms * 1e3;
-        snprintf(cell[k], sizeof cell[k], "%.1f", us[k]);
-      } else {
-        snprintf(cell[k], sizeof cell[k], "%s", var[k].wrong ? "WRONG" : "failed");
-        rc = 1;
-      }
-    }
-    char speedup[32] = "-";
-    if (us[V_AUTO] > 0 && us[V_BASELINE] > 0)
-      snprintf(speedup, sizeof speedup, "%.2fx", us[V_BASELINE] / us[V_AUTO]);
-    printf("%6lld %14s %18s %14s %10s %12.1f", (long long)m, cell[V_AUTO], cell[V_BASELINE],
-           cell[V_LIB_CUBLAS], speedup, floor_us);
-    if (fillers) printf(" %13s", cell[V_FILLERS]);
-    printf("\n");
-    for (int k = 0; k < DECODE_VARIANTS; k++)
-      if (job_of[k] >= 0 && jobs[job_of[k]].status != BF16FP32_OK)
-        printf("#   %s at batch %lld: %s\n", variant_name[k], (long long)m,
-               var[k].detail[0]            ? var[k].detail
-               : jobs[job_of[k]].detail[0] ? jobs[job_of[k]].detail
-                                           : bf16fp32_status_name(jobs[job_of[k]].status));
-    printf("#   auto chose:");
-    for (int e = 0; e < ne; e++) {
-      const char *chosen = NULL;
-      const suite_entry *en = &d.s->entries[e];
-      if (bf16fp32_select(d.ctx, BF16FP32_DEVICE, m, en->n, en->k, &chosen, NULL, 0) != BF16FP32_OK)
-        chosen = "?";
-      printf(" %s=%s", en->name, chosen ? chosen : "?");
-    }
-    printf("\n");
-    fflush(stdout);
-    if (st == BF16FP32_CUDA_FATAL) {
-      fprintf(stderr, "bf16fp32 bench: %s; stopping\n", bf16fp32_last_error());
+    const int batch_rc = run_batch(&d, m, stream);
+    if (batch_rc < 0) {
       rc = 1;
       goto done;
     }
+    if (batch_rc) rc = 1;
   }
 
 done:
