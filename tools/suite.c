@@ -57,6 +57,81 @@ static int tokenize(char *line, char **tok, int cap) {
   return n;
 }
 
+/* The "M m1 m2 ..." line's values (tok[1..nt-1]) into out. Returns 0, or -1 with err set. */
+static int parse_m_line(suite *out, char **tok, int nt, const char *path, int lineno, char *err,
+                        size_t errlen) {
+  if (nt == 1) {
+    set_err(err, errlen, "%s:%d: \"M\" line without values", path, lineno);
+    return -1;
+  }
+  if (nt > SUITE_MAX_M + 1) {
+    set_err(err, errlen, "%s:%d: more than %d M values", path, lineno, SUITE_MAX_M);
+    return -1;
+  }
+  for (int i = 1; i < nt; i++) {
+    if (parse_int(tok[i], 1, &out->m[out->m_count]) != 0) {
+      set_err(err, errlen, "%s:%d: M value \"%s\" is not an integer in [1, 2^31)", path, lineno,
+              tok[i]);
+      return -1;
+    }
+    out->m_count++;
+  }
+  return 0;
+}
+
+/* A "name N K calls" line (nt tokens) appended to out. Returns 0, or -1 with err set. */
+static int parse_entry(suite *out, char **tok, int nt, const char *path, int lineno, char *err,
+                       size_t errlen) {
+  if (nt != 4) {
+    set_err(err, errlen,
+            "%s:%d: expected \"name N K calls\" or \"M m1 m2 ...\", got %d field%s", path,
+            lineno, nt > SUITE_MAX_M + 1 ? SUITE_MAX_M + 1 : nt, nt == 1 ? "" : "s");
+    return -1;
+  }
+  if (strlen(tok[0]) >= SUITE_NAME_LEN) {
+    set_err(err, errlen, "%s:%d: name \"%s\" longer than %d characters", path, lineno, tok[0],
+            SUITE_NAME_LEN - 1);
+    return -1;
+  }
+  if (isdigit((unsigned char)tok[0][0])) {
+    set_err(err, errlen, "%s:%d: the first field must be a name, got \"%s\"", path, lineno,
+            tok[0]);
+    return -1;
+  }
+  if (out->count == SUITE_MAX_ENTRIES) {
+    set_err(err, errlen, "%s:%d: more than %d entries", path, lineno, SUITE_MAX_ENTRIES);
+    return -1;
+  }
+  suite_entry *e = &out->entries[out->count];
+  int64_t calls = 0;
+  const char *what = NULL;
+  const char *bad = NULL;
+  if (parse_int(tok[1], 1, &e->n) != 0) {
+    what = "N";
+    bad = tok[1];
+  } else if (parse_int(tok[2], 1, &e->k) != 0) {
+    what = "K";
+    bad = tok[2];
+  } else if (parse_int(tok[3], 0, &calls) != 0) {
+    what = "calls";
+    bad = tok[3];
+  }
+  if (what) {
+    set_err(err, errlen, "%s:%d: %s \"%s\" is not an integer in [%d, 2^31)", path, lineno, what,
+            bad, strcmp(what, "calls") == 0 ? 0 : 1);
+    return -1;
+  }
+  if (suite_find(out, tok[0]) >= 0) {
+    set_err(err, errlen, "%s:%d: entry \"%s\" appears twice", path, lineno, tok[0]);
+    return -1;
+  }
+  snprintf(e->name, sizeof e->name, "%s", tok[0]);
+  e->calls = (int)calls;
+  e->line = lineno;
+  out->count++;
+  return 0;
+}
+
 int suite_load(const char *path, suite *out, char *err, size_t errlen) {
   if (!path || !out) {
     set_err(err, errlen, "suite: no file given");
@@ -90,71 +165,10 @@ int suite_load(const char *path, suite *out, char *err, size_t errlen) {
         goto done;
       }
       seen_m = 1;
-      if (nt == 1) {
-        set_err(err, errlen, "%s:%d: \"M\" line without values", path, lineno);
-        goto done;
-      }
-      if (nt > SUITE_MAX_M + 1) {
-        set_err(err, errlen, "%s:%d: more than %d M values", path, lineno, SUITE_MAX_M);
-        goto done;
-      }
-      for (int i = 1; i < nt; i++) {
-        if (parse_int(tok[i], 1, &out->m[out->m_count]) != 0) {
-          set_err(err, errlen, "%s:%d: M value \"%s\" is not an integer in [1, 2^31)", path,
-                  lineno, tok[i]);
-          goto done;
-        }
-        out->m_count++;
-      }
-      continue;
-    }
-    if (nt != 4) {
-      set_err(err, errlen,
-              "%s:%d: expected \"name N K calls\" or \"M m1 m2 ...\", got %d field%s", path,
-              lineno, nt > SUITE_MAX_M + 1 ? SUITE_MAX_M + 1 : nt, nt == 1 ? "" : "s");
+      if (parse_m_line(out, tok, nt, path, lineno, err, errlen) != 0) goto done;
+    } else if (parse_entry(out, tok, nt, path, lineno, err, errlen) != 0) {
       goto done;
     }
-    if (strlen(tok[0]) >= SUITE_NAME_LEN) {
-      set_err(err, errlen, "%s:%d: name \"%s\" longer than %d characters", path, lineno,
-              tok[0], SUITE_NAME_LEN - 1);
-      goto done;
-    }
-    if (isdigit((unsigned char)tok[0][0])) {
-      set_err(err, errlen, "%s:%d: the first field must be a name, got \"%s\"", path, lineno,
-              tok[0]);
-      goto done;
-    }
-    if (out->count == SUITE_MAX_ENTRIES) {
-      set_err(err, errlen, "%s:%d: more than %d entries", path, lineno, SUITE_MAX_ENTRIES);
-      goto done;
-    }
-    suite_entry *e = &out->entries[out->count];
-    int64_t calls = 0;
-    const char *what = NULL;
-    const char *bad = NULL;
-    if (parse_int(tok[1], 1, &e->n) != 0) {
-      what = "N";
-      bad = tok[1];
-    } else if (parse_int(tok[2], 1, &e->k) != 0) {
-      what = "K";
-      bad = tok[2];
-    } else if (parse_int(tok[3], 0, &calls) != 0) {
-      what = "calls";
-      bad = tok[3];
-    }
-    if (what) {
-      set_err(err, errlen, "%s:%d: %s \"%s\" is not an integer in [%d, 2^31)", path, lineno,
-              what, bad, strcmp(what, "calls") == 0 ? 0 : 1);
-      goto done;
-    }
-    if (suite_find(out, tok[0]) >= 0) {
-      set_err(err, errlen, "%s:%d: entry \"%s\" appears twice", path, lineno, tok[0]);
-      goto done;
-    }
-    snprintf(e->name, sizeof e->name, "%s", tok[0]);
-    e->calls = (int)calls;
-    e->line = lineno;
-    out->count++;
   }
   if (ferror(f)) {
     set_err(err, errlen, "%s: read error: %s", path, strerror(errno));
