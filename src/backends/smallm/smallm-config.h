@@ -1,5 +1,7 @@
 /* smallm launch configuration: which rows, K slices, warps and batches a call uses.
- * Pure C (no CUDA calls), shared by the host glue, the kernel and the CPU unit test. */
+ * Pure C (no CUDA calls), shared by the host glue, the kernel and the CPU unit test.
+ * smallm-config.c defines the chooser and the kernel forms' switches (bf16fp32__smallm_use_*),
+ * smallm-prefer.c the measured tables (bf16fp32__smallm_prefer_*, bf16fp32__smallm_one_per_sm). */
 #ifndef BF16FP32_SMALLM_CONFIG_H
 #define BF16FP32_SMALLM_CONFIG_H
 
