@@ -634,6 +634,8 @@ static void test_stream(void) {
    * entries win under PDL); not 512 x 7168 (the pro decode step) */
   CHECK(stream_early(1, 1024, 4096, 1) == 1 && stream_early(2, 1024, 4096, 1) == 0);
   CHECK(stream_smem(1, 1024, 4096, 1) <= h200_half_sm());
+  /* its two blocks per SM: the partial sums after the rings, where they fit beside them */
+  CHECK(stream_over(1, 1024, 4096, 1) == 0);
   CHECK(stream_early(1, 512, 7168, 1) == 0 && stream_early(8, 512, 7168, 1) == 0);
   CHECK(stream_early(8, 512, 7168, 0) == 0);
   CHECK(stream_early(1, 256, 7168, 1) == 1 && stream_early(8, 256, 7168, 1) == 1);
