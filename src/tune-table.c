@@ -19,6 +19,20 @@ bool bf16fp32__tune_is_bucket(int64_t m) {
   return m >= 1 && bf16fp32__tune_bucket(m) == m;
 }
 
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+int bf16fp32__tune_buckets(const int64_t *ms, int count, int64_t *out) {
+  for (int i = 0; i < count; i++) out[i] = bf16fp32__tune_bucket(ms[i]);
+  qsort(out, (size_t)count, sizeof *out, cmp_i64);
+  int n = 0;
+  for (int i = 0; i < count; i++)
+    if (n == 0 || out[n - 1] != out[i]) out[n++] = out[i];
+  return n;
+}
+
 const char *bf16fp32__tune_where_name(const bf16fp32__tune_entry *e) {
   return e->where != BF16FP32_DEVICE ? "host" : e->pdl ? "device-pdl" : "device";
 }

@@ -58,6 +58,9 @@ int64_t bf16fp32__tune_bucket(int64_t m);
 /* True when m is a bucket's representative (its own bucket: 1..16, 24..64 in steps of 8, or a
  * power of two). */
 bool bf16fp32__tune_is_bucket(int64_t m);
+/* The buckets of ms[0..count), each once, ascending, into out (room for count). Returns how
+ * many. */
+int bf16fp32__tune_buckets(const int64_t *ms, int count, int64_t *out);
 /* An entry's location as the tuning file writes it: "host", "device" or "device-pdl". */
 const char *bf16fp32__tune_where_name(const bf16fp32__tune_entry *e);
 

@@ -128,11 +128,6 @@ static void merge_warning(void *user, int line, const char *msg) {
     bf16fp32__log(cfg, 1, "tune: %s", msg);
 }
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* A GEMM of a step: its weight shape and its place in the request. */
 typedef struct step_gemm {
   int64_t n, k;
@@ -346,11 +341,7 @@ bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_r
   /* The buckets of the requested M values, each once, ascending. */
   int64_t *buckets = malloc((size_t)r->m_count * sizeof *buckets);
   if (!buckets) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d M values", r->m_count);
-  for (int i = 0; i < r->m_count; i++) buckets[i] = bf16fp32__tune_bucket(r->ms[i]);
-  qsort(buckets, (size_t)r->m_count, sizeof *buckets, cmp_i64);
-  int nb = 0;
-  for (int i = 0; i < r->m_count; i++)
-    if (nb == 0 || buckets[nb - 1] != buckets[i]) buckets[nb++] = buckets[i];
+  const int nb = bf16fp32__tune_buckets(r->ms, r->m_count, buckets);
 
   /* Who measures: the header of what we merge. */
   if (r->where == BF16FP32_DEVICE) {

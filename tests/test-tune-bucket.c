@@ -32,6 +32,12 @@ static void test_bucket(void) {
   EXPECT(bf16fp32__tune_is_bucket(13) && bf16fp32__tune_is_bucket(24) && bf16fp32__tune_is_bucket(48) &&
              bf16fp32__tune_is_bucket(1024),
          "buckets");
+  /* a list's buckets: each once, ascending, whatever the order and repeats of its M values */
+  const int64_t ms[] = {100, 3, 20, 1, 24, 17, 3, 129, 65};
+  int64_t b[9];
+  const int nb = bf16fp32__tune_buckets(ms, 9, b);
+  EXPECT(nb == 5 && b[0] == 1 && b[1] == 3 && b[2] == 24 && b[3] == 128 && b[4] == 256,
+         "buckets of a list: %d", nb);
 }
 
 /* A call as the dispatcher sees it, packed operands. */

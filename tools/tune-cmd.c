@@ -282,18 +282,6 @@ static int weight_shapes(const suite *s, int64_t *pairs, int *calls) {
   return count;
 }
 
-/* How many tuning-file M buckets the M values fall in. */
-static int distinct_buckets(const int64_t *ms, int m_count) {
-  int buckets = 0;
-  for (int i = 0; i < m_count; i++) {
-    bool dup = false;
-    for (int j = 0; j < i && !dup; j++)
-      dup = bf16fp32__tune_bucket(ms[j]) == bf16fp32__tune_bucket(ms[i]);
-    buckets += !dup;
-  }
-  return buckets;
-}
-
 /* Who is measured (the device or CPU), with which backends, how much, and into which file. */
 static void print_header(bf16fp32_context *ctx, bf16fp32_location where, const tune_args *a,
                          int pair_count, int buckets, const char *out) {
@@ -395,7 +383,8 @@ int tune_main(int argc, char **argv) {
     return rc;
   }
 
-  const int buckets = distinct_buckets(ms, m_count);
+  int64_t bucket_ms[SUITE_MAX_M];
+  const int buckets = bf16fp32__tune_buckets(ms, m_count, bucket_ms);
   print_header(ctx, where, &a, pair_count, buckets, out);
   if (a.step)
     printf("times: us per call in the step (the step with it less the step without that GEMM,"
