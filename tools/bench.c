@@ -599,6 +599,14 @@ static void print_rows(FILE *csv, const bench_plan *p, const bench_shape *sh, in
   fflush(stdout);
 }
 
+/* A row of backend with no time and no check (its status still to write). */
+static void blank_row(bench_row *r, const char *backend) {
+  memset(r, 0, sizeof *r);
+  r->backend = backend;
+  r->us = -1.0;
+  r->worst_ratio = -1.0;
+}
+
 static void row_from_candidate(bench_row *r, const bf16fp32__candidate *c) {
   memset(r, 0, sizeof *r);
   r->backend = c->name;
@@ -652,10 +660,7 @@ typedef struct dnnl_times {
 /* The CPU baseline's row from oneDNN's two timings: the better median counts, and a wrong
  * answer in either run fails the row. Returns the baseline's time (< 0: none) and sets *wrong. */
 static double dnnl_row(bench_row *r, const bench_plan *plan, const dnnl_times *d, int *wrong) {
-  memset(r, 0, sizeof *r);
-  r->backend = BENCH_ONEDNN_NAME;
-  r->us = -1.0;
-  r->worst_ratio = -1.0;
+  blank_row(r, BENCH_ONEDNN_NAME);
   *wrong = 0;
   if (!plan->dnnl) {
     snprintf(r->status, sizeof r->status, "missing: %s", plan->baseline_why);
@@ -785,10 +790,7 @@ static int run_cell(table_run *t, const bench_shape *sh, int64_t m) {
       if (cs != BF16FP32_OK && cs != BF16FP32_DECLINED) rc = 1;
       cell_i++;
     } else {
-      memset(r, 0, sizeof *r);
-      r->backend = cands[c].name;
-      r->us = -1.0;
-      r->worst_ratio = -1.0;
+      blank_row(r, cands[c].name);
       snprintf(r->status, sizeof r->status, "skipped (too slow: M*N*K > %lld)",
                (long long)o->cpu_ref_limit);
     }
@@ -802,9 +804,7 @@ static int run_cell(table_run *t, const bench_shape *sh, int64_t m) {
   if (use_gpu && !plan->cublas) {
     /* No baseline: a row that says so keeps the table's shape. */
     memmove(rows + 1, rows, sizeof(bench_row) * (size_t)nrows);
-    memset(&rows[0], 0, sizeof rows[0]);
-    rows[0].backend = BENCH_BASELINE_NAME;
-    rows[0].us = rows[0].worst_ratio = -1.0;
+    blank_row(&rows[0], BENCH_BASELINE_NAME);
     snprintf(rows[0].status, sizeof rows[0].status, "missing: %s", plan->baseline_why);
     nrows++;
   }
