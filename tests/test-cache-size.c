@@ -1,13 +1,15 @@
 /* The last-level cache read from fake sysfs trees (two sockets, private caches only, a malformed
  * size, a CPU whose sharers are not listed, sharer lists longer than the line kept, no tree),
- * and the host rotation: twice the last-level cache, at least 256 MiB, at most an eighth of
+ * the reader of such files (a directory, a file over its limit), and the host rotation: twice the last-level cache, at least 256 MiB, at most an eighth of
  * memory above that; this machine's. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cache-size.h"
 #include "measure.h"
+#include "read-text.h"
 #include "support.h"
 #include "testing.h"
 
@@ -86,6 +88,20 @@ int main(void) {
   cache("bad", 0, 0, 3, "Unified", "lots", "0");
   EXPECT(llc("bad") == 0, "malformed size: %zu bytes", llc("bad"));
   EXPECT(llc("none") == 0, "no tree: %zu bytes", llc("none"));
+
+  /* the reader: a file whole up to its limit, nothing past it, nothing from a directory */
+  char path[1024];
+  snprintf(path, sizeof path, "%s/two/cpu0/cache/index0/size", tmp);
+  char *text = bf16fp32__read_text(path, 4);
+  EXPECT(text && strcmp(text, "48K\n") == 0, "a file at the limit: %s", text ? text : "NULL");
+  free(text);
+  text = bf16fp32__read_text(path, 3);
+  EXPECT(!text, "a file over the limit: %s", text ? text : "NULL");
+  free(text);
+  snprintf(path, sizeof path, "%s/two", tmp);
+  text = bf16fp32__read_text(path, 64);
+  EXPECT(!text, "a directory: \"%s\"", text ? text : "NULL");
+  free(text);
   sup_remove_tree(tmp);
 
   /* the rotation: twice the cache, at least 256 MiB, at most an eighth of memory above that */
