@@ -58,11 +58,16 @@ enum {
   CPU_MODEL = 1 << 0, CPU_FEATURES = 1 << 1, CPU_THREADS = 1 << 2, CPU_ALL = (1 << 3) - 1,
 };
 
+/* A binary file given by mistake would otherwise flood the log: after this many, the
+ * malformed lines are only counted. */
+#define MAX_LINE_WARNINGS 10
+
 typedef struct parser {
   bf16fp32__tune_file *f;
   bf16fp32__tune_warn_fn warn;
   void *user;
   int line;
+  int line_warnings; /* warnings about a line, said or counted */
   unsigned gpu_seen, cpu_seen;
 } parser;
 
@@ -72,6 +77,7 @@ static void warn(parser *p, const char *fmt, ...)
 #endif
     ;
 static void warn(parser *p, const char *fmt, ...) {
+  if (p->line > 0 && ++p->line_warnings > MAX_LINE_WARNINGS) return;
   char msg[256];
   va_list ap;
   va_start(ap, fmt);
@@ -295,7 +301,8 @@ static bf16fp32_status one_line(parser *p, char *s, size_t len) {
 bf16fp32_status bf16fp32__tune_file_parse(const char *text, size_t len, bf16fp32__tune_file *f,
                                           bf16fp32__tune_warn_fn warn_fn, void *user) {
   memset(f, 0, sizeof *f);
-  parser p = {f, warn_fn, user, 0, 0, 0};
+  parser p = {f, warn_fn, user, 0, 0, 0, 0};
+  f->bytes = len;
   char *buf = malloc(MAX_LINE + 1);
   if (!buf) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune file: line buffer");
   bf16fp32_status st = BF16FP32_OK;
@@ -320,6 +327,10 @@ bf16fp32_status bf16fp32__tune_file_parse(const char *text, size_t len, bf16fp32
     pos = nl ? end + 1 : len;
   }
   free(buf);
+  if (p.line_warnings > MAX_LINE_WARNINGS) {
+    p.line = 0;
+    warn(&p, "%d more malformed lines skipped", p.line_warnings - MAX_LINE_WARNINGS);
+  }
   f->header.has_gpu = p.gpu_seen == GPU_ALL;
   f->header.has_cpu = p.cpu_seen == CPU_ALL;
   if (p.gpu_seen && !f->header.has_gpu) {

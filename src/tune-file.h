@@ -15,7 +15,9 @@ typedef void (*bf16fp32__tune_warn_fn)(void *user, int line, const char *msg);
 typedef struct bf16fp32__tune_file {
   bf16fp32__tune_header header;
   bf16fp32__tune_table table; /* every well-formed data line, finished (a later duplicate wins) */
-  int skipped;                /* malformed lines (each was warned about) */
+  int skipped;                /* malformed lines (the first 10 warned about one by one, the rest
+                                 counted in one warning) */
+  size_t bytes;               /* the text's length */
 } bf16fp32__tune_file;
 
 /* Parses text (len bytes, may hold any bytes). A malformed line is skipped with a warning
@@ -50,7 +52,9 @@ void bf16fp32__tune_file_unlock(int fd);
  * replace equal keys) and writes the result atomically. `mine` says who measured them: its
  * has_gpu / has_cpu sections replace the file's; a file section for another identity, or a
  * file of another format or library version, is dropped (with a warning). Sections mine
- * does not have are kept as they are. */
+ * does not have are kept as they are. A symbolic link is followed: its target is locked and
+ * replaced. IO_ERROR, the file left as it was, where path holds text without a '# format'
+ * line (not a tune file), or where the merged table would not fit the size the reader takes. */
 bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune_header *mine,
                                           const bf16fp32__tune_entry *entries, int count,
                                           bf16fp32__tune_warn_fn warn, void *user);

@@ -163,6 +163,32 @@ cleanup:
   return st;
 }
 
+/* The file a path names in the end: each symbolic link replaced by its target (a relative one
+ * taken from the link's directory), so that a merge locks and replaces the file itself, not the
+ * link. A path that is missing or not a link is its own. */
+static bf16fp32_status follow_links(const char *path, char *out, size_t len) {
+  if (snprintf(out, len, "%s", path) >= (int)len)
+    return bf16fp32__fail(BF16FP32_IO_ERROR, "tune file path too long: %.64s...", path);
+  for (int hops = 0;; hops++) {
+    struct stat sb;
+    if (lstat(out, &sb) != 0 || !S_ISLNK(sb.st_mode)) return BF16FP32_OK;
+    if (hops == 40) return bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: %s", path, strerror(ELOOP));
+    char target[PATH_LEN];
+    ssize_t n = readlink(out, target, sizeof target);
+    if (n < 0 || (size_t)n >= sizeof target)
+      return bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: link %s: %s", path, out,
+                            n < 0 ? strerror(errno) : "target too long");
+    target[n] = '\0';
+    char *slash = strrchr(out, '/');
+    int dir_len = target[0] == '/' || !slash ? 0 : (int)(slash - out) + 1;
+    char next[PATH_LEN];
+    if (snprintf(next, sizeof next, "%.*s%s", dir_len, out, target) >= (int)sizeof next ||
+        strlen(next) >= len)
+      return bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: link target path too long", path);
+    snprintf(out, len, "%s", next);
+  }
+}
+
 bf16fp32_status bf16fp32__tune_file_lock(const char *path, int *fd) {
   char lock[PATH_LEN + 8];
   *fd = -1;
@@ -205,10 +231,11 @@ static void note(bf16fp32__tune_warn_fn warn, void *user, const char *fmt, ...) 
   warn(user, 0, msg);
 }
 
-bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune_header *mine,
+bf16fp32_status bf16fp32__tune_file_merge(const char *given, const bf16fp32__tune_header *mine,
                                           const bf16fp32__tune_entry *entries, int count,
                                           bf16fp32__tune_warn_fn warn, void *user) {
   bf16fp32_status st = BF16FP32_OK;
+  char path[PATH_LEN];
   bf16fp32__tune_file old;
   bf16fp32__tune_table merged = {0};
   bf16fp32__tune_header out = *mine;
@@ -225,6 +252,7 @@ bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune
   out.format = BF16FP32__TUNE_FORMAT;
   snprintf(out.library, sizeof out.library, "%s", BF16FP32_VERSION);
 
+  BF16FP32__TRY(follow_links(given, path, sizeof path));
   BF16FP32__TRY(bf16fp32__tune_file_lock(path, &lock));
   st = bf16fp32__tune_file_read(path, &old, &err, warn, user);
   if (st != BF16FP32_OK && err != ENOENT) goto cleanup;
@@ -232,9 +260,13 @@ bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune
   st = BF16FP32_OK;
   if (err == ENOENT) {
     memset(&old, 0, sizeof old);
+  } else if (old.bytes > 0 && old.header.format == 0) {
+    /* a file named by mistake (BF16FP32_TUNE_FILE, --out): not ours to replace */
+    st = bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: no '# format' line, so not a tune "
+                        "file: left as it was", path);
+    goto cleanup;
   } else if (!bf16fp32__tune_header_current(&old.header, why, sizeof why)) {
-    if (old.table.count)
-      note(warn, user, "%s: %s: its %d entries are replaced", path, why, old.table.count);
+    if (old.table.count) note(warn, user, "%s: its %d entries are replaced", why, old.table.count);
   } else {
     const bf16fp32__tune_header *h = &old.header;
     /* Per section: keep the file's entries when they were measured on the identity they
@@ -260,14 +292,14 @@ bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune
         bf16fp32__gpu_identity_describe(&h->gpu, desc, sizeof desc);
       else
         snprintf(desc, sizeof desc, "an incomplete GPU identity");
-      note(warn, user, "%s: %d device entries measured on %s are replaced", path, dropped_gpu, desc);
+      note(warn, user, "%d device entries measured on %s are replaced", dropped_gpu, desc);
     }
     if (dropped_cpu) {
       if (h->has_cpu)
         bf16fp32__cpu_identity_describe(&h->cpu, desc, sizeof desc);
       else
         snprintf(desc, sizeof desc, "an incomplete CPU identity");
-      note(warn, user, "%s: %d host entries measured on %s are replaced", path, dropped_cpu, desc);
+      note(warn, user, "%d host entries measured on %s are replaced", dropped_cpu, desc);
     }
   }
   /* Ours come last, so they replace the file's equal keys; those marked line -1 only fill keys
@@ -280,6 +312,12 @@ bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune
   }
   bf16fp32__tune_table_finish(&merged);
   BF16FP32__TRY(bf16fp32__tune_file_format(&out, merged.entries, merged.count, &text, &len));
+  if (len > MAX_FILE_BYTES) { /* what is written must read back */
+    st = bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: %d entries would take %zu bytes, more "
+                        "than the %u MiB a tune file may hold: left as it was", path,
+                        merged.count, len, MAX_FILE_BYTES >> 20);
+    goto cleanup;
+  }
   BF16FP32__TRY(bf16fp32__tune_file_write_atomic(path, text, len));
 cleanup:
   bf16fp32__tune_file_unlock(lock);

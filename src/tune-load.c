@@ -8,12 +8,9 @@
 
 #include "tune-file.h"
 
-#define MAX_LINE_WARNINGS 10 /* a binary file given by mistake would otherwise flood the log */
-
 typedef struct loader {
   const bf16fp32__config *cfg;
   const char *path;
-  int warnings;
   /* This machine, queried only when a section needs it. */
   int gpu_state, cpu_state; /* 0 not asked, 1 known, -1 unavailable */
   bf16fp32__gpu_identity gpu;
@@ -22,7 +19,6 @@ typedef struct loader {
 
 static void line_warning(void *user, int line, const char *msg) {
   loader *l = user;
-  if (line > 0 && ++l->warnings > MAX_LINE_WARNINGS) return;
   if (line > 0)
     bf16fp32__log(l->cfg, 1, "tune file %s, line %d: %s: line skipped", l->path, line, msg);
   else
@@ -97,9 +93,6 @@ static void load_file(loader *l, bf16fp32__tune_table *t) {
                     l->path, err ? strerror(err) : bf16fp32_last_error());
     return;
   }
-  if (l->warnings > MAX_LINE_WARNINGS)
-    bf16fp32__log(l->cfg, 1, "tune file %s: %d more malformed lines skipped", l->path,
-                  l->warnings - MAX_LINE_WARNINGS);
   snprintf(source, sizeof source, "tune file %s", l->path);
   if (!bf16fp32__tune_header_current(&f.header, why, sizeof why)) {
     bf16fp32__log(l->cfg, 1, "%s: %s: its %d entries are ignored", source, why, f.table.count);

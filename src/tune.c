@@ -125,7 +125,7 @@ static void merge_warning(void *user, int line, const char *msg) {
   if (line > 0)
     bf16fp32__log(cfg, 1, "tune: merging into %s, line %d: %s: line dropped", cfg->tune_file, line, msg);
   else
-    bf16fp32__log(cfg, 1, "tune: %s", msg);
+    bf16fp32__log(cfg, 1, "tune: merging into %s: %s", cfg->tune_file, msg);
 }
 
 /* A GEMM of a step: its weight shape and its place in the request. */

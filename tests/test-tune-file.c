@@ -232,9 +232,12 @@ static void test_malformed(void) {
   bf16fp32__tune_file f;
   bf16fp32__tune_file_parse(text, strlen(text), &f, collect_warning, &w);
   EXPECT(f.skipped == nbad, "skipped %d of %d", f.skipped, nbad);
-  EXPECT(w.count == nbad, "warnings %d", w.count);
-  for (int i = 0; i < nbad && i < w.count; i++)
+  /* The first 10 one by one, the other 5 in one warning of the whole file (line 0). */
+  EXPECT(nbad == 15 && w.count == 11, "warnings %d", w.count);
+  for (int i = 0; i < 10 && i < w.count; i++)
     EXPECT(w.line[i] == first_bad + i, "warning %d at line %d, want %d: %s", i, w.line[i], first_bad + i, w.text[i]);
+  EXPECT(w.count == 11 && w.line[10] == 0 && strstr(w.text[10], "5 more malformed lines skipped"),
+         "the rest counted: %s", w.count == 11 ? w.text[10] : "-");
   EXPECT(f.table.count == 7 && find(&f.table, BF16FP32_HOST, 0, 999, 4096, 1), "the rest is kept (%d)", f.table.count);
   EXPECT(f.header.gpu.sm_count == 132 && f.header.has_gpu, "a bad header value keeps the earlier one");
   bf16fp32__tune_file_clear(&f);
@@ -968,6 +971,82 @@ static int data_lines(const char *path) {
   return n;
 }
 
+/* Whether path is a symbolic link. */
+static bool is_link(const char *path) {
+  struct stat sb;
+  return lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode);
+}
+
+/* What a merge will not do: replace a file that is not a tune file, write a file the reader
+ * refuses, replace a symbolic link instead of its target, or say every malformed line of the
+ * file it reads. */
+static void test_merge_guards(void) {
+  bf16fp32__tune_header cpu_only = sample_header();
+  cpu_only.has_gpu = false;
+  bf16fp32__tune_entry one = sup_tune_entry(BF16FP32_HOST, 256, 4096, 1, "cpu-ref", 5, "", 0, 0);
+  char path[1200];
+  bf16fp32__tune_file f;
+  int err = 0;
+
+  /* Text without a format line: refused, kept byte for byte; an empty file is no such text. */
+  path_in_dir(path, sizeof path, "notes.txt");
+  static const char notes[] = "shopping list\n# eggs\n";
+  sup_write_text(path, notes);
+  bf16fp32_status st = bf16fp32__tune_file_merge(path, &cpu_only, &one, 1, NULL, NULL);
+  char *kept = sup_read_text(path);
+  EXPECT(st == BF16FP32_IO_ERROR && strstr(bf16fp32_last_error(), "not a tune file") && kept &&
+             strcmp(kept, notes) == 0,
+         "a file of notes: %s (%s)", bf16fp32_status_name(st), bf16fp32_last_error());
+  free(kept);
+  sup_write_text(path, "");
+  EXPECT(bf16fp32__tune_file_merge(path, &cpu_only, &one, 1, NULL, NULL) == BF16FP32_OK,
+         "an empty file: %s", bf16fp32_last_error());
+
+  /* More entries than the reader's 8 MiB take: refused, the file as it was. */
+  const int many = 130000; /* 75 bytes a line: 9.3 MiB */
+  bf16fp32__tune_entry *big = testing_alloc((size_t)many * sizeof *big);
+  for (int i = 0; i < many; i++)
+    big[i] = sup_tune_entry(BF16FP32_HOST, 100000000 + i, 100000000, 8192, "cpu-simd", 999999999.5,
+                            "cpu-ref", 999999999.5, 0);
+  st = bf16fp32__tune_file_merge(path, &cpu_only, big, many, NULL, NULL);
+  EXPECT(st == BF16FP32_IO_ERROR && strstr(bf16fp32_last_error(), "8 MiB"),
+         "over the reader's limit: %s (%s)", bf16fp32_status_name(st), bf16fp32_last_error());
+  EXPECT(bf16fp32__tune_file_read(path, &f, &err, NULL, NULL) == BF16FP32_OK && f.table.count == 1,
+         "the file as it was: %d entries", f.table.count);
+  bf16fp32__tune_file_clear(&f);
+  free(big);
+
+  /* Through a relative link to a file not there yet, then again: the link stays a link, the
+   * target holds both entries, and the lock is the target's. */
+  char shared[1200], link_dir[1200], link[1300], lock[1310];
+  path_in_dir(shared, sizeof shared, "shared/tune.tsv");
+  path_in_dir(link_dir, sizeof link_dir, "home");
+  snprintf(link, sizeof link, "%s/tune.tsv", link_dir);
+  CHECK(mkdir(link_dir, 0755) == 0 && symlink("../shared/tune.tsv", link) == 0);
+  bf16fp32__tune_entry two = sup_tune_entry(BF16FP32_HOST, 512, 4096, 1, "cpu-ref", 6, "", 0, 0);
+  EXPECT(bf16fp32__tune_file_merge(link, &cpu_only, &one, 1, NULL, NULL) == BF16FP32_OK &&
+             bf16fp32__tune_file_merge(link, &cpu_only, &two, 1, NULL, NULL) == BF16FP32_OK,
+         "merges through the link: %s", bf16fp32_last_error());
+  EXPECT(is_link(link), "the link is still a link");
+  EXPECT(bf16fp32__tune_file_read(shared, &f, &err, NULL, NULL) == BF16FP32_OK && f.table.count == 2,
+         "the target holds both: %d", f.table.count);
+  bf16fp32__tune_file_clear(&f);
+  snprintf(lock, sizeof lock, "%s.lock", link);
+  EXPECT(access(lock, F_OK) != 0, "no lock beside the link");
+
+  /* The file's malformed lines: ten said, the rest counted, with the merge going on. */
+  char *text = testing_alloc(4096);
+  snprintf(text, 4096, "# format\t1\n");
+  for (int i = 0; i < 25; i++) strcat(text, "host\tx\n");
+  sup_write_text(path, text);
+  free(text);
+  lines w = {0};
+  EXPECT(bf16fp32__tune_file_merge(path, &cpu_only, &one, 1, collect_warning, &w) == BF16FP32_OK &&
+             count_containing(&w, "expected 8 fields", NULL) == 10 &&
+             any_contains(&w, "15 more malformed lines skipped", NULL) && w.count == 11,
+         "25 malformed lines: %d warnings", w.count);
+}
+
 /* The has_gpu / has_cpu flags alone say which sections mine brings: a zeroed identity in the
  * section mine lacks keeps the file's; another CPU's host entries go with a note; merging the
  * same entries again writes each key once. */
@@ -1106,6 +1185,7 @@ int main(void) {
   test_default_path();
   test_merge();
   test_merge_sections();
+  test_merge_guards();
   test_write_over_directory();
   test_emit_c();
   sup_remove_tree(dir);

@@ -155,7 +155,7 @@ static void on_progress(void *user, int64_t n, int64_t k, int64_t m, const bf16f
 static void test_run_buckets(bf16fp32_context *ctx, const char *dir) {
   char out[600];
   snprintf(out, sizeof out, "%s/buckets.tsv", dir);
-  sup_write_text(out, "host\t1\t2\n");
+  sup_write_text(out, "host\t1\t2\n# format\t1\n"); /* a tune file with a malformed line 1 */
   const int64_t pairs[] = {32, 64}, ms[] = {30, 25, 1}; /* buckets 32, 32, 1 */
   progress_seen seen = {0};
   bf16fp32__tune_request r;
