@@ -14,6 +14,7 @@
 #include "tune-table.h"
 
 void bf16fp32_options_init(bf16fp32_options *opt) {
+  if (!opt) return; /* no status to give: nothing to fill */
   memset(opt, 0, sizeof *opt);
   opt->device = -1;
 }

@@ -226,6 +226,7 @@ static void test_other_entry_points(bf16fp32_context *ctx) {
   /* a negative capacity is a bad count, as the status says, not an empty list */
   EXPECT(bf16fp32_quarantine_list(ctx, NULL, -1, &count) == BF16FP32_BAD_SIZE, "cap -1");
   CHECK(bf16fp32_reset(NULL) == BF16FP32_NULL_POINTER);
+  bf16fp32_options_init(NULL); /* returns nothing: it must not crash */
   CHECK(bf16fp32_create(NULL, NULL) == BF16FP32_NULL_POINTER);
   bf16fp32_destroy(NULL); /* a no-op, like free(NULL) */
 }
