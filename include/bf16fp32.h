@@ -74,7 +74,7 @@ typedef struct bf16fp32_options {
   void *log_user;
 } bf16fp32_options;
 
-/* Fills the defaults. Environment variables (README) are read at create and reset and
+/* Fills the defaults (NULL: nothing is done). Environment variables (README) are read at create and reset and
  * override the options: BF16FP32_ALGO, BF16FP32_THREADS, BF16FP32_PDL, BF16FP32_LOG,
  * BF16FP32_WORKSPACE_MB, BF16FP32_TUNE_FILE, BF16FP32_TUNE_BUILTIN, BF16FP32_CPU_ISA. */
 void bf16fp32_options_init(bf16fp32_options *opt);
@@ -101,7 +101,10 @@ bf16fp32_status bf16fp32_linear(bf16fp32_context *ctx, bf16fp32_location where, 
 
 /* Does every piece of lazy work (handles, workspaces, plans, module load) for the weight
  * shape (n, k) with contiguous rows (ld = k, out ld = n) at each of the m values, on stream,
- * so that a later CUDA graph capture on any prewarmed stream creates and allocates nothing. */
+ * so that a later CUDA graph capture on any prewarmed stream creates and allocates nothing.
+ * A backend whose prewarm fails is quarantined for that shape and the next one prewarmed; an
+ * M for which no backend could be made ready fails the call (its status, the backend's detail
+ * in bf16fp32_last_error), after the other M values are prewarmed. */
 bf16fp32_status bf16fp32_prewarm(bf16fp32_context *ctx, bf16fp32_location where, int64_t n,
                                  int64_t k, const int64_t *ms, int count, void *stream);
 

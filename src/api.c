@@ -102,11 +102,18 @@ bf16fp32_status bf16fp32_prewarm(bf16fp32_context *ctx, bf16fp32_location where,
   if (st == BF16FP32_OK) {
     if (capturing)
       st = bf16fp32__fail(BF16FP32_NOT_PREWARMED, "prewarm called while the stream is capturing");
+    /* Past an M that cannot be made ready the others still are, unless the device is lost;
+     * the last failure is returned, with its detail in last_error. */
+    bf16fp32_status failed = BF16FP32_OK;
     for (int i = 0; i < count && st == BF16FP32_OK; i++) {
       if (ms[i] == 0 || n == 0 || k == 0) continue;
       bf16fp32__shape s = contiguous_shape(where, ms[i], n, k);
-      st = bf16fp32__prewarm_shape(ctx, &s, stream);
+      bf16fp32_status one = bf16fp32__prewarm_shape(ctx, &s, stream);
+      if (one == BF16FP32_OK) continue;
+      failed = one;
+      if (!bf16fp32__falls_back(one)) break;
     }
+    if (st == BF16FP32_OK) st = failed;
     leave(&sc);
   }
   pthread_rwlock_unlock(&ctx->lock);

@@ -133,7 +133,7 @@ static const char *variant_for(const bf16fp32__plan *p, int b) {
   return p->variant_of == b ? p->variant : NULL;
 }
 
-static bool falls_back(bf16fp32_status st) {
+bool bf16fp32__falls_back(bf16fp32_status st) {
   return st != BF16FP32_CUDA_FATAL && st != BF16FP32_CAPTURE_BROKEN;
 }
 
@@ -143,6 +143,7 @@ bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *
   int order[BF16FP32__MAX_BACKENDS + 1];
   int len = call_order(ctx, &call->shape, &p, order);
   bf16fp32_status last = BF16FP32_UNSUPPORTED;
+  char failure[320] = ""; /* the last failing backend's own detail, for the caller's */
   bf16fp32__call tuned = *call;
   for (int i = 0; i < len; i++) {
     int b = order[i];
@@ -158,8 +159,9 @@ bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *
       continue;
     }
     atomic_fetch_add(&slot->failures, 1);
-    if (!falls_back(st)) return st;
+    if (!bf16fp32__falls_back(st)) return st;
     bf16fp32__plan_quarantine(&ctx->plans, &call->shape, b, st);
+    snprintf(failure, sizeof failure, "; %s: %s", bf16fp32__registry[b].name, bf16fp32_last_error());
     bf16fp32__log(&ctx->cfg, 1, "%s failed on m=%lld n=%lld k=%lld (%s: %s); quarantined for this shape",
                   bf16fp32__registry[b].name, (long long)call->shape.m, (long long)call->shape.n,
                   (long long)call->shape.k, bf16fp32_status_name(st), bf16fp32_last_error());
@@ -170,9 +172,9 @@ bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *
                           "m=%lld n=%lld k=%lld met during graph capture: prewarm it on this stream "
                           "first; no capture-safe backend could run it",
                           (long long)call->shape.m, (long long)call->shape.n, (long long)call->shape.k);
-  return bf16fp32__fail(BF16FP32_UNSUPPORTED, "m=%lld n=%lld k=%lld: no backend could run it (last: %s)",
+  return bf16fp32__fail(BF16FP32_UNSUPPORTED, "m=%lld n=%lld k=%lld: no backend could run it (last: %s%s)",
                         (long long)call->shape.m, (long long)call->shape.n, (long long)call->shape.k,
-                        bf16fp32_status_name(last));
+                        bf16fp32_status_name(last), failure);
 }
 
 bf16fp32_status bf16fp32__explain(bf16fp32_context *ctx, const bf16fp32__shape *s, int *first,
@@ -249,6 +251,8 @@ bf16fp32_status bf16fp32__prewarm_shape(bf16fp32_context *ctx, const bf16fp32__s
   /* The first backend auto tries and one fallback, so that a fallback during capture is ready
    * too; further fallbacks (the fp32 path would allocate (M+N)K fp32 copies) stay cold. */
   int ready = 0;
+  bf16fp32_status failed = BF16FP32_OK;
+  char failure[320] = "";
   bf16fp32__plan p;
   memset(&p, 0, sizeof p);
   int order[BF16FP32__MAX_BACKENDS + 1];
@@ -259,12 +263,22 @@ bf16fp32_status bf16fp32__prewarm_shape(bf16fp32_context *ctx, const bf16fp32__s
         bf16fp32__registry[b].ops->prewarm(ctx->slot[b].state, s, variant_for(&p, b), stream);
     ready += st == BF16FP32_OK;
     if (st == BF16FP32_OK || st == BF16FP32_DECLINED) continue;
-    if (!falls_back(st)) return st;
+    atomic_fetch_add(&ctx->slot[b].failures, 1); /* a quarantine, as a call's failure is */
+    if (!bf16fp32__falls_back(st)) return st;
     bf16fp32__plan_quarantine(&ctx->plans, s, b, st);
-    bf16fp32__log(&ctx->cfg, 1, "prewarm of %s failed (%s); quarantined for this shape",
-                  bf16fp32__registry[b].name, bf16fp32_status_name(st));
+    failed = st;
+    snprintf(failure, sizeof failure, "%s: %s", bf16fp32__registry[b].name, bf16fp32_last_error());
+    bf16fp32__log(&ctx->cfg, 1, "prewarm of %s failed on m=%lld n=%lld k=%lld (%s); quarantined "
+                  "for this shape", bf16fp32__registry[b].name, (long long)s->m, (long long)s->n,
+                  (long long)s->k, failure);
   }
-  return BF16FP32_OK;
+  if (ready > 0) return BF16FP32_OK;
+  /* Nothing is ready: a call of this shape would fail, so the prewarm says so now. */
+  if (failed != BF16FP32_OK)
+    return bf16fp32__fail(failed, "prewarm of m=%lld n=%lld k=%lld: no backend could be made "
+                          "ready (%s)", (long long)s->m, (long long)s->n, (long long)s->k, failure);
+  return bf16fp32__fail(BF16FP32_UNSUPPORTED, "prewarm of m=%lld n=%lld k=%lld: no backend takes "
+                        "this shape", (long long)s->m, (long long)s->n, (long long)s->k);
 }
 
 void bf16fp32__forget_stream(bf16fp32_context *ctx, void *stream) {

@@ -14,9 +14,14 @@ bf16fp32_status bf16fp32__explain(bf16fp32_context *ctx, const bf16fp32__shape *
  * variant it would run ("" for its default); returns how many (0..2). */
 int bf16fp32__auto_order(bf16fp32_context *ctx, const bf16fp32__shape *s, int first[2],
                          char variant[2][BF16FP32__VARIANT_LEN]);
-/* Prewarms every backend auto may try for the shape (fallbacks included) on the stream. */
+/* Prewarms the first two backends auto would try for the shape on the stream (a backend whose
+ * prewarm fails is quarantined for the shape, and the next one tried). A failure's status
+ * where none could be made ready, UNSUPPORTED where none takes the shape. */
 bf16fp32_status bf16fp32__prewarm_shape(bf16fp32_context *ctx, const bf16fp32__shape *s,
                                         void *stream);
+/* Whether another backend may be tried after a failure with status st (not once the device is
+ * lost or a capture broken). */
+bool bf16fp32__falls_back(bf16fp32_status st);
 
 /* Runs exactly one backend (registry index) on a validated call: no fallback, no quarantine,
  * counted in its counters. Used by the benchmark and the tuner to time one backend. */

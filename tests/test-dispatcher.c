@@ -51,10 +51,12 @@ static bool fatal_supports(const void *state, const bf16fp32__shape *s) {
   (void)state;
   return s->where == BF16FP32_HOST && s->n == 99;
 }
+/* every prewarm fails (recoverably, as a workspace's allocation might) at m == 3, n == 21 */
 static bf16fp32_status fake_prewarm(void *state, const bf16fp32__shape *s, const char *variant,
                                     void *stream) {
   (void)variant; /* no variants */
-  (void)s, (void)stream;
+  (void)stream;
+  if (s->m == 3 && s->n == 21) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "fake: no workspace");
   atomic_fetch_add(&((fake_state *)state)->prewarms, 1);
   return BF16FP32_OK;
 }
@@ -73,14 +75,14 @@ static void compute(const bf16fp32__call *c) {
       c->out[i * s->ldo + j] = (float)bf16fp32__dot_f64(c->x + i * s->ldx, c->w + j * s->ldw, s->k, NULL);
 }
 
-/* flaky: fails (recoverably) on n == 13 only, after writing garbage, as a real failure might;
- * on n == 7 it needs a prewarm it did not get, as a backend met unprewarmed in a capture. */
+/* flaky: fails (recoverably) on n == 13 and 23 only, after writing garbage, as a real failure
+ * might; on n == 7 it needs a prewarm it did not get, as a backend met unprewarmed in a capture. */
 static bf16fp32_status flaky_run(void *state, const bf16fp32__call *c) {
   atomic_fetch_add(&((fake_state *)state)->runs, 1);
   if (c->shape.n == 7) return BF16FP32_NOT_PREWARMED;
-  if (c->shape.n == 13) {
+  if (c->shape.n == 13 || c->shape.n == 23) {
     c->out[0] = 12345.0f;
-    return bf16fp32__fail(BF16FP32_CUDA_ERROR, "flaky: planted failure on n=13");
+    return bf16fp32__fail(BF16FP32_CUDA_ERROR, "flaky: planted failure on n=%lld", (long long)c->shape.n);
   }
   compute(c);
   return BF16FP32_OK;
@@ -99,11 +101,11 @@ static bf16fp32_status fatal_run(void *state, const bf16fp32__call *c) {
   return BF16FP32_DECLINED;
 }
 /* plain_wrong set: plain's first element is off by one (the check command must see it).
- * plain declines n == 7 (so that no backend runs it). */
+ * plain declines n == 7 and 23 (so that no backend runs them, 23 with odd k). */
 static atomic_int plain_wrong;
 static bf16fp32_status plain_run(void *state, const bf16fp32__call *c) {
   atomic_fetch_add(&((fake_state *)state)->runs, 1);
-  if (c->shape.n == 7) return BF16FP32_DECLINED;
+  if (c->shape.n == 7 || c->shape.n == 23) return BF16FP32_DECLINED;
   compute(c);
   if (atomic_load(&plain_wrong)) c->out[0] += 1.0f;
   return BF16FP32_OK;
@@ -759,6 +761,45 @@ static void test_prewarm_two(void) {
   bf16fp32_destroy(ctx);
 }
 
+/* A call that no backend runs after one failed keeps that backend's own detail in last_error
+ * (flaky fails n = 23; picky declines odd k, plain n = 23). */
+static void test_failure_detail_kept(void) {
+  bf16fp32_context *ctx;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  CHECK(run_checked(ctx, 1, 23, 7) == BF16FP32_UNSUPPORTED);
+  EXPECT(strstr(bf16fp32_last_error(), "flaky: planted failure on n=23"), "last_error: %s",
+         bf16fp32_last_error());
+  bf16fp32_destroy(ctx);
+}
+
+/* A prewarm that readies no backend for an M fails with the backends' status and detail, after
+ * readying the other M values; the ones that failed are quarantined for that shape alone and
+ * counted as failures; reset clears it. */
+static void test_prewarm_failure(void) {
+  bf16fp32_context *ctx;
+  CHECK_OK(bf16fp32_create(&ctx, NULL));
+  const int64_t ms[] = {3, 5}; /* at m = 3 (n = 21, odd k) flaky and plain fail, picky declines */
+  const bf16fp32_status st = bf16fp32_prewarm(ctx, BF16FP32_HOST, 21, 9, ms, 2, NULL);
+  EXPECT(st == BF16FP32_OUT_OF_MEMORY && strstr(bf16fp32_last_error(), "m=3 n=21 k=9") &&
+             strstr(bf16fp32_last_error(), "fake: no workspace"),
+         "%s: %s", bf16fp32_status_name(st), bf16fp32_last_error());
+  EXPECT(prewarms_of(ctx, FLAKY) == 1 && prewarms_of(ctx, PLAIN) == 1, "m = 5 readied: %d %d",
+         prewarms_of(ctx, FLAKY), prewarms_of(ctx, PLAIN));
+  bf16fp32_backend_info info;
+  CHECK_OK(bf16fp32_backend_info_get(ctx, FLAKY, &info));
+  CHECK(info.failures == 1);
+  int count = -1;
+  CHECK_OK(bf16fp32_quarantine_list(ctx, NULL, 0, &count));
+  CHECK(count == 2);
+  CHECK(run_checked(ctx, 3, 21, 9) == BF16FP32_UNSUPPORTED);
+  CHECK_OK(run_checked(ctx, 5, 21, 9));
+  /* a shape no backend takes (n = 77) is no prewarm's success either */
+  EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, 77, 8, ms, 1, NULL) == BF16FP32_UNSUPPORTED, "n = 77");
+  CHECK_OK(bf16fp32_reset(ctx));
+  CHECK_OK(run_checked(ctx, 3, 21, 9));
+  bf16fp32_destroy(ctx);
+}
+
 /* The command-line tools on the fakes. `bf16fp32 check` runs every available backend (here
  * flaky, picky, plain; fatal declines) and auto on a suite: exit 0 when all are within the bound,
  * 1 when one is not. `select` exits 1 when a shape has no backend (it exited 0 after printing
@@ -821,6 +862,8 @@ int main(void) {
   test_fatal_is_returned();
   test_not_prewarmed_kept();
   test_prewarm_two();
+  test_prewarm_failure();
+  test_failure_detail_kept();
   test_unavailable_and_forcing();
   test_environment();
   test_option_copies();
