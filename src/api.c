@@ -44,7 +44,7 @@ bf16fp32_status bf16fp32_linear(bf16fp32_context *ctx, bf16fp32_location where, 
   bf16fp32__call call;
   memset(&call, 0, sizeof call);
   /* Under the lock from the start: a concurrent reset rewrites the context's device. */
-  pthread_rwlock_rdlock(&ctx->lock);
+  bf16fp32__context_read_lock(ctx);
   bf16fp32_status st = bf16fp32__validate(where, m, n, k, x, ldx, w, ldw, out, ldo,
                                           bf16fp32__context_device(ctx));
   const bool work = st == BF16FP32_OK && m > 0 && n > 0;
@@ -62,7 +62,7 @@ bf16fp32_status bf16fp32_linear(bf16fp32_context *ctx, bf16fp32_location where, 
     }
     leave(&sc);
   }
-  pthread_rwlock_unlock(&ctx->lock);
+  bf16fp32__context_read_unlock(ctx);
   return st;
 }
 
@@ -93,7 +93,7 @@ bf16fp32_status bf16fp32_prewarm(bf16fp32_context *ctx, bf16fp32_location where,
     if (ms[i] < 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "ms[%d]=%lld", i, (long long)ms[i]);
   call_scope sc;
   bool capturing = false;
-  pthread_rwlock_rdlock(&ctx->lock);
+  bf16fp32__context_read_lock(ctx);
   if (where == BF16FP32_DEVICE && bf16fp32__context_device(ctx) < 0)
     st = bf16fp32__fail(BF16FP32_NO_DEVICE,
                         "device prewarm but the context has no CUDA device in this process");
@@ -116,7 +116,7 @@ bf16fp32_status bf16fp32_prewarm(bf16fp32_context *ctx, bf16fp32_location where,
     if (st == BF16FP32_OK) st = failed;
     leave(&sc);
   }
-  pthread_rwlock_unlock(&ctx->lock);
+  bf16fp32__context_read_unlock(ctx);
   return st;
 }
 
@@ -128,12 +128,12 @@ bf16fp32_status bf16fp32_force_backend(bf16fp32_context *ctx, const char *name) 
     b = bf16fp32__registry_find(name);
     if (b < 0) return bf16fp32__fail(BF16FP32_UNKNOWN_BACKEND, "'%.64s' is not a backend", name);
   }
-  pthread_rwlock_rdlock(&ctx->lock); /* the slots are reset's to rewrite */
+  bf16fp32__context_read_lock(ctx); /* the slots are reset's to rewrite */
   if (b >= 0 && !ctx->slot[b].available)
     st = bf16fp32__fail(BF16FP32_BACKEND_UNAVAILABLE, "%s: %s", name, ctx->slot[b].why);
   else
     atomic_store(&ctx->forced, b); /* plans are built without it: none needs clearing */
-  pthread_rwlock_unlock(&ctx->lock);
+  bf16fp32__context_read_unlock(ctx);
   return st;
 }
 
@@ -148,13 +148,13 @@ bf16fp32_status bf16fp32_select(bf16fp32_context *ctx, bf16fp32_location where, 
     return bf16fp32__fail(BF16FP32_BAD_SIZE, "select needs m, n, k >= 1");
   int first = -1;
   bf16fp32__shape s = contiguous_shape(where, m, n, k);
-  pthread_rwlock_rdlock(&ctx->lock);
+  bf16fp32__context_read_lock(ctx);
   if (where == BF16FP32_DEVICE && bf16fp32__context_device(ctx) < 0)
     st = bf16fp32__fail(BF16FP32_NO_DEVICE,
                         "device select but the context has no CUDA device in this process");
   else
     st = bf16fp32__explain(ctx, &s, &first, why, why_len);
-  pthread_rwlock_unlock(&ctx->lock);
+  bf16fp32__context_read_unlock(ctx);
   if (st == BF16FP32_OK) *name = bf16fp32__registry[first].name;
   return st;
 }
@@ -167,12 +167,12 @@ bf16fp32_status bf16fp32_backend_info_get(bf16fp32_context *ctx, int index, bf16
   memset(info, 0, sizeof *info);
   info->name = bf16fp32__registry[index].name;
   info->where = bf16fp32__registry[index].where;
-  pthread_rwlock_rdlock(&ctx->lock); /* the slots are reset's to rewrite */
+  bf16fp32__context_read_lock(ctx); /* the slots are reset's to rewrite */
   info->available = slot->available;
   snprintf(info->reason, sizeof info->reason, "%s", slot->available ? "" : slot->why);
   info->calls = atomic_load(&slot->calls);
   info->failures = atomic_load(&slot->failures);
-  pthread_rwlock_unlock(&ctx->lock);
+  bf16fp32__context_read_unlock(ctx);
   return BF16FP32_OK;
 }
 
@@ -203,9 +203,9 @@ bf16fp32_status bf16fp32_quarantine_list(bf16fp32_context *ctx, bf16fp32_quarant
     return bf16fp32__fail(BF16FP32_NULL_POINTER, "ctx, count or list is NULL");
   if (cap < 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "cap=%d", cap);
   quarantine_walk q = {list, cap, 0};
-  pthread_rwlock_rdlock(&ctx->lock);
+  bf16fp32__context_read_lock(ctx);
   bf16fp32__plan_each_quarantined(&ctx->plans, collect, &q);
-  pthread_rwlock_unlock(&ctx->lock);
+  bf16fp32__context_read_unlock(ctx);
   *count = q.count;
   return BF16FP32_OK;
 }

@@ -143,6 +143,9 @@ bf16fp32_status bf16fp32_create(bf16fp32_context **out, const bf16fp32_options *
   if (pthread_rwlock_init(&ctx->lock, NULL) != 0)
     BF16FP32__TRY(bf16fp32__fail(BF16FP32_INTERNAL, "pthread_rwlock_init failed"));
   lock_ready = 1;
+  if (pthread_mutex_init(&ctx->reset_gate, NULL) != 0)
+    BF16FP32__TRY(bf16fp32__fail(BF16FP32_INTERNAL, "pthread_mutex_init failed"));
+  lock_ready = 2;
   BF16FP32__TRY(bf16fp32__plan_cache_init(&ctx->plans));
   int forced = -1;
   bf16fp32__config cfg;
@@ -154,6 +157,7 @@ cleanup:
   release_all(ctx);
   bf16fp32__plan_cache_destroy(&ctx->plans);
   if (lock_ready) pthread_rwlock_destroy(&ctx->lock);
+  if (lock_ready == 2) pthread_mutex_destroy(&ctx->reset_gate);
   free(ctx);
   return st;
 }
@@ -163,8 +167,19 @@ void bf16fp32_destroy(bf16fp32_context *ctx) {
   release_all(ctx);
   bf16fp32__plan_cache_destroy(&ctx->plans);
   pthread_rwlock_destroy(&ctx->lock);
+  pthread_mutex_destroy(&ctx->reset_gate);
   free(ctx);
 }
+
+void bf16fp32__context_read_lock(bf16fp32_context *ctx) {
+  if (atomic_load(&ctx->resetting)) { /* pass only once the reset is done */
+    pthread_mutex_lock(&ctx->reset_gate);
+    pthread_mutex_unlock(&ctx->reset_gate);
+  }
+  pthread_rwlock_rdlock(&ctx->lock);
+}
+
+void bf16fp32__context_read_unlock(bf16fp32_context *ctx) { pthread_rwlock_unlock(&ctx->lock); }
 
 bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx) {
   if (!ctx) return bf16fp32__fail(BF16FP32_NULL_POINTER, "ctx is NULL");
@@ -173,9 +188,13 @@ bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx) {
   bf16fp32__config cfg;
   bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, in_creator(ctx));
   if (st != BF16FP32_OK) return st;
+  pthread_mutex_lock(&ctx->reset_gate); /* one reset at a time; calls arriving now wait */
+  atomic_store(&ctx->resetting, 1);
   pthread_rwlock_wrlock(&ctx->lock);
   release_all(ctx);
   build(ctx, &cfg, forced);
   pthread_rwlock_unlock(&ctx->lock);
+  atomic_store(&ctx->resetting, 0);
+  pthread_mutex_unlock(&ctx->reset_gate);
   return BF16FP32_OK;
 }

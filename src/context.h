@@ -1,5 +1,6 @@
 /* The context: configuration, each backend's state and counters, the plan cache, the tuned
- * table. Calls hold the lock shared; reset holds it exclusively. */
+ * table. Calls hold the lock shared (bf16fp32__context_read_lock); reset holds it exclusively,
+ * and calls that arrive while it waits for the lock wait behind it. */
 #ifndef BF16FP32_CONTEXT_H
 #define BF16FP32_CONTEXT_H
 
@@ -28,6 +29,8 @@ struct bf16fp32_context {
   char family[16];             /* rule family: "sm_90", "cuda" (other GPUs) or "cpu" */
   int sm_count;                /* the device's SMs (0 without one): some rules hold at one count */
   pthread_rwlock_t lock;
+  pthread_mutex_t reset_gate;  /* held by a reset from before it asks for the lock to its end */
+  atomic_int resetting;        /* 1 while a reset holds the gate: new calls wait at it */
   atomic_int forced;           /* registry index of the forced backend, -1 for auto */
   bf16fp32__backend_slot slot[BF16FP32__MAX_BACKENDS];
   bf16fp32__plan_cache plans;
@@ -39,6 +42,13 @@ struct bf16fp32_context {
  * `with_device` (in a fork's child) CUDA is not asked and cfg->device is -1. */
 bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__config *cfg,
                                          int *forced, int with_device);
+
+/* context.c: a call's shared hold of the lock, taken behind a reset that waits for it. The
+ * lock alone (glibc's default) lets new readers pass a waiting writer, so that threads calling
+ * without a pause held a reset off for as long as they called. A thread must not take it twice
+ * (a reset between would wait for the first hold, and the second for the reset). */
+void bf16fp32__context_read_lock(bf16fp32_context *ctx);
+void bf16fp32__context_read_unlock(bf16fp32_context *ctx);
 
 /* context.c: the CUDA device this process may use through the context, or -1. CUDA's state does
  * not carry into a fork's child: there the context acts as one made without a device. */

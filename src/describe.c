@@ -24,7 +24,7 @@ bf16fp32_status bf16fp32_describe(bf16fp32_context *ctx, char *buf, size_t len) 
   char line[512];
   buf[0] = '\0';
   /* A concurrent reset frees the tuned table and rewrites the configuration and the slots. */
-  pthread_rwlock_rdlock(&ctx->lock);
+  bf16fp32__context_read_lock(ctx);
   append(buf, len, "bf16fp32 %s\n", BF16FP32_VERSION);
   if (ctx->cfg.device >= 0 && bf16fp32__context_device(ctx) < 0) {
     append(buf, len, "device %d: not usable in this process (the context was created before fork)\n",
@@ -63,7 +63,7 @@ bf16fp32_status bf16fp32_describe(bf16fp32_context *ctx, char *buf, size_t len) 
            bf16fp32__registry[b].where == BF16FP32_HOST ? "host" : "device",
            s->available ? "available" : "unavailable", s->why[0] ? ": " : "", s->why);
   }
-  pthread_rwlock_unlock(&ctx->lock);
+  bf16fp32__context_read_unlock(ctx);
   return BF16FP32_OK;
 }
 

@@ -326,10 +326,10 @@ bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_r
   /* A copy taken under the lock: a concurrent reset rewrites the context's, and the merge into
    * its tuning file comes after the lock is let go. */
   bf16fp32__config config;
-  pthread_rwlock_rdlock(&ctx->lock);
+  bf16fp32__context_read_lock(ctx);
   config = *bf16fp32__context_config(ctx);
   const int device = bf16fp32__context_device(ctx);
-  pthread_rwlock_unlock(&ctx->lock);
+  bf16fp32__context_read_unlock(ctx);
   const bf16fp32__config *cfg = &config;
   bf16fp32_status st = check_request(cfg, device, r);
   if (st != BF16FP32_OK) return st;
@@ -354,14 +354,14 @@ bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_r
 
   int prev = -1;
   bf16fp32_status measured;
-  pthread_rwlock_rdlock(&ctx->lock);
+  bf16fp32__context_read_lock(ctx);
   measured = r->where == BF16FP32_DEVICE ? bf16fp32__device_enter(cfg->device, &prev) : BF16FP32_OK;
   if (measured == BF16FP32_OK) {
     measured = r->calls ? bf16fp32__tune_measure_step(ctx, r, buckets, nb, &found)
                         : measure_all(ctx, r, buckets, nb, &found);
     if (r->where == BF16FP32_DEVICE) bf16fp32__device_leave(prev);
   }
-  pthread_rwlock_unlock(&ctx->lock);
+  bf16fp32__context_read_unlock(ctx);
 
   /* Whatever was measured is kept, even when the run stopped early. */
   if (found.count > 0) {

@@ -1,12 +1,14 @@
 /* One context used from many threads at once (host calls; tests/gpu-threads.c does device
  * calls): every result checked against the oracle, counters add up, while another thread
  * keeps asking select, backend info and the quarantine list; then again while one thread
- * resets the context (with a tuned table to free) between describe, force, select and tune. */
+ * resets the context (with a tuned table to free) between describe, force, select and tune;
+ * and a reset among threads that call without a pause ends (they once held it off). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "support.h"
 #include "testing.h"
@@ -118,6 +120,54 @@ static void with_reset(void) {
   sup_remove_tree(dir);
 }
 
+static atomic_int stop_calling, resets_done;
+
+static void *busy_caller(void *arg) {
+  (void)arg;
+  uint16_t x[16], w[8 * 16];
+  float out[8];
+  sup_fill_bf16(x, 16, 1);
+  sup_fill_bf16(w, 8 * 16, 2);
+  while (!atomic_load(&stop_calling))
+    if (bf16fp32_linear(ctx, BF16FP32_HOST, 1, 8, 16, x, 16, w, 16, out, 8, NULL) != BF16FP32_OK)
+      atomic_fetch_add(&bad_status, 1);
+  return NULL;
+}
+
+static void *three_resets(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 3; i++)
+    if (bf16fp32_reset(ctx) != BF16FP32_OK) atomic_fetch_add(&bad_status, 1);
+  atomic_store(&resets_done, 1);
+  return NULL;
+}
+
+/* Six threads call a tiny shape back to back (more than the cores here): three resets still end
+ * within 20 s. Calls that arrived while a reset waited for the lock went past it, and with four
+ * such threads on two cores a reset waited for more than 30 s. */
+static void reset_among_busy_callers(void) {
+  enum { CALLERS = 6 };
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.cpu_threads = 1;
+  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  if (!ctx) return;
+  atomic_store(&stop_calling, 0);
+  atomic_store(&resets_done, 0);
+  pthread_t callers[CALLERS], resetter_thread;
+  for (int i = 0; i < CALLERS; i++) pthread_create(&callers[i], NULL, busy_caller, NULL);
+  struct timespec pause = {0, 50 * 1000 * 1000};
+  nanosleep(&pause, NULL); /* the calls under way */
+  pthread_create(&resetter_thread, NULL, three_resets, NULL);
+  for (int waited = 0; waited < 400 && !atomic_load(&resets_done); waited++) nanosleep(&pause, NULL);
+  EXPECT(atomic_load(&resets_done), "three resets among %d busy callers: not done after 20 s", CALLERS);
+  atomic_store(&stop_calling, 1);
+  pthread_join(resetter_thread, NULL);
+  for (int i = 0; i < CALLERS; i++) pthread_join(callers[i], NULL);
+  CHECK(atomic_load(&bad_status) == 0);
+  bf16fp32_destroy(ctx);
+}
+
 int main(void) {
   CHECK_OK(bf16fp32_create(&ctx, NULL));
   if (!ctx) return testing_summary("test-threads");
@@ -136,5 +186,6 @@ int main(void) {
   CHECK(calls == THREADS * CALLS);
   bf16fp32_destroy(ctx);
   with_reset();
+  reset_among_busy_callers();
   return testing_summary("test-threads");
 }
