@@ -70,7 +70,8 @@ typedef struct bf16fp32_options {
   size_t workspace_bytes;    /* cuBLAS workspace per stream; 0: 32 MiB */
   const char *tune_file;     /* tuning file; NULL: BF16FP32_TUNE_FILE or the per-user cache */
   int log_level;             /* 0 silent (default), 1 warnings, 2 decisions */
-  bf16fp32_log_fn log_fn;    /* NULL with log_level > 0: lines go to stderr */
+  bf16fp32_log_fn log_fn;    /* NULL with log_level > 0: lines go to stderr; called inside the
+                                library's calls, so it must not call into the same context */
   void *log_user;
 } bf16fp32_options;
 
