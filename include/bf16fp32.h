@@ -128,7 +128,8 @@ typedef struct bf16fp32_backend_info {
   int available;             /* 1 when probed usable in this context */
   char reason[160];          /* why it is not available; "" when it is */
   uint64_t calls;            /* calls this backend completed since create/reset */
-  uint64_t failures;         /* calls it failed (each quarantined a shape) */
+  uint64_t failures;         /* calls it failed, a decline not counted (in auto's calls and
+                                prewarms each quarantined a shape) */
 } bf16fp32_backend_info;
 
 int bf16fp32_backend_count(void);

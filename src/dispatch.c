@@ -227,7 +227,9 @@ bf16fp32_status bf16fp32__run_one(bf16fp32_context *ctx, int backend, const bf16
     return refuse_one(ctx, backend);
   bf16fp32__backend_slot *slot = &ctx->slot[backend];
   bf16fp32_status st = bf16fp32__registry[backend].ops->run(slot->state, call);
-  atomic_fetch_add(st == BF16FP32_OK ? &slot->calls : &slot->failures, 1);
+  if (st == BF16FP32_OK) atomic_fetch_add(&slot->calls, 1);
+  else if (st != BF16FP32_DECLINED && st != BF16FP32_NOT_PREWARMED) /* as the dispatcher counts */
+    atomic_fetch_add(&slot->failures, 1);
   return st;
 }
 

@@ -793,6 +793,22 @@ static void test_prewarm_failure(void) {
   CHECK(count == 2);
   CHECK(run_checked(ctx, 3, 21, 9) == BF16FP32_UNSUPPORTED);
   CHECK_OK(run_checked(ctx, 5, 21, 9));
+  /* one backend run alone (bench, tune): its decline is no failure, its failure is */
+  {
+    uint16_t x[9] = {0}, w[21 * 9] = {0};
+    float out[21];
+    bf16fp32__call call;
+    memset(&call, 0, sizeof call);
+    call.shape = bf16fp32__make_shape(BF16FP32_HOST, 1, 21, 9, 9, 9, 21, x, w, out);
+    call.x = x, call.w = w, call.out = out;
+    CHECK(bf16fp32__run_one(ctx, PICKY, &call) == BF16FP32_DECLINED);
+    CHECK_OK(bf16fp32_backend_info_get(ctx, PICKY, &info));
+    CHECK(info.failures == 0);
+    call.shape = bf16fp32__make_shape(BF16FP32_HOST, 1, 23, 9, 9, 9, 23, x, w, out);
+    CHECK(bf16fp32__run_one(ctx, FLAKY, &call) == BF16FP32_CUDA_ERROR);
+    CHECK_OK(bf16fp32_backend_info_get(ctx, FLAKY, &info));
+    CHECK(info.failures == 2);
+  }
   /* a shape no backend takes (n = 77) is no prewarm's success either */
   EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, 77, 8, ms, 1, NULL) == BF16FP32_UNSUPPORTED, "n = 77");
   CHECK_OK(bf16fp32_reset(ctx));
