@@ -221,6 +221,33 @@ with bf16fp32.Context() as ctx:
     c.expect(err is not None and err.status == 2 and 'negative' in err.message and
              str(err) == f'BAD_SIZE: {err.message} ({err.detail})',
              'an Error carries the status (2) and its message')
+    # An Error survives pickle and copy (a worker's, sent back to its pool) with its fields.
+    if err is not None:
+        for again in (pickle.loads(pickle.dumps(err)), copy.copy(err)):
+            c.expect((again.status, again.name, again.message, again.detail, str(again)) ==
+                     (err.status, err.name, err.message, err.detail, str(err)),
+                     f'an Error copied: {again!r}')
+    # Integers past their C types, names and paths with a NUL, malformed pairs: refused in
+    # Python (ctypes wrapped them, cut them, or the pairs were flattened into other shapes).
+    c.raises(OverflowError, lambda: ctx.select(2**64 + 5, 8, 8, bf16fp32.HOST), 'select M 2^64+5')
+    c.raises(OverflowError, lambda: ctx.select(1, 8, 8, 2**32), 'select where 2^32')
+    c.raises(OverflowError, lambda: ctx.prewarm(8, 8, [2**63], where=bf16fp32.HOST),
+             'prewarm M 2^63')
+    c.raises(TypeError, lambda: ctx.force_backend(b'cpu-ref'), 'force_backend bytes')
+    c.raises(ValueError, lambda: ctx.force_backend('cpu-ref\0x'), 'force_backend with a NUL')
+    c.raises(ValueError, lambda: bf16fp32.Context(algo='cpu-ref\0garbage'), 'algo with a NUL')
+    c.raises(ValueError, lambda: bf16fp32.Context(tune_file='x.tsv\0junk'), 'tune_file with a NUL')
+    c.raises(ValueError, lambda: ctx.tune([(8, 16, 1)], [1], os.devnull, where=bf16fp32.HOST),
+             'tune, a triple for a pair')
+    c.raises(ValueError, lambda: ctx.tune([(8,), (16, 24)], [1], os.devnull,
+                                          where=bf16fp32.HOST), 'tune, pairs split unevenly')
+    c.raises(OverflowError, lambda: ctx.tune([(2**64 + 8, 16)], [1], os.devnull,
+                                             where=bf16fp32.HOST), 'tune, N past 64 bits')
+    c.raises(OverflowError, lambda: ctx.tune_step([(256, 4096, 2)], [1], filler_kb=2**32 + 1),
+             'tune_step, filler_kb past 32 bits')
+    c.raises(OverflowError, lambda: ctx.tune_step([(256, 4096, 2**32 + 2)], [1]),
+             'tune_step, calls past 32 bits')
+    c.raises(ValueError, lambda: ctx.tune_step([(256, 4096)], [1]), 'tune_step, a pair for a triple')
 
     # Queries.
     c.expect(bf16fp32.version().count('.') == 2, f'version {bf16fp32.version()}')
@@ -298,6 +325,8 @@ c.raises(ValueError, lambda: ctx.select(1, 8, 8, bf16fp32.HOST), 'closed by its 
 with tune_file_env_unset(), tempfile.TemporaryDirectory() as d, bf16fp32.Context() as tc:
     path = os.path.join(d, 'host.tsv')
     tc.tune([(24, 16), (8, 40)], [1, 3], path, where=bf16fp32.HOST)
+    tc.tune([(24, 16)], [1], pathlib.Path(d) / 'as-path.tsv', where=bf16fp32.HOST)
+    c.expect(os.path.isfile(os.path.join(d, 'as-path.tsv')), 'tune into a pathlib.Path')
     with open(path) as f:
         entries = {tuple(line.split('\t')[1:4]) for line in f if line.startswith('host\t')}
     c.expect(entries == {(n, k, m) for n, k in (('24', '16'), ('8', '40')) for m in '13'},

@@ -33,9 +33,49 @@ _BF16_BITS = ((_dlpack.BFLOAT, 16, 1), (_dlpack.UINT, 16, 1))  # bf16, or its bi
 _FP32 = (_dlpack.FLOAT, 32, 1)
 
 
-def _int64s(values):
-    values = [int(v) for v in values]
+def _c_int(value, what, bits=64):
+    """value as a C integer of that many bits; ctypes would wrap one out of range silently."""
+    v = operator.index(value)  # an integer (TypeError for 1.5, '2', ...)
+    if not -(1 << (bits - 1)) <= v < 1 << (bits - 1):
+        raise OverflowError(f'{what}={v} does not fit a {bits}-bit C integer')
+    return v
+
+
+def _int64s(values, what):
+    values = [_c_int(v, what) for v in values]
     return (ctypes.c_int64 * max(len(values), 1))(*values), len(values)
+
+
+def _c_path(path, what):
+    """A path (str, bytes or os.PathLike) as C bytes, or None; a NUL would cut it short."""
+    if path is None:
+        return None
+    raw = os.fsencode(path)
+    if b'\0' in raw:
+        raise ValueError(f'{what}: a NUL character inside {path!r}')
+    return raw
+
+
+def _c_name(name, what):
+    """A backend name (str) as C bytes, or None."""
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        raise TypeError(f'{what}: a backend name (str), not {type(name).__name__}')
+    if '\0' in name:
+        raise ValueError(f'{what}: a NUL character inside {name!r}')
+    return name.encode()
+
+
+def _pairs(pairs, what, size):
+    """Each item of pairs as a tuple of exactly size values."""
+    result = []
+    for item in pairs:
+        item = tuple(item)
+        if len(item) != size:
+            raise ValueError(f'{what}: {item!r} has {len(item)} values, expected {size}')
+        result.append(item)
+    return result
 
 
 def _leading_dim(view, what):
@@ -68,10 +108,7 @@ class Context:
                 setattr(opt, name, v)
                 if getattr(opt, name) != v:  # ctypes wraps what the C field cannot hold
                     raise ValueError(f'{name}={v} does not fit the C option')
-        if algo is not None and not isinstance(algo, str):
-            raise TypeError(f'algo: a backend name (str), not {type(algo).__name__}')
-        self._keep = [algo.encode() if algo is not None else None,
-                      os.fsencode(tune_file) if tune_file is not None else None]
+        self._keep = [_c_name(algo, 'algo'), _c_path(tune_file, 'tune_file')]
         opt.algo, opt.tune_file = self._keep
         if log is not None:  # log(level, line), from whichever thread logs
             if not callable(log):
@@ -147,21 +184,23 @@ class Context:
     def prewarm(self, n, k, ms, where=DEVICE, stream=None):
         """Every piece of lazy work for weight shape (n, k) at each M of ms, on stream, before
         a CUDA graph capture (bf16fp32_prewarm)."""
-        arr, count = _int64s(ms)
-        check(lib.bf16fp32_prewarm(self._handle(), where, n, k, arr, count, stream or None))
+        arr, count = _int64s(ms, 'm')
+        check(lib.bf16fp32_prewarm(self._handle(), _c_int(where, 'where', 32), _c_int(n, 'n'),
+                                   _c_int(k, 'k'), arr, _c_int(count, 'len(ms)', 32),
+                                   stream or None))
 
     def select(self, m, n, k, where=DEVICE):
         """(backend name, why): what a contiguous call would try first; a forced backend comes
         first where it can take the shape."""
         name, why = ctypes.c_char_p(), ctypes.create_string_buffer(512)
-        check(lib.bf16fp32_select(self._handle(), where, m, n, k, ctypes.byref(name), why,
+        check(lib.bf16fp32_select(self._handle(), _c_int(where, 'where', 32), _c_int(m, 'm'),
+                                  _c_int(n, 'n'), _c_int(k, 'k'), ctypes.byref(name), why,
                                   len(why)))
         return name.value.decode(), why.value.decode()
 
     def force_backend(self, name):
         """Forces a backend by name for calls of its location; None or "auto": automatic."""
-        check(lib.bf16fp32_force_backend(self._handle(),
-                                         name.encode() if name is not None else None))
+        check(lib.bf16fp32_force_backend(self._handle(), _c_name(name, 'name')))
 
     def reset(self):
         """Frees every backend's state, clears plans, quarantine and counters, re-reads the
@@ -197,22 +236,25 @@ class Context:
     def tune(self, pairs, ms, out_path=None, where=DEVICE):
         """Times every backend at each (n, k) of pairs and M bucket of ms into the tuning file
         (bf16fp32_tune; out_path None: the context's). Seconds to minutes."""
-        flat, count = _int64s(v for pair in pairs for v in pair)
-        marr, mcount = _int64s(ms)
-        check(lib.bf16fp32_tune(self._handle(), where, flat, count // 2, marr, mcount,
-                                out_path.encode() if out_path is not None else None))
+        flat, count = _int64s((v for pair in _pairs(pairs, 'pairs', 2) for v in pair), 'n, k')
+        marr, mcount = _int64s(ms, 'm')
+        check(lib.bf16fp32_tune(self._handle(), _c_int(where, 'where', 32), flat,
+                                _c_int(count // 2, 'len(pairs)', 32), marr,
+                                _c_int(mcount, 'len(ms)', 32), _c_path(out_path, 'out_path')))
 
     def tune_step(self, gemms, ms, out_path=None, filler_kb=0, trigger='end'):
         """Tunes a workload's step of device GEMMs together (bf16fp32_tune_step_fillers):
         gemms lists (n, k, calls per step) in layer order; filler_kb and trigger ('end',
         'entry', 'none') the kernel put before every call. Minutes."""
-        flat, count = _int64s(v for n, k, _ in gemms for v in (n, k))
-        calls = (ctypes.c_int * max(len(gemms), 1))(*[int(g[2]) for g in gemms])
-        marr, mcount = _int64s(ms)
+        gemms = _pairs(gemms, 'gemms', 3)
+        flat, count = _int64s((v for n, k, _ in gemms for v in (n, k)), 'n, k')
+        calls = (ctypes.c_int * max(len(gemms), 1))(*[_c_int(g[2], 'calls', 32) for g in gemms])
+        marr, mcount = _int64s(ms, 'm')
         triggers = {'end': 0, 'entry': 1, 'none': 2}
         if trigger not in triggers:
             raise ValueError(f'trigger {trigger!r}: one of {", ".join(triggers)}')
         check(lib.bf16fp32_tune_step_fillers(
-            self._handle(), flat, calls, count // 2, marr, mcount, filler_kb, triggers[trigger],
-            out_path.encode() if out_path is not None else None))
+            self._handle(), flat, calls, _c_int(count // 2, 'len(gemms)', 32), marr,
+            _c_int(mcount, 'len(ms)', 32), _c_int(filler_kb, 'filler_kb', 32),
+            triggers[trigger], _c_path(out_path, 'out_path')))
 

@@ -15,6 +15,9 @@ class Error(Exception):
         super().__init__(f'{name}: {message}' + (f' ({detail})' if detail else ''))
         self.status, self.name, self.message, self.detail = status, name, message, detail
 
+    def __reduce__(self):  # pickle and copy (a worker's error sent back) rebuild it whole
+        return Error, (self.status, self.name, self.message, self.detail)
+
 
 # bf16fp32_log_fn: (user, level, line)
 LogFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
