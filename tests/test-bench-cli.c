@@ -786,6 +786,13 @@ int main(void) {
   CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--only", "tiny.a", "--replays", "1", "--quiet",
                  "--out", fresh, "--emit-c", fresh) == 2);
   CHECK(access(fresh, F_OK) != 0);
+  /* ... and so is one named two ways (it was tuned, then replaced by C source) */
+  char fresh_again[1800];
+  snprintf(fresh_again, sizeof fresh_again, "%s/./fresh.tsv", deep);
+  CHECK(run_tune("--cpu", "--suite", ok, "--m", "1", "--only", "tiny.a", "--replays", "1", "--quiet",
+                 "--out", fresh, "--emit-c", fresh_again) == 2);
+  EXPECT_IN(err_buf, "would be replaced by C source");
+  CHECK(access(fresh, F_OK) != 0);
   /* tune --cpu merges into a file that holds another machine's GPU section and keeps it; its
    * --emit-c writes the CPU entries alone (the GPU ones are not this run's) */
   char mixed[600];

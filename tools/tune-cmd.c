@@ -153,14 +153,32 @@ static void print_warning(void *user, int line, const char *msg) {
     fprintf(stderr, "bf16fp32 tune: %s: %s\n", path, msg);
 }
 
+/* The directory part of path ("." for none) into dir; returns the last component. */
+static const char *split_path(const char *path, char *dir, size_t len) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) snprintf(dir, len, ".");
+  else snprintf(dir, len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+  return slash ? slash + 1 : path;
+}
+
+/* Whether two paths name one file: the same inode where both exist; where neither does yet,
+ * the same last component in the same directory ("t.tsv" and "./t.tsv"). */
+static bool same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  const bool has_a = stat(a, &sa) == 0, has_b = stat(b, &sb) == 0;
+  if (has_a && has_b) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (has_a || has_b) return false;
+  char dir_a[4096], dir_b[4096];
+  if (strcmp(split_path(a, dir_a, sizeof dir_a), split_path(b, dir_b, sizeof dir_b)) != 0) return false;
+  return stat(dir_a, &sa) == 0 && stat(dir_b, &sb) == 0
+             ? sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+             : strcmp(dir_a, dir_b) == 0;
+}
+
 /* 2 (reported) when --emit-c's destination is the tuning file itself, which it would replace
  * with C source; else 0. */
 static int refuse_emit_over(const char *tune_path, const char *dest) {
-  struct stat a, b;
-  bool same = stat(tune_path, &a) == 0 && stat(dest, &b) == 0
-                  ? a.st_dev == b.st_dev && a.st_ino == b.st_ino
-                  : strcmp(tune_path, dest) == 0;
-  if (!same) return 0;
+  if (!same_file(tune_path, dest)) return 0;
   fprintf(stderr, "bf16fp32 tune: --emit-c names the tuning file %s: it would be replaced by C source\n",
           tune_path);
   return 2;
