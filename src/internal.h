@@ -138,7 +138,19 @@ void bf16fp32__oracle(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_
                       const uint16_t *w, int64_t ldw, double *ref, double *absdot);
 /* The element-wise bound on |out - ref| for an fp32 accumulation of k products. */
 double bf16fp32__error_bound(int64_t k, double absdot);
-/* True when got is acceptable for ref: within the bound, or the same NaN/Inf class. */
+/* True when got is acceptable for ref: within the bound, or the same NaN/Inf class; where the
+ * products' magnitudes add past FLT_MAX, also an infinity of either sign or NaN (a partial sum
+ * may overflow in fp32, in some order). */
 bool bf16fp32__within_bound(float got, double ref, double absdot, int64_t k);
+/* Results stored with fewer significand bits than fp32's, which the bound lets pass (bf16 at K
+ * in the thousands): over the elements whose value needs the low 8 of fp32's bits (the fp64
+ * reference rounded to fp32 has one set), how many results have all 8 clear. An fp32 sum
+ * leaves them clear about once in 256; a result rounded to bf16, fp16 or tf32, every time. */
+typedef struct bf16fp32__rounding_tally {
+  int64_t needing, cleared;
+} bf16fp32__rounding_tally;
+void bf16fp32__rounding_add(bf16fp32__rounding_tally *t, float got, double ref);
+/* At least 8 such results cleared, and half of those that need the bits. */
+bool bf16fp32__rounding_seen(const bf16fp32__rounding_tally *t);
 
 #endif

@@ -92,6 +92,7 @@ bf16fp32_status bf16fp32__check_ref_init(bf16fp32__check_ref *r, int64_t m, int6
   r->n = n;
   r->k = k;
   int rows = (check_rows <= 0 || m <= check_rows) ? (int)m : check_rows;
+  if (rows < 2 && m >= 2) rows = 2; /* the first row and the last, always */
   if (m < 1 || n < 1 || k < 1 || (check_rows <= 0 && m > 0x7fffffff))
     return bf16fp32__fail(BF16FP32_BAD_SIZE, "check_ref_init: m=%lld n=%lld k=%lld",
                           (long long)m, (long long)n, (long long)k);
@@ -166,6 +167,7 @@ void bf16fp32__check_ref_compare(const bf16fp32__check_ref *r, const float *out,
     const double *ad = r->absdot + (size_t)s * (size_t)r->n;
     for (int64_t j = 0; j < r->n; j++) {
       if (!bf16fp32__within_bound(row[j], ref[j], ad[j], r->k)) res->violations++;
+      bf16fp32__rounding_add(&res->rounding, row[j], ref[j]);
       if (!isfinite(ref[j])) continue;
       double bound = bf16fp32__error_bound(r->k, ad[j]);
       double err = fabs((double)row[j] - ref[j]);
@@ -181,11 +183,17 @@ void bf16fp32__check_ref_compare(const bf16fp32__check_ref *r, const float *out,
 }
 
 int bf16fp32__check_ok(const bf16fp32__check_result *res, char *msg, size_t len) {
-  if (res->violations == 0 && res->unwritten == 0) {
+  const bool rounded = bf16fp32__rounding_seen(&res->rounding);
+  if (res->violations == 0 && res->unwritten == 0 && !rounded) {
     if (msg && len) msg[0] = '\0';
     return 1;
   }
-  if (msg && len)
+  if (rounded && res->violations == 0 && res->unwritten == 0 && msg && len)
+    snprintf(msg, len,
+             "wrong result: stored with fewer significand bits than fp32 (%lld of %lld checked "
+             "elements whose values need the low 8 bits have them clear)",
+             (long long)res->rounding.cleared, (long long)res->rounding.needing);
+  else if (msg && len)
     snprintf(msg, len,
              "wrong result: %lld checked elements beyond the bound (worst %.3g x bound at "
              "[%lld,%lld]), %lld elements left unwritten",

@@ -155,7 +155,7 @@ void bf16fp32__poison_f32(float *p, size_t count);
 
 /* The fp64 oracle on sampled rows of one (m, n, k) problem, computed once and compared with
  * any number of outputs. Rows: all when m <= check_rows or check_rows == 0, else the first,
- * the last and evenly spread rows with a seeded jitter. */
+ * the last and evenly spread rows with a seeded jitter (at least those two). */
 typedef struct bf16fp32__check_ref {
   int64_t m, n, k;
   int rows;          /* sampled rows */
@@ -169,6 +169,7 @@ typedef struct bf16fp32__check_result {
   int64_t worst_row, worst_col;
   int64_t violations;      /* sampled elements beyond their bound (or wrong NaN/Inf class) */
   int64_t unwritten;       /* elements of the whole output still holding the poison */
+  bf16fp32__rounding_tally rounding; /* over the sampled rows: results stored short? */
 } bf16fp32__check_result;
 
 /* x, w: host copies of the operands. Uses up to one thread per core. */

@@ -2,6 +2,7 @@
  * fp32 accumulation (DESIGN.md, numerical contract). */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "internal.h"
 #include "oracle.h"
@@ -38,9 +39,27 @@ double bf16fp32__error_bound(int64_t k, double absdot) {
 bool bf16fp32__within_bound(float got, double ref, double absdot, int64_t k) {
   if (isnan(ref)) return isnan(got);
   if (isinf(ref)) return isinf(got) && (got > 0) == (ref > 0);
+  /* The fp64 sum stays finite where fp32's may not: a product or a partial sum past FLT_MAX
+   * gives an infinity of its sign, and a later one of the other sign NaN. */
+  if (!isfinite(got) && absdot > (double)FLT_MAX) return true;
   if (isnan(got)) return false;
   double bound = bf16fp32__error_bound(k, absdot);
   /* A finite sum near FLT_MAX may round to infinity in fp32: that is the fp32 answer. */
   if (isinf(got)) return fabs(ref) + bound >= (double)FLT_MAX && (got > 0) == (ref > 0);
   return fabs((double)got - ref) <= bound;
+}
+
+void bf16fp32__rounding_add(bf16fp32__rounding_tally *t, float got, double ref) {
+  const float want = (float)ref;
+  if (!isfinite(got) || !isfinite(want)) return;
+  uint32_t got_bits, want_bits;
+  memcpy(&got_bits, &got, sizeof got_bits);
+  memcpy(&want_bits, &want, sizeof want_bits);
+  if ((want_bits & 0xffu) == 0) return; /* the value itself fits 16 significand bits */
+  t->needing++;
+  t->cleared += (got_bits & 0xffu) == 0;
+}
+
+bool bf16fp32__rounding_seen(const bf16fp32__rounding_tally *t) {
+  return t->cleared >= 8 && 2 * t->cleared >= t->needing;
 }

@@ -101,6 +101,25 @@ static int run_case(bf16fp32_context *ctx, int b, const bf16fp32_backend_info *b
   return ran;
 }
 
+/* Results stored short: 64 values that need fp32's low bits, correct to the last bit (none
+ * counted), rounded to bf16 (all), or with a few cleared by chance (not enough). */
+static void test_stored_short_seen(void) {
+  bf16fp32__rounding_tally exact = {0, 0}, rounded = {0, 0}, few = {0, 0};
+  for (int i = 0; i < 64; i++) {
+    const double ref = 1.0 + (2 * i + 1) * 0x1p-23; /* the last significand bit set */
+    bf16fp32__rounding_add(&exact, (float)ref, ref);
+    bf16fp32__rounding_add(&rounded, bf16fp32__bf16_to_float(bf16fp32__float_to_bf16((float)ref)), ref);
+    bf16fp32__rounding_add(&few, i < 7 ? 1.0f : (float)ref, ref);
+  }
+  CHECK(exact.needing == 64 && exact.cleared == 0 && !bf16fp32__rounding_seen(&exact));
+  CHECK(rounded.needing == 64 && rounded.cleared == 64 && bf16fp32__rounding_seen(&rounded));
+  CHECK(few.cleared == 7 && !bf16fp32__rounding_seen(&few));
+  /* values that fit 16 significand bits say nothing either way */
+  bf16fp32__rounding_tally short_values = {0, 0};
+  for (int i = 0; i < 64; i++) bf16fp32__rounding_add(&short_values, 1.0f + i * 0x1p-8f, 1.0 + i * 0x1p-8);
+  CHECK(short_values.needing == 0 && !bf16fp32__rounding_seen(&short_values));
+}
+
 /* The check itself can fail: an answer just outside the bound, a number where NaN is due (and
  * the reverse), an infinity of the wrong sign; a loosened or tightened bound would pass or fail
  * the wrong ones. */
@@ -121,6 +140,13 @@ static void test_check_can_fail(void) {
   CHECK(!bf16fp32__within_bound(INFINITY, -INFINITY, absdot, k));
   CHECK(!bf16fp32__within_bound((float)ref, INFINITY, absdot, k));
   CHECK(bf16fp32__within_bound(-INFINITY, -INFINITY, absdot, k));
+  /* Products whose magnitudes add past FLT_MAX may overflow an fp32 partial sum in some order:
+   * an infinity of either sign or NaN is then an fp32 answer, even for a finite fp64 sum. */
+  const double huge = 3.0 * (double)FLT_MAX;
+  CHECK(bf16fp32__within_bound(NAN, 0.0, huge, 2));
+  CHECK(bf16fp32__within_bound(-INFINITY, 1.0, huge, 3));
+  CHECK(bf16fp32__within_bound(INFINITY, -1.0, huge, 3));
+  CHECK(!bf16fp32__within_bound(NAN, 0.0, 0.5 * (double)FLT_MAX, 2));
   /* An infinity is the fp32 answer only for a sum that may round to it, of the same sign. */
   CHECK(!bf16fp32__within_bound(INFINITY, ref, absdot, k));
   CHECK(bf16fp32__within_bound(INFINITY, (double)FLT_MAX, absdot, k));
@@ -155,6 +181,7 @@ static void test_check_can_fail(void) {
 
 int main(void) {
   test_check_can_fail();
+  test_stored_short_seen();
   bf16fp32_context *ctx = NULL;
   CHECK_OK(bf16fp32_create(&ctx, NULL));
   if (!ctx) return testing_summary("test-backends-oracle");

@@ -31,6 +31,7 @@ typedef struct fake {
   int fail_at, fail_prewarm, give_up_after;
   bf16fp32_status fail;
   int inexact_first; /* the first call's last element off by half its bound */
+  int round_bf16;    /* every result rounded to bf16 before it is stored */
   double last_bound;
   char id;
   char *order;
@@ -64,6 +65,8 @@ static bf16fp32_status fake_run(void *user, const bf16fp32__call *call) {
   if (f->once && f->calls++ > 0) return BF16FP32_OK;
   memcpy(call->out, f->result, on * sizeof *f->result);
   call->out[on - 1] += f->bump;
+  for (size_t i = 0; f->round_bf16 && i < on; i++)
+    call->out[i] = bf16fp32__bf16_to_float(bf16fp32__float_to_bf16(call->out[i]));
   if (f->inexact_first && f->runs == 1) call->out[on - 1] += (float)(0.5 * f->last_bound);
   return BF16FP32_OK;
 }
@@ -138,6 +141,18 @@ static void test_worst_of_checks(void) {
   const bf16fp32__candidate c = measure_fake(&f, 4, 8, 32, 1);
   EXPECT(c.status == BF16FP32_OK && c.worst_ratio > 0.4 && c.worst_ratio < 1, "%s, worst %g",
          bf16fp32_status_name(c.status), c.worst_ratio);
+  free(f.result);
+}
+
+/* Results rounded to bf16 before they are stored: within the element-wise bound at K = 7168,
+ * and wrong all the same (nearly every value needs fp32's low bits, none has them). */
+static void test_stored_short(void) {
+  fake f = {.round_bf16 = 1};
+  const bf16fp32__candidate c = measure_fake(&f, 8, 64, 7168, 1);
+  EXPECT(c.wrong && c.status == BF16FP32_INTERNAL && c.violations == 0 &&
+             strstr(c.detail, "fewer significand bits"),
+         "bf16 results: wrong %d, %lld beyond the bound: %s", c.wrong, (long long)c.violations,
+         c.detail);
   free(f.result);
 }
 
@@ -414,7 +429,7 @@ static void test_random_operands(void) {
 static void test_sampled_rows(void) {
   enum { K = 8 };
   static const int64_t ms[] = {3, 9, 10, 17, 100, 1000};
-  static const int check_rows[] = {0, 3, 4, 8};
+  static const int check_rows[] = {0, 1, 3, 4, 8};
   uint16_t x[1000 * K], w[K];
   bf16fp32__fill_random_bf16(x, 1000 * K, 1);
   bf16fp32__fill_random_bf16(w, K, 2);
@@ -423,7 +438,8 @@ static void test_sampled_rows(void) {
     for (size_t b = 0; b < sizeof check_rows / sizeof *check_rows; b++)
       for (uint64_t seed = 1; seed <= 40; seed++) {
         const int64_t m = ms[a];
-        const int want = check_rows[b] == 0 || m <= check_rows[b] ? (int)m : check_rows[b];
+        int want = check_rows[b] == 0 || m <= check_rows[b] ? (int)m : check_rows[b];
+        if (want < 2) want = 2; /* one row asked for: the first and the last all the same */
         bf16fp32__check_ref r;
         CHECK_OK(bf16fp32__check_ref_init(&r, m, 1, K, x, K, w, K, check_rows[b], seed));
         int ok = r.rows == want && r.row[0] == 0 && r.row[r.rows - 1] == m - 1;
@@ -466,6 +482,7 @@ static void test_measure_arguments(void) {
 int main(void) {
   test_host_rotation();
   test_wrong_last_row();
+  test_stored_short();
   test_writes_once();
   test_slow_call_time();
   test_copies_cap();

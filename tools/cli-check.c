@@ -127,7 +127,8 @@ static int check_one(bf16fp32_context *ctx, int b, bf16fp32_location where, chec
   }
   sup_check_result r = sup_compare(c->m, c->n, c->k, c->ref, c->absdot, c->out, c->n);
   if (!sup_check_ok(&r)) {
-    snprintf(cell, len, "FAIL(%lld)", (long long)(r.violations + r.unwritten + r.overwritten));
+    snprintf(cell, len, "FAIL(%lld)",
+             (long long)(r.violations + r.unwritten + r.overwritten + r.stored_short));
     return 1;
   }
   snprintf(cell, len, "%.4f", r.worst_ratio);

@@ -97,6 +97,7 @@ sup_check_result sup_compare(int64_t m, int64_t n, int64_t k, const double *ref,
   sup_check_result r;
   memset(&r, 0, sizeof r);
   r.worst_i = r.worst_j = -1;
+  bf16fp32__rounding_tally tally = {0, 0};
   for (int64_t i = 0; i < m; i++) {
     for (int64_t j = 0; j < n; j++) {
       float got = out[i * ldo + j];
@@ -106,6 +107,7 @@ sup_check_result sup_compare(int64_t m, int64_t n, int64_t k, const double *ref,
         continue;
       }
       if (!bf16fp32__within_bound(got, want, ad, k)) r.violations++;
+      bf16fp32__rounding_add(&tally, got, want);
       if (isfinite(want) && isfinite(got)) {
         double err = fabs((double)got - want), bound = bf16fp32__error_bound(k, ad);
         if (r.worst_i < 0 || err / bound > r.worst_ratio) {
@@ -118,6 +120,7 @@ sup_check_result sup_compare(int64_t m, int64_t n, int64_t k, const double *ref,
     for (int64_t j = n; j < ldo; j++)
       if (!is_poison_bits(out[i * ldo + j])) r.overwritten++;
   }
+  if (bf16fp32__rounding_seen(&tally)) r.stored_short = tally.cleared;
   return r;
 }
 
@@ -139,7 +142,7 @@ sup_check_result sup_check(int64_t m, int64_t n, int64_t k, const uint16_t *x, i
 }
 
 int sup_check_ok(const sup_check_result *r) {
-  return r->violations == 0 && r->unwritten == 0 && r->overwritten == 0;
+  return r->violations == 0 && r->unwritten == 0 && r->overwritten == 0 && r->stored_short == 0;
 }
 
 bf16fp32_status sup_create_pdl(bf16fp32_context **ctx, int pdl) {

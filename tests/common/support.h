@@ -38,6 +38,8 @@ typedef struct sup_check_result {
   int64_t violations;   /* elements beyond their bound or with the wrong NaN/Inf class */
   int64_t unwritten;    /* elements still poisoned */
   int64_t overwritten;  /* padding elements that were written */
+  int64_t stored_short; /* results stored with fewer significand bits than fp32, when most that
+                           need the low 8 bits lack them (bf16fp32__rounding_seen); else 0 */
 } sup_check_result;
 
 /* The oracle over `threads` threads: ref and absdot are m x n, row-major. 0 on success. */
