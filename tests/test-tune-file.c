@@ -1020,7 +1020,7 @@ static void test_merge_guards(void) {
    * target holds both entries, and the lock is the target's. */
   char shared[1200], link_dir[1200], link[1300], lock[1310];
   path_in_dir(shared, sizeof shared, "shared/tune.tsv");
-  path_in_dir(link_dir, sizeof link_dir, "home");
+  path_in_dir(link_dir, sizeof link_dir, "linked"); /* not "home", which HOME names here */
   snprintf(link, sizeof link, "%s/tune.tsv", link_dir);
   CHECK(mkdir(link_dir, 0755) == 0 && symlink("../shared/tune.tsv", link) == 0);
   bf16fp32__tune_entry two = sup_tune_entry(BF16FP32_HOST, 512, 4096, 1, "cpu-ref", 6, "", 0, 0);
