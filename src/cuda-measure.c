@@ -83,11 +83,13 @@ static cudaError_t graph_short_of(cudaGraph_t graph, size_t calls, int *short_of
   return e;
 }
 
-/* The operand copies of one measure: copy i is x[i], w[i], out[i]. */
+/* The operand copies of one measure: copy i is x[i], w[i], out[i]; x_flipped and w_flipped
+ * the copies whose x or w has its signs flipped (bf16fp32__flipped_copies; -1: none). */
 typedef struct rotation {
   char *base;
   size_t per, xa, wa;
   int copies;
+  long x_flipped, w_flipped;
 } rotation;
 
 static uint16_t *rot_x(const rotation *r, int i) { return (uint16_t *)(r->base + (size_t)i * r->per); }
@@ -111,17 +113,21 @@ static bf16fp32__call rot_call(const rotation *r, int i, int64_t m, int64_t n, i
   return call;
 }
 
-/* Downloads copy 0's output and compares it with the oracle. Returns non-OK only when the
- * download itself failed (the candidate's own verdict goes into the candidate). */
-static bf16fp32_status check_copy0(const rotation *rot, cudaStream_t stream, float *outh,
-                                   const bf16fp32__check_ref *ref, bf16fp32__candidate *cd) {
+/* Downloads copy i's output and compares it with the oracle (negated for a flipped copy).
+ * Returns non-OK only when the download itself failed (the candidate's own verdict goes into
+ * the candidate). */
+static bf16fp32_status check_copy(const rotation *rot, long i, cudaStream_t stream, float *outh,
+                                  const bf16fp32__check_ref *ref, bf16fp32__candidate *cd) {
   bf16fp32_status st = BF16FP32_OK;
-  BF16FP32__CUDA_TRY(cudaMemcpyAsync(outh, rot_out(rot, 0),
+  BF16FP32__CUDA_TRY(cudaMemcpyAsync(outh, rot_out(rot, (int)i),
                                      (size_t)ref->m * (size_t)ref->n * sizeof(float),
                                      cudaMemcpyDeviceToHost, stream));
   BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
   bf16fp32__check_result res;
-  bf16fp32__check_ref_compare(ref, outh, ref->n, &res);
+  if (i == rot->x_flipped || i == rot->w_flipped)
+    bf16fp32__check_ref_compare_flipped(ref, outh, ref->n, &res);
+  else
+    bf16fp32__check_ref_compare(ref, outh, ref->n, &res);
   bf16fp32__candidate_record_check(cd, &res);
 cleanup:
   return st;
@@ -161,7 +167,7 @@ static bf16fp32_status prepare_candidate(bf16fp32__candidate *cd, const rotation
     if (s == BF16FP32_CUDA_FATAL) st = s;
     goto cleanup;
   }
-  BF16FP32__TRY(check_copy0(rot, stream, outh, ref, cd));
+  BF16FP32__TRY(check_copy(rot, 0, stream, outh, ref, cd));
   if (cd->wrong) goto cleanup;
 
   /* Capture: call i uses copy i mod copies, so consecutive calls never share operands. Thread-
@@ -207,8 +213,13 @@ static bf16fp32_status prepare_candidate(bf16fp32__candidate *cd, const rotation
     if (s == BF16FP32_CUDA_FATAL) st = s;
     goto cleanup;
   }
-  /* One replay into a poisoned copy 0: the graph must compute what the eager call did. */
-  BF16FP32__TRY(bf16fp32__device_poison_f32(rot_out(rot, 0), (size_t)m * (size_t)n, stream));
+  /* One replay into poisoned copies: the graph must compute what the eager call did, in copy 0
+   * and, from their own operands, in the flipped copies. */
+  const long checked[3] = {0, rot->x_flipped, rot->w_flipped};
+  for (int i = 0; i < 3; i++)
+    if (checked[i] >= 0)
+      BF16FP32__TRY(bf16fp32__device_poison_f32(rot_out(rot, (int)checked[i]), (size_t)m * (size_t)n,
+                                                stream));
   e = cudaGraphLaunch(*exec, stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
   if (e != cudaSuccess) {
@@ -216,7 +227,8 @@ static bf16fp32_status prepare_candidate(bf16fp32__candidate *cd, const rotation
     if (s == BF16FP32_CUDA_FATAL) st = s;
     goto cleanup;
   }
-  BF16FP32__TRY(check_copy0(rot, stream, outh, ref, cd));
+  for (int i = 0; i < 3 && !cd->wrong; i++)
+    if (checked[i] >= 0) BF16FP32__TRY(check_copy(rot, checked[i], stream, outh, ref, cd));
 
 cleanup:
   if (graph) cudaGraphDestroy(graph);
@@ -314,8 +326,8 @@ bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
     own_stream = true;
   }
   BF16FP32__CUDA_TRY(cudaMalloc((void **)&rot.base, rot.per * copies));
-  /* Every copy holds the same random data: the cache sees distinct addresses, the check
-   * needs one host copy. */
+  /* Every copy holds the same random data, but for the signs of the flipped ones: the cache
+   * sees distinct addresses, the check needs one oracle. */
   BF16FP32__CUDA_TRY(cudaMemcpyAsync(rot_x(&rot, 0), xh, xn * 2, cudaMemcpyHostToDevice, stream));
   BF16FP32__CUDA_TRY(cudaMemcpyAsync(rot_w(&rot, 0), wh, wn * 2, cudaMemcpyHostToDevice, stream));
   for (int i = 1; i < rot.copies; i++) {
@@ -323,6 +335,20 @@ bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
                                        cudaMemcpyDeviceToDevice, stream));
     BF16FP32__CUDA_TRY(cudaMemcpyAsync(rot_w(&rot, i), rot_w(&rot, 0), wn * 2,
                                        cudaMemcpyDeviceToDevice, stream));
+  }
+  /* The flipped copies, through the host buffers once copy 0's uploads are done (the oracle
+   * came from them already, and nothing reads them again). */
+  BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
+  bf16fp32__flipped_copies(copies, &rot.x_flipped, &rot.w_flipped);
+  if (rot.x_flipped >= 0) {
+    bf16fp32__flip_signs(xh, xn);
+    BF16FP32__CUDA_TRY(cudaMemcpyAsync(rot_x(&rot, (int)rot.x_flipped), xh, xn * 2,
+                                       cudaMemcpyHostToDevice, stream));
+  }
+  if (rot.w_flipped >= 0) {
+    bf16fp32__flip_signs(wh, wn);
+    BF16FP32__CUDA_TRY(cudaMemcpyAsync(rot_w(&rot, (int)rot.w_flipped), wh, wn * 2,
+                                       cudaMemcpyHostToDevice, stream));
   }
   BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
   for (int i = 0; i < 2 * count; i++) {

@@ -148,8 +148,31 @@ void bf16fp32__check_ref_free(bf16fp32__check_ref *r) {
   memset(r, 0, sizeof *r);
 }
 
+void bf16fp32__flip_signs(uint16_t *p, size_t count) {
+  for (size_t i = 0; i < count; i++) p[i] ^= 0x8000u;
+}
+
+void bf16fp32__flipped_copies(size_t copies, long *x_copy, long *w_copy) {
+  *x_copy = copies >= 2 ? (long)copies - 1 : -1;
+  *w_copy = copies >= 3 ? (long)copies - 2 : -1;
+}
+
+/* The check against sign x the oracle (+1, or -1 for a flipped copy: exact, as negation is). */
+static void compare_signed(const bf16fp32__check_ref *r, const float *out, int64_t ldo,
+                           double sign, bf16fp32__check_result *res);
+
 void bf16fp32__check_ref_compare(const bf16fp32__check_ref *r, const float *out, int64_t ldo,
                                  bf16fp32__check_result *res) {
+  compare_signed(r, out, ldo, 1.0, res);
+}
+
+void bf16fp32__check_ref_compare_flipped(const bf16fp32__check_ref *r, const float *out,
+                                         int64_t ldo, bf16fp32__check_result *res) {
+  compare_signed(r, out, ldo, -1.0, res);
+}
+
+static void compare_signed(const bf16fp32__check_ref *r, const float *out, int64_t ldo,
+                           double sign, bf16fp32__check_result *res) {
   memset(res, 0, sizeof *res);
   res->worst_row = res->worst_col = -1;
   const uint32_t poison = BF16FP32__POISON_BITS;
@@ -163,14 +186,15 @@ void bf16fp32__check_ref_compare(const bf16fp32__check_ref *r, const float *out,
   }
   for (int s = 0; s < r->rows; s++) {
     const float *row = out + r->row[s] * ldo;
-    const double *ref = r->ref + (size_t)s * (size_t)r->n;
+    const double *refs = r->ref + (size_t)s * (size_t)r->n;
     const double *ad = r->absdot + (size_t)s * (size_t)r->n;
     for (int64_t j = 0; j < r->n; j++) {
-      if (!bf16fp32__within_bound(row[j], ref[j], ad[j], r->k)) res->violations++;
-      bf16fp32__rounding_add(&res->rounding, row[j], ref[j]);
-      if (!isfinite(ref[j])) continue;
+      const double ref = sign * refs[j];
+      if (!bf16fp32__within_bound(row[j], ref, ad[j], r->k)) res->violations++;
+      bf16fp32__rounding_add(&res->rounding, row[j], ref);
+      if (!isfinite(ref)) continue;
       double bound = bf16fp32__error_bound(r->k, ad[j]);
-      double err = fabs((double)row[j] - ref[j]);
+      double err = fabs((double)row[j] - ref);
       double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0);
       if (isnan(ratio)) ratio = INFINITY; /* a NaN where a number was due */
       if (ratio > res->worst_ratio || res->worst_row < 0) {
@@ -317,6 +341,8 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
                         (long long)m, (long long)n, (long long)k);
     goto cleanup;
   }
+  /* The caller's copies (the CPU baseline's) are not flipped: they are its to compute. */
+  long x_flipped = -1, w_flipped = -1;
   if (!given) {
     bf16fp32__fill_random_bf16(own_x, xn, opt->seed);
     bf16fp32__fill_random_bf16(own_w, wn, opt->seed + 1);
@@ -325,6 +351,9 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
       memcpy(own_x + i * xstride, own_x, xn * 2);
       memcpy(own_w + i * wstride, own_w, wn * 2);
     }
+    bf16fp32__flipped_copies(copies, &x_flipped, &w_flipped);
+    if (x_flipped >= 0) bf16fp32__flip_signs(own_x + (size_t)x_flipped * xstride, xn);
+    if (w_flipped >= 0) bf16fp32__flip_signs(own_w + (size_t)w_flipped * wstride, wn);
   }
   bf16fp32__call call;
   memset(&call, 0, sizeof call);
@@ -396,17 +425,24 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
   for (int c = 0; c < count; c++) {
     bf16fp32__candidate *cd = &cands[c];
     if (cd->status != BF16FP32_OK) continue;
-    /* The timed runs wrote out last: it must still pass (same call, same operands). */
-    bf16fp32__check_result res;
-    bf16fp32__poison_f32(out, on);
-    bf16fp32_status s = cd->run(cd->user, &call);
-    if (s != BF16FP32_OK) {
-      bf16fp32__candidate_fail(cd, s);
-      continue;
+    /* The timed runs wrote out last: it must still pass (same call, same operands); and so must
+     * the flipped copies' calls, computed from their own operands. */
+    const bf16fp32__call *checked[3] = {&call, x_flipped >= 0 ? &calls[x_flipped] : NULL,
+                                        w_flipped >= 0 ? &calls[w_flipped] : NULL};
+    for (int i = 0; i < 3 && cd->status == BF16FP32_OK && !cd->wrong; i++) {
+      if (!checked[i]) continue;
+      bf16fp32__check_result res;
+      bf16fp32__poison_f32(out, on);
+      bf16fp32_status s = cd->run(cd->user, checked[i]);
+      if (s != BF16FP32_OK) {
+        bf16fp32__candidate_fail(cd, s);
+        break;
+      }
+      if (i == 0) bf16fp32__check_ref_compare(check, out, n, &res);
+      else bf16fp32__check_ref_compare_flipped(check, out, n, &res);
+      bf16fp32__candidate_record_check(cd, &res);
     }
-    bf16fp32__check_ref_compare(check, out, n, &res);
-    bf16fp32__candidate_record_check(cd, &res);
-    if (cd->wrong) continue;
+    if (cd->status != BF16FP32_OK || cd->wrong) continue;
     bf16fp32__candidate_times(cd, samples + (size_t)c * (size_t)replays, replays, 1e6, 1);
   }
 

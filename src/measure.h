@@ -180,6 +180,18 @@ void bf16fp32__check_ref_free(bf16fp32__check_ref *r);
 /* out: host copy of the whole output, m rows of ldo floats (columns >= n are not looked at). */
 void bf16fp32__check_ref_compare(const bf16fp32__check_ref *r, const float *out, int64_t ldo,
                                  bf16fp32__check_result *res);
+/* The same for the output of a flipped copy, whose x or w has every sign flipped: its exact
+ * result is the oracle's negated (bf16fp32__flip_signs). */
+void bf16fp32__check_ref_compare_flipped(const bf16fp32__check_ref *r, const float *out,
+                                         int64_t ldo, bf16fp32__check_result *res);
+/* Flips the sign bit of count bf16 values. The timed calls rotate over copies of the operands,
+ * and each measure flips x in its last copy and w in the one before: a candidate that computed
+ * from stale pointers (an earlier copy's operands, in cache) gives the unflipped result there,
+ * which the check of those copies finds; all copies holding the same values it could not. */
+void bf16fp32__flip_signs(uint16_t *p, size_t count);
+/* The copies a measure of `copies` flips: x in the last (*x_copy), w in the one before
+ * (*w_copy); -1 where there is no such copy besides copy 0 (which is never flipped). */
+void bf16fp32__flipped_copies(size_t copies, long *x_copy, long *w_copy);
 /* 1 when the result passes (no violation, nothing unwritten); else 0 with a line in msg. */
 int bf16fp32__check_ok(const bf16fp32__check_result *res, char *msg, size_t len);
 /* Adds one check's findings to a candidate (its worst ratio, unwritten and violating elements)

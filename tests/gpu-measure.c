@@ -5,7 +5,8 @@
  * round; every job that ran gets a median, and a job whose record fails, or whose work ran outside
  * its capture, gets its status and no time. Each graph is one host-function node that logs which
  * job's replay ran, so the log is the order of the replays on the stream. The one-shape measure
- * (bf16fp32__measure) also fails a candidate whose calls ran outside the capture. */
+ * (bf16fp32__measure) also fails a candidate whose calls ran outside the capture, and one that
+ * computes every call from copy 0's operands (the flipped copies' check). */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <string.h>
@@ -61,13 +62,14 @@ static bf16fp32_status arm_noted(void *user, void *stream) {
 }
 
 /* A candidate that writes a result computed once (by the library, eagerly) into each call's
- * output with one copy: on the call's stream, or on a stream of its own (escape), which the
- * capture does not see. */
+ * output with one copy: on the call's stream (stale: right for copy 0's operands alone), or on a
+ * stream of its own (escape), which the capture does not see; or, honest, the library's call on
+ * each call's own operands. */
 typedef struct copier {
   bf16fp32_context *ctx;
   float *result; /* device, m x n */
   int ready;
-  int escape;
+  int escape, honest;
   cudaStream_t own;
 } copier;
 
@@ -75,6 +77,9 @@ static bf16fp32_status copier_run(void *user, const bf16fp32__call *call) {
   copier *c = user;
   const bf16fp32__shape *s = &call->shape;
   const cudaStream_t stream = (cudaStream_t)call->stream;
+  if (c->honest)
+    return bf16fp32_linear(c->ctx, BF16FP32_DEVICE, s->m, s->n, s->k, call->x, s->ldx, call->w,
+                           s->ldw, call->out, s->ldo, stream);
   if (!c->ready) {
     if (call->capturing) return BF16FP32_NOT_PREWARMED;
     bf16fp32_status st = bf16fp32_linear(c->ctx, BF16FP32_DEVICE, s->m, s->n, s->k, call->x, s->ldx,
@@ -90,34 +95,50 @@ static bf16fp32_status copier_run(void *user, const bf16fp32__call *call) {
   return e == cudaSuccess ? BF16FP32_OK : BF16FP32_CUDA_ERROR;
 }
 
-/* An honest copier is timed; one whose copies go to its own stream is a wrong result, found by
+/* The honest copier's shape readied on the measure's stream, as before a capture. */
+static bf16fp32_status copier_prewarm(void *user, const bf16fp32__shape *s, void *stream) {
+  copier *c = user;
+  const int64_t m = s->m;
+  return c->honest ? bf16fp32_prewarm(c->ctx, BF16FP32_DEVICE, s->n, s->k, &m, 1, stream)
+                   : BF16FP32_OK;
+}
+
+/* An honest candidate is timed; one that copies copy 0's result everywhere is a wrong result,
+ * found in the flipped copies; one whose copies go to its own stream is a wrong result, found by
  * its graph holding no node for its calls (the check after the replay could see the outputs that
  * its eager copies wrote). */
 static void test_measure_escape(void) {
   const int64_t m = 3, n = 64, k = 96;
   bf16fp32_context *ctx = NULL;
   CHECK_OK(bf16fp32_create(&ctx, NULL));
-  copier cp[2];
+  copier cp[3];
   memset(cp, 0, sizeof cp);
-  for (int i = 0; i < 2; i++) {
-    cp[i].ctx = ctx, cp[i].escape = i;
+  for (int i = 0; i < 3; i++) {
+    cp[i].ctx = ctx, cp[i].honest = i == 0, cp[i].escape = i == 2;
     CHECK(cudaMalloc((void **)&cp[i].result, (size_t)(m * n) * sizeof(float)) == cudaSuccess);
     CHECK(cudaStreamCreateWithFlags(&cp[i].own, cudaStreamNonBlocking) == cudaSuccess);
   }
-  bf16fp32__candidate cands[2] = {{.name = "copies", .run = copier_run, .user = &cp[0]},
-                                  {.name = "copies elsewhere", .run = copier_run, .user = &cp[1]}};
+  bf16fp32__candidate cands[3] = {{.name = "library", .run = copier_run, .prewarm = copier_prewarm,
+                                   .user = &cp[0]},
+                                  {.name = "copies", .run = copier_run, .user = &cp[1]},
+                                  {.name = "copies elsewhere", .run = copier_run, .user = &cp[2]}};
   bf16fp32__measure_opts o;
   bf16fp32__measure_defaults(&o);
   o.replays = 5, o.warmup = 1;
-  if (ctx) CHECK_OK(bf16fp32__measure(BF16FP32_DEVICE, m, n, k, cands, 2, &o));
+  if (ctx) CHECK_OK(bf16fp32__measure(BF16FP32_DEVICE, m, n, k, cands, 3, &o));
   EXPECT(cands[0].status == BF16FP32_OK && cands[0].median_us > 0 && !cands[0].wrong,
-         "honest copier: %s, %.3f us: %s", bf16fp32_status_name(cands[0].status),
+         "honest candidate: %s, %.3f us: %s", bf16fp32_status_name(cands[0].status),
          cands[0].median_us, cands[0].detail);
   EXPECT(cands[1].status == BF16FP32_INTERNAL && cands[1].wrong && cands[1].median_us < 0 &&
-             strstr(cands[1].detail, "graph nodes: work ran outside it") != NULL,
-         "escaping copier: %s, wrong %d, %.3f us: %s", bf16fp32_status_name(cands[1].status),
-         cands[1].wrong, cands[1].median_us, cands[1].detail);
-  for (int i = 0; i < 2; i++) {
+             cands[1].violations > 0,
+         "stale copier: %s, wrong %d, %lld beyond the bound, %.3f us: %s",
+         bf16fp32_status_name(cands[1].status), cands[1].wrong, (long long)cands[1].violations,
+         cands[1].median_us, cands[1].detail);
+  EXPECT(cands[2].status == BF16FP32_INTERNAL && cands[2].wrong && cands[2].median_us < 0 &&
+             strstr(cands[2].detail, "graph nodes: work ran outside it") != NULL,
+         "escaping copier: %s, wrong %d, %.3f us: %s", bf16fp32_status_name(cands[2].status),
+         cands[2].wrong, cands[2].median_us, cands[2].detail);
+  for (int i = 0; i < 3; i++) {
     cudaFree(cp[i].result);
     cudaStreamDestroy(cp[i].own);
   }

@@ -32,6 +32,8 @@ typedef struct fake {
   bf16fp32_status fail;
   int inexact_first; /* the first call's last element off by half its bound */
   int round_bf16;    /* every result rounded to bf16 before it is stored */
+  int stale;         /* the first call's result for every call (as if from cached operands) */
+  uint16_t x0, w0;   /* the first call's first x and w: a copy's sign flips show against them */
   double last_bound;
   char id;
   char *order;
@@ -54,6 +56,7 @@ static bf16fp32_status fake_run(void *user, const bf16fp32__call *call) {
     bf16fp32__oracle(s->m, s->n, s->k, call->x, s->ldx, call->w, s->ldw, ref, absdot);
     for (size_t i = 0; i < on; i++) f->result[i] = (float)ref[i];
     f->last_bound = bf16fp32__error_bound(s->k, absdot[on - 1]);
+    f->x0 = call->x[0], f->w0 = call->w[0];
     free(ref);
     free(absdot);
   }
@@ -64,6 +67,9 @@ static bf16fp32_status fake_run(void *user, const bf16fp32__call *call) {
   if (f->sleep_us) nanosleep(&(struct timespec){f->sleep_us / 1000000, f->sleep_us % 1000000 * 1000}, NULL);
   if (f->once && f->calls++ > 0) return BF16FP32_OK;
   memcpy(call->out, f->result, on * sizeof *f->result);
+  /* a copy with x or w negated (the measure's flipped copies): the result negated, unless stale */
+  const bool negated = ((call->x[0] ^ f->x0) ^ (call->w[0] ^ f->w0)) & 0x8000u;
+  for (size_t i = 0; negated && !f->stale && i < on; i++) call->out[i] = -call->out[i];
   call->out[on - 1] += f->bump;
   for (size_t i = 0; f->round_bf16 && i < on; i++)
     call->out[i] = bf16fp32__bf16_to_float(bf16fp32__float_to_bf16(call->out[i]));
@@ -154,6 +160,21 @@ static void test_stored_short(void) {
          "bf16 results: wrong %d, %lld beyond the bound: %s", c.wrong, (long long)c.violations,
          c.detail);
   free(f.result);
+}
+
+/* A candidate that computes every call from its first call's operands (a stale pointer, the
+ * operands in cache) passes the check of copy 0, and is wrong in a flipped copy's. */
+static void test_stale_operands(void) {
+  fake f = {.stale = 1};
+  const bf16fp32__candidate c = measure_fake(&f, 4, 8, 32, 1);
+  EXPECT(c.wrong && c.status == BF16FP32_INTERNAL && c.violations > 0 && c.median_us < 0,
+         "stale operands: wrong %d, %lld beyond the bound, %g us: %s", c.wrong,
+         (long long)c.violations, c.median_us, c.detail);
+  free(f.result);
+  fake honest = {0};
+  const bf16fp32__candidate h = measure_fake(&honest, 4, 8, 32, 1);
+  EXPECT(h.status == BF16FP32_OK && !h.wrong, "the same fake, honest: %s", h.detail);
+  free(honest.result);
 }
 
 /* A candidate that writes its output on the first call only is wrong: the check after the timed
@@ -313,8 +334,9 @@ static void test_round_order(void) {
                               {.name = "b", .run = fake_run, .user = &b}};
   const bf16fp32__measure_opts o = fake_opts(2);
   CHECK_OK(bf16fp32__measure(BF16FP32_HOST, 2, 8, 32, c, 2, &o));
-  /* checked call and warm-up each, round 0 from a, round 1 from b, the checks after */
-  EXPECT(strcmp(order, "AABB" "AABB" "BBAA" "AB") == 0, "calls in the order %s", order);
+  /* checked call and warm-up each, round 0 from a, round 1 from b, the checks after (copy 0
+   * and the two flipped copies) */
+  EXPECT(strcmp(order, "AABB" "AABB" "BBAA" "AAABBB") == 0, "calls in the order %s", order);
   free(a.result);
   free(b.result);
 }
@@ -334,14 +356,15 @@ static void test_own_time_per_call(void) {
 }
 
 /* warmup 0 still times one warm-up call to size the samples: a 3 ms call is one to a sample
- * (the fake gives up after 50 calls, as a sample of 10^6 calls would never end). */
+ * (the fake gives up after 50 calls, as a sample of 10^6 calls would never end): the checked
+ * call, the warm-up, the lead-in and the timed call, and the three checks after. */
 static void test_no_warmup(void) {
   fake f = {.sleep_us = 3000, .give_up_after = 50, .fail = BF16FP32_CUDA_ERROR};
   bf16fp32__candidate c = {.name = "fake", .run = fake_run, .user = &f};
   bf16fp32__measure_opts o = fake_opts(1);
   o.warmup = 0;
   CHECK_OK(bf16fp32__measure(BF16FP32_HOST, 2, 8, 32, &c, 1, &o));
-  EXPECT(c.status == BF16FP32_OK && c.median_us >= 3000 && f.runs == 5, "%s, %g us, %d calls",
+  EXPECT(c.status == BF16FP32_OK && c.median_us >= 3000 && f.runs == 7, "%s, %g us, %d calls",
          bf16fp32_status_name(c.status), c.median_us, f.runs);
   free(f.result);
 }
@@ -483,6 +506,7 @@ int main(void) {
   test_host_rotation();
   test_wrong_last_row();
   test_stored_short();
+  test_stale_operands();
   test_writes_once();
   test_slow_call_time();
   test_copies_cap();
