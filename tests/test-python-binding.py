@@ -199,6 +199,7 @@ with bf16fp32.Context() as ctx:
     c.expect(check_against_oracle(x, w, ob.rows_values(), 'DLPack 1.x') == 0,
              'DLPack 1.x, read-only x and w: oracle bound')
     bad('out read-only', ValueError, out=Buffer(3, 4, 'f32', versioned=True, read_only=True))
+    bad('out exported as a copy', ValueError, out=Buffer(3, 4, 'f32', versioned=True, copied=True))
 
     # out over x's memory: OVERLAP from the library before anything runs, x as it was.
     xb = Buffer(3, 16, 'bf16')

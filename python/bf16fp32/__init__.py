@@ -156,6 +156,8 @@ class Context:
         xv, wv, ov = (_dlpack.View(a, dl_stream) for a in (x, w, out))
         if ov.read_only:
             raise ValueError('out is read-only')
+        if ov.copied:  # the results would go to the copy, and out would keep what it held
+            raise ValueError('out was exported as a copy (DLPack IS_COPIED): it cannot be written')
         for view, what, allowed in ((xv, 'x', _BF16_BITS), (wv, 'w', _BF16_BITS),
                                     (ov, 'out', (_FP32,))):
             if view.dtype not in allowed:

@@ -34,14 +34,14 @@ _capsule_named.restype = ctypes.c_int
 _capsule_named.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 # DLManagedTensorVersioned (DLPack 1.x): version (two uint32), manager_ctx, deleter, then the
-# flags (uint64; bit 0: read-only) and the DLTensor.
-_VERSIONED_FLAGS, _VERSIONED_TENSOR, _READ_ONLY = 24, 32, 1
+# flags (uint64; bit 0: read-only, bit 1: a copy of the array) and the DLTensor.
+_VERSIONED_FLAGS, _VERSIONED_TENSOR, _READ_ONLY, _IS_COPIED = 24, 32, 1, 2
 
 
 class View:
     """One array as the library sees it: address (int, byte offset applied), DLPack type (code,
     bits, lanes), shape and strides in elements (row-major when the producer gave none),
-    read_only (what a DLPack 1.x producer says; False from older ones). Holds
+    read_only and copied (what a DLPack 1.x producer says; False from older ones). Holds
     the producer's capsule: the memory stays valid while it lives, and the producer frees its
     record when it goes (the capsule is read, not consumed)."""
 
@@ -52,13 +52,14 @@ class View:
             self._capsule = array.__dlpack__(stream=stream, max_version=(1, 0))
         except TypeError:  # a producer of DLPack 0.x only
             self._capsule = array.__dlpack__(stream=stream)
-        self.read_only = False
+        self.read_only = self.copied = False
         # The DLTensor is read in place in the managed record; pointer slices read shape and
         # strides in one step each.
         if _capsule_named(self._capsule, b'dltensor_versioned'):
             record = _capsule_pointer(self._capsule, b'dltensor_versioned')
             flags = ctypes.c_uint64.from_address(record + _VERSIONED_FLAGS).value
             self.read_only = bool(flags & _READ_ONLY)
+            self.copied = bool(flags & _IS_COPIED)
             t = _Tensor.from_address(record + _VERSIONED_TENSOR)
         else:
             t = _Tensor.from_address(_capsule_pointer(self._capsule, b'dltensor'))

@@ -57,11 +57,13 @@ class Buffer:
     careless producer would; drop names the export's pointer fields left NULL ('shape',
     'strides'), device the (DLPack device type, id) it claims. stream records what the last
     export was asked for. versioned: exports DLPack 1.x records when asked (max_version),
-    marked read-only if read_only."""
+    marked read-only if read_only and a copy if copied."""
 
     def __init__(self, rows, cols, dtype, pitch=None, rt=None, shape=None, strides=None,
-                 offset=0, null=False, versioned=False, read_only=False, drop=(), device=None):
+                 offset=0, null=False, versioned=False, read_only=False, drop=(), device=None,
+                 copied=False):
         self.versioned, self.read_only, self.drop, self.device = versioned, read_only, drop, device
+        self.copied = copied
         self.rows, self.cols, self.dtype, self.rt = rows, cols, dtype, rt
         self.pitch = cols if pitch is None else pitch
         self.code, self.size = DTYPES[dtype]
@@ -96,7 +98,8 @@ class Buffer:
         versioned = self.versioned and versions.get('max_version', (0, 0)) >= (1, 0)
         managed = _ManagedVersioned() if versioned else _dlpack._ManagedTensor()
         if versioned:
-            managed.major, managed.minor, managed.flags = 1, 0, 1 if self.read_only else 0
+            managed.major, managed.minor = 1, 0
+            managed.flags = (1 if self.read_only else 0) | (2 if self.copied else 0)
         t = managed.dl_tensor
         t.data = None if self.null else self.address
         t.device.device_type, t.device.device_id = self.__dlpack_device__()
