@@ -81,6 +81,9 @@ def suite(ctx, device):
              f'{device}: x that requires grad, grad mode on')
     c.raises(RuntimeError, lambda: bf16fp32.torch.linear(ctx, x.detach(), w.requires_grad_()),
              f'{device}: w that requires grad, grad mode on')
+    c.raises(RuntimeError, lambda: bf16fp32.torch.linear(
+        ctx, x.detach(), w.detach(), torch.empty(4, 8, device=device, requires_grad=True)),
+             f'{device}: out that requires grad, grad mode on')
     with torch.no_grad():
         within_bound(x, w, bf16fp32.torch.linear(ctx, x, w), f'{device}: under no_grad')
 

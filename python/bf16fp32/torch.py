@@ -16,8 +16,10 @@ def _operand(t, what, dtype):
 def linear(ctx, x, w, out=None):
     """x [M,K] and w [N,K] bfloat16 tensors on one device -> out [M,N] float32 (allocated when
     None), computed by ctx (a bf16fp32.Context) on the current stream of that device. No
-    gradients: with grad mode on, inputs that require them are refused rather than dropped."""
-    if torch.is_grad_enabled() and (x.requires_grad or w.requires_grad):
+    gradients: with grad mode on, tensors that require them are refused rather than dropped (an
+    out that does would be written behind autograd's back)."""
+    if torch.is_grad_enabled() and (x.requires_grad or w.requires_grad or
+                                    (out is not None and out.requires_grad)):
         raise RuntimeError('bf16fp32 computes no gradients: call it under torch.no_grad() or '
                            'torch.inference_mode(), or pass detached tensors')
     return _linear(ctx, x, w, out)
