@@ -107,6 +107,16 @@ static void test_refused(void) {
   snprintf(text + 5012, 6000 - 5012, "\nb 64 96 1\n");
   expect_refused("a line of 5012 characters", text, 1, "line too long");
   free(text);
+  /* a NUL byte inside a line: refused, not the rest of the line dropped unread */
+  char path[600];
+  snprintf(path, sizeof path, "%s/bad.txt", dir);
+  static const char with_nul[] = "a 64 96 1\0 garbage !!\nM 1\n";
+  FILE *f = fopen(path, "wb");
+  CHECK(f && fwrite(with_nul, 1, sizeof with_nul - 1, f) == sizeof with_nul - 1);
+  if (f) fclose(f);
+  err[0] = '\0';
+  EXPECT(suite_load(path, &s, err, sizeof err) == -1 && strstr(err, "bad.txt:1: a NUL byte"),
+         "a NUL byte: \"%s\"", err);
 }
 
 /* Names up to 63 characters, 64 M values and 128 entries are taken; one more of each is refused

@@ -144,14 +144,19 @@ int suite_load(const char *path, suite *out, char *err, size_t errlen) {
     set_err(err, errlen, "%s: cannot read the suite: %s", path, strerror(errno));
     return -1;
   }
-  char buf[4096];
+  char *buf = NULL;
+  size_t cap = 0;
+  ssize_t got;
   int lineno = 0, rc = -1;
   int seen_m = 0;
-  while (fgets(buf, sizeof buf, f)) {
+  while ((got = getline(&buf, &cap, f)) >= 0) {
     lineno++;
-    size_t len = strlen(buf);
-    if (len == sizeof buf - 1 && buf[len - 1] != '\n' && !feof(f)) {
+    if (got >= 4096) {
       set_err(err, errlen, "%s:%d: line too long", path, lineno);
+      goto done;
+    }
+    if (strlen(buf) != (size_t)got) { /* the string would end there, and the rest go unread */
+      set_err(err, errlen, "%s:%d: a NUL byte in the line", path, lineno);
       goto done;
     }
     char *hash = strchr(buf, '#');
@@ -180,6 +185,7 @@ int suite_load(const char *path, suite *out, char *err, size_t errlen) {
   }
   rc = 0;
 done:
+  free(buf);
   fclose(f);
   return rc;
 }
