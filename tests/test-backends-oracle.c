@@ -28,6 +28,9 @@ static const grid_case grid[] = {
     {4, 16, 3, 0, 0, 0, 0, 1},       {70, 33, 129, 2, 2, 2, 1, 0},  {1, 2048, 7168, 0, 0, 0, 0, 0},
 };
 
+/* Poisoned floats after the output's last row: a write past it shows. */
+enum { OUT_GUARD = 64 };
+
 typedef struct operands {
   uint16_t *x, *w;
   float *out;
@@ -37,7 +40,7 @@ typedef struct operands {
 static void make_operands(const grid_case *c, uint64_t seed, operands *o) {
   int64_t ldx = c->k + c->pad_x, ldw = c->k + c->pad_w, ldo = c->n + c->pad_o;
   o->nx = (size_t)(c->m * ldx + c->offset), o->nw = (size_t)(c->n * ldw + c->offset);
-  o->no = (size_t)(c->m * ldo + c->offset);
+  o->no = (size_t)(c->m * ldo + c->offset) + OUT_GUARD;
   o->x = malloc(o->nx * 2), o->w = malloc(o->nw * 2), o->out = malloc(o->no * 4);
   sup_fill_bf16(o->x, o->nx, seed);
   sup_fill_bf16(o->w, o->nw, seed + 1);
@@ -95,8 +98,9 @@ static int run_case(bf16fp32_context *ctx, int b, const bf16fp32_backend_info *b
             (long long)r.violations, (long long)r.unwritten, (long long)r.overwritten, r.worst_ratio,
             (long long)r.worst_i, (long long)r.worst_j);
   CHECK(sup_check_ok(&r));
-  /* the region before the operands must be untouched too */
+  /* the regions before and after the output must be untouched too */
   CHECK(sup_poisoned(h.out, (size_t)c->offset));
+  CHECK(sup_poisoned(h.out + c->offset + c->m * ldo, OUT_GUARD));
   free_operands(&h);
   return ran;
 }
