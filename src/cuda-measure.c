@@ -364,6 +364,7 @@ bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
     if (!exec[c]) continue;
     bf16fp32__candidate_times(&cands[c], samples + (size_t)c * (size_t)replays, replays, 1e3,
                               calls);
+    bf16fp32__candidate_rotated(&cands[c], BF16FP32_DEVICE, rot.per * copies);
   }
 
 cleanup:

@@ -277,7 +277,15 @@ void bf16fp32__candidate_times(bf16fp32__candidate *c, double *samples, int n, d
   c->max_us = per_call * samples[n - 1];
 }
 
+void bf16fp32__candidate_rotated(bf16fp32__candidate *c, bf16fp32_location where, size_t bytes) {
+  c->rotated_bytes = bytes;
+  c->warm = bytes < (where == BF16FP32_DEVICE ? BF16FP32__DEVICE_COLD_BYTES
+                                               : bf16fp32__host_rotate_bytes());
+}
+
 static void cand_reset(bf16fp32__candidate *c) {
+  c->rotated_bytes = 0;
+  c->warm = 0;
   c->status = BF16FP32_OK;
   c->median_us = c->min_us = c->max_us = -1.0;
   c->worst_ratio = 0.0;
@@ -444,6 +452,7 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
     }
     if (cd->status != BF16FP32_OK || cd->wrong) continue;
     bf16fp32__candidate_times(cd, samples + (size_t)c * (size_t)replays, replays, 1e6, 1);
+    bf16fp32__candidate_rotated(cd, BF16FP32_HOST, copies * (xstride + wstride) * 2);
   }
 
 cleanup:

@@ -56,6 +56,10 @@ typedef struct bf16fp32__candidate {
   int64_t unwritten;      /* output elements still holding the poison */
   int64_t violations;     /* checked elements beyond their bound */
   char detail[256];       /* why status is not OK: the last error or the check's finding */
+  /* timed: the distinct operand bytes its calls rotated over, and 1 where that is less than the
+   * protocol's (a toy shape's copies hit the call cap first): caches may then hold them */
+  size_t rotated_bytes;
+  int warm;
 } bf16fp32__candidate;
 
 /* Times every candidate on the contiguous shape (m, n, k) at `where`, interleaving them in
@@ -102,6 +106,10 @@ size_t bf16fp32__host_copies(size_t bytes_per_copy);
  * `calls` itself below the protocol's (a quick run asked for) or where they already make
  * BF16FP32__DEVICE_COLD_BYTES. */
 int bf16fp32__device_graph_calls(size_t bytes_per_copy, int calls);
+
+/* Marks a timed candidate with the bytes its calls rotated over (warm where under the least
+ * the protocol asks at `where`: BF16FP32__DEVICE_COLD_BYTES, or this host's rotation). */
+void bf16fp32__candidate_rotated(bf16fp32__candidate *c, bf16fp32_location where, size_t bytes);
 
 /* The median of n values (sorts v in place). */
 double bf16fp32__median(double *v, int n);

@@ -129,6 +129,10 @@ static void test_measure_escape(void) {
   EXPECT(cands[0].status == BF16FP32_OK && cands[0].median_us > 0 && !cands[0].wrong,
          "honest candidate: %s, %.3f us: %s", bf16fp32_status_name(cands[0].status),
          cands[0].median_us, cands[0].detail);
+  /* a toy: 16384 copies of about 14 KB, under the protocol's 400 MB, so its time is warm */
+  EXPECT(cands[0].warm && cands[0].rotated_bytes > 0 &&
+             cands[0].rotated_bytes < BF16FP32__DEVICE_COLD_BYTES,
+         "honest candidate rotated %zu bytes, warm %d", cands[0].rotated_bytes, cands[0].warm);
   EXPECT(cands[1].status == BF16FP32_INTERNAL && cands[1].wrong && cands[1].median_us < 0 &&
              cands[1].violations > 0,
          "stale copier: %s, wrong %d, %lld beyond the bound, %.3f us: %s",

@@ -124,7 +124,16 @@ static void test_host_rotation(void) {
          "%d distinct copies of %.0f bytes in %d calls: %.0f MiB, under the %zu MiB promised",
          f.distinct, copy_bytes, f.runs, f.distinct * copy_bytes / (1 << 20),
          bf16fp32__host_rotate_bytes() >> 20);
+  EXPECT(!c.warm && c.rotated_bytes >= bf16fp32__host_rotate_bytes(), "rotated %zu bytes, warm %d",
+         c.rotated_bytes, c.warm);
   free(f.result);
+  /* a toy's copies reach the cap first: its time is marked warm, with the bytes it rotated */
+  fake toy = {0};
+  const bf16fp32__candidate t = measure_fake(&toy, 1, 16, 64, 1);
+  EXPECT(t.status == BF16FP32_OK && t.warm && t.rotated_bytes > 0 &&
+             t.rotated_bytes < bf16fp32__host_rotate_bytes(),
+         "toy: rotated %zu bytes, warm %d", t.rotated_bytes, t.warm);
+  free(toy.result);
 }
 
 /* A wrong element in the last row (an edge tile), with more rows than are checked: the last row

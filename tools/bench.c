@@ -237,8 +237,9 @@ static int run_cell(table_run *t, const bench_shape *sh, int64_t m) {
     if (use_gpu && plan->cublas && c == 0 && r->us > 0) base_us = r->us;
     if (strcmp(r->backend, "auto") == 0) {
       const char *chosen = NULL;
+      const size_t used = strlen(r->note); /* after a warm note */
       if (bf16fp32_select(t->ctx, where, m, sh->n, sh->k, &chosen, NULL, 0) == BF16FP32_OK && chosen)
-        snprintf(r->note, sizeof r->note, "(-> %s)", chosen);
+        snprintf(r->note + used, sizeof r->note - used, "%s(-> %s)", used ? " " : "", chosen);
     }
   }
   if (use_gpu && !plan->cublas) {
