@@ -349,8 +349,9 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
                         (long long)m, (long long)n, (long long)k);
     goto cleanup;
   }
-  /* The caller's copies (the CPU baseline's) are not flipped: they are its to compute. */
-  long x_flipped = -1, w_flipped = -1;
+  /* The caller's copies (the CPU baseline's) come with the ones it flipped. */
+  long x_flipped = given && given->x_flipped ? (long)given->x_flipped : -1;
+  long w_flipped = given && given->w_flipped ? (long)given->w_flipped : -1;
   if (!given) {
     bf16fp32__fill_random_bf16(own_x, xn, opt->seed);
     bf16fp32__fill_random_bf16(own_w, wn, opt->seed + 1);

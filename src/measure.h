@@ -16,6 +16,9 @@ typedef struct bf16fp32__host_operands {
   const uint16_t *x, *w;
   size_t copies, xstride, wstride;
   const struct bf16fp32__check_ref *ref;
+  /* the copies whose x or w the caller flipped (bf16fp32__flipped_copies), checked after the
+   * timed calls as the measure's own are; 0: none (copy 0 never is) */
+  size_t x_flipped, w_flipped;
 } bf16fp32__host_operands;
 
 typedef struct bf16fp32__measure_opts {

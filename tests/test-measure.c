@@ -206,8 +206,9 @@ static void test_slow_call_time(void) {
 }
 
 /* Operands the caller made (the bench's oneDNN cell): the timed calls walk exactly its copies,
- * and the checks use its oracle (one of other data makes the fake's result wrong); operands of
- * another M, N or K are refused, and the candidate gets that status. */
+ * and the checks use its oracle (one of other data makes the fake's result wrong), the copy it
+ * flipped x in among them (a stale candidate is wrong there); operands of another M, N or K are
+ * refused, and the candidate gets that status. */
 static void test_host_operands(void) {
   enum { M = 2, N = 16, K = 64, COPIES = 3, XSTRIDE = M * K + 32, WSTRIDE = N * K + 32 };
   uint16_t *x = calloc(COPIES * XSTRIDE, 2), *w = calloc(COPIES * WSTRIDE, 2);
@@ -219,13 +220,14 @@ static void test_host_operands(void) {
     memcpy(x + i * XSTRIDE, x, M * K * 2);
     memcpy(w + i * WSTRIDE, w, N * K * 2);
   }
+  bf16fp32__flip_signs(x + (COPIES - 1) * XSTRIDE, M * K);
   bf16fp32__check_ref ref = {0}, other = {0}, small = {0}, narrow = {0}, short_k = {0};
   CHECK_OK(bf16fp32__check_ref_init(&ref, M, N, K, x, K, w, K, 0, 1));
   CHECK_OK(bf16fp32__check_ref_init(&other, M, N, K, w, K, w, K, 0, 1)); /* x replaced by w */
   CHECK_OK(bf16fp32__check_ref_init(&small, 1, N, K, x, K, w, K, 0, 1));
   CHECK_OK(bf16fp32__check_ref_init(&narrow, M, N / 2, K, x, K, w, K, 0, 1));
   CHECK_OK(bf16fp32__check_ref_init(&short_k, M, N, K / 2, x, K, w, K, 0, 1));
-  bf16fp32__host_operands ops = {x, w, COPIES, XSTRIDE, WSTRIDE, &ref};
+  bf16fp32__host_operands ops = {x, w, COPIES, XSTRIDE, WSTRIDE, &ref, COPIES - 1, 0};
   bf16fp32__measure_opts o = fake_opts(3);
   o.host = &ops;
 
@@ -239,6 +241,13 @@ static void test_host_operands(void) {
          "given operands: %s, %.3f us, %d copies seen (%d given), inside: %d",
          bf16fp32_status_name(c.status), c.median_us, f.distinct, COPIES, inside);
   free(f.result);
+
+  fake stale = {.stale = 1};
+  c.user = &stale;
+  CHECK_OK(bf16fp32__measure(BF16FP32_HOST, M, N, K, &c, 1, &o));
+  EXPECT(c.wrong && c.violations > 0, "given operands, a stale candidate: %s, %lld beyond the bound",
+         bf16fp32_status_name(c.status), (long long)c.violations);
+  free(stale.result);
 
   ops.ref = &other;
   fake g = {0};

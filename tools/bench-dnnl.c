@@ -194,6 +194,7 @@ struct bench_dnnl_cell {
   void *w;                  /* copies of w in the matmul's type */
   float *xf, *out;
   bf16fp32__check_ref ref;  /* the oracle of x's and w's first copies */
+  size_t x_flipped, w_flipped; /* bf16 copies with x's or w's signs flipped; 0: none */
 };
 
 void bench_dnnl_cell_free(bench_dnnl_cell *cell) {
@@ -250,6 +251,20 @@ int bench_dnnl_cell_create(bench_dnnl_cell **cellp, int64_t m, int64_t n, int64_
     if (c->in == dnnl_bf16) memcpy(wc, wsrc, ws * 2);
     else upcast(wsrc, (float *)(void *)wc, ws);
   }
+  /* bf16 copies are the library's candidates' too: flipped as the measure flips its own, so that
+   * one computing from stale operands shows (measure.h); oneDNN's results on them go unchecked */
+  if (c->in == dnnl_bf16) {
+    long xf, wf;
+    bf16fp32__flipped_copies(c->copies, &xf, &wf);
+    if (xf > 0) {
+      c->x_flipped = (size_t)xf;
+      bf16fp32__flip_signs(c->x + c->x_flipped * c->xstride, xs);
+    }
+    if (wf > 0) {
+      c->w_flipped = (size_t)wf;
+      bf16fp32__flip_signs((uint16_t *)(void *)((char *)c->w + c->w_flipped * c->wstride), ws);
+    }
+  }
   if (bf16fp32__check_ref_init(&c->ref, m, n, k, c->x, k, wsrc, k, check_rows, 1) != BF16FP32_OK) {
     say(why, len, "oneDNN's output cannot be checked: %s", bf16fp32_last_error());
     goto cleanup;
@@ -271,7 +286,9 @@ int bench_dnnl_cell_operands(const bench_dnnl_cell *c, struct bf16fp32__host_ope
                                    .copies = c->copies,
                                    .xstride = c->xstride,
                                    .wstride = c->wstride / 2, /* bytes to bf16 elements */
-                                   .ref = &c->ref};
+                                   .ref = &c->ref,
+                                   .x_flipped = c->x_flipped,
+                                   .w_flipped = c->w_flipped};
   return 0;
 }
 

@@ -62,7 +62,7 @@ void bench_print_header(const bench_plan *p, const bench_opts *o, const suite *s
   if (cfg->tune_file[0]) printf("# tune file: %s\n", cfg->tune_file);
   printf("# checked, the baseline too: output poisoned, every element must be written; %s rows"
          " compared with the fp64 oracle (check = worst |err| / bound), results stored short of"
-         " fp32 refused; copies with x or w negated checked where the measure made them\n",
+         " fp32 refused; the copies with x or w negated checked too\n",
          "8 sampled");
   printf("# suite: %s; M:", s->path);
   for (int i = 0; i < m_count; i++) printf(" %lld", (long long)ms[i]);
