@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fp-mode.h"
 #include "internal.h"
 #include "oracle.h"
 
@@ -21,10 +22,12 @@ double bf16fp32__dot_f64(const uint16_t *x, const uint16_t *w, int64_t k, double
 
 void bf16fp32__oracle(int64_t m, int64_t n, int64_t k, const uint16_t *x, int64_t ldx,
                       const uint16_t *w, int64_t ldw, double *ref, double *absdot) {
+  const bf16fp32__fp_mode mode = bf16fp32__fp_mode_ieee(); /* subnormals kept (fp-mode.h) */
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++)
       ref[i * n + j] = bf16fp32__dot_f64(x + i * ldx, w + j * ldw, k,
                                          absdot ? &absdot[i * n + j] : NULL);
+  bf16fp32__fp_mode_restore(mode);
 }
 
 double bf16fp32__error_bound(int64_t k, double absdot) {

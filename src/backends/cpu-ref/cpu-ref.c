@@ -1,5 +1,6 @@
 /* cpu-ref: fp64 accumulation for any shape and stride: the oracle as a backend, and the final
  * host fallback. Single-threaded on purpose: it is the reference, not the fast path. */
+#include "fp-mode.h"
 #include "internal.h"
 #include "oracle.h"
 
@@ -28,9 +29,11 @@ static bf16fp32_status ref_prewarm(void *state, const bf16fp32__shape *s, const 
 static bf16fp32_status ref_run(void *state, const bf16fp32__call *c) {
   (void)state;
   const bf16fp32__shape *s = &c->shape;
+  const bf16fp32__fp_mode mode = bf16fp32__fp_mode_ieee(); /* subnormals kept (fp-mode.h) */
   for (int64_t i = 0; i < s->m; i++)
     for (int64_t j = 0; j < s->n; j++)
       c->out[i * s->ldo + j] = (float)bf16fp32__dot_f64(c->x + i * s->ldx, c->w + j * s->ldw, s->k, NULL);
+  bf16fp32__fp_mode_restore(mode);
   return BF16FP32_OK;
 }
 

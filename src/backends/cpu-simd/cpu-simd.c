@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "cpu-simd.h"
+#include "fp-mode.h"
 #include "thread-pool.h"
 
 /* Below this many multiply-adds a call runs on the caller alone: waking workers costs more. */
@@ -124,6 +125,7 @@ static void redo_subnormal(const simd_job *j, const bf16fp32__simd_args *a, int6
  * or was descheduled costs only what it had not started). Results do not depend on who computes
  * what: each element is reduced in one fixed order. */
 static void job_part(void *arg, int tid) {
+  const bf16fp32__fp_mode mode = bf16fp32__fp_mode_ieee(); /* subnormals kept in every thread */
   simd_job *j = arg;
   bf16fp32__simd_args a = j->a;
   a.x_cold = 1;
@@ -149,6 +151,7 @@ static void job_part(void *arg, int tid) {
       a.x_cold = !j->split_n; /* a share of columns meets the same x rows again */
     }
   }
+  bf16fp32__fp_mode_restore(mode);
 }
 
 static bf16fp32_status simd_probe(const bf16fp32__config *cfg, void **state, char *why,
