@@ -323,45 +323,44 @@ bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_r
                                    int *merged) {
   if (merged) *merged = 0;
   if (!ctx || !r) return bf16fp32__fail(BF16FP32_NULL_POINTER, "tune: ctx or request is NULL");
-  /* A copy taken under the lock: a concurrent reset rewrites the context's, and the merge into
-   * its tuning file comes after the lock is let go. */
   bf16fp32__config config;
-  bf16fp32__context_read_lock(ctx);
-  config = *bf16fp32__context_config(ctx);
-  const int device = bf16fp32__context_device(ctx);
-  bf16fp32__context_read_unlock(ctx);
   const bf16fp32__config *cfg = &config;
-  bf16fp32_status st = check_request(cfg, device, r);
-  if (st != BF16FP32_OK) return st;
-  const char *out = r->out_path ? r->out_path : cfg->tune_file;
   bf16fp32__tune_table found = {0};
   bf16fp32__tune_header mine;
   memset(&mine, 0, sizeof mine);
-
+  int64_t *buckets = NULL;
+  const char *out = NULL;
+  bf16fp32_status measured = BF16FP32_OK;
+  /* One hold of the lock from the configuration's copy to the measure's end: a reset between
+   * them could change the threads or the device that the header names. The merge into the
+   * tuning file comes after the lock is let go, from the copy. */
+  bf16fp32__context_read_lock(ctx);
+  config = *bf16fp32__context_config(ctx);
+  bf16fp32_status st = check_request(cfg, bf16fp32__context_device(ctx), r);
   /* The buckets of the requested M values, each once, ascending. */
-  int64_t *buckets = malloc((size_t)r->m_count * sizeof *buckets);
-  if (!buckets) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d M values", r->m_count);
-  const int nb = bf16fp32__tune_buckets(r->ms, r->m_count, buckets);
-
+  if (st == BF16FP32_OK && !(buckets = malloc((size_t)r->m_count * sizeof *buckets)))
+    st = bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d M values", r->m_count);
+  const int nb = st == BF16FP32_OK ? bf16fp32__tune_buckets(r->ms, r->m_count, buckets) : 0;
   /* Who measures: the header of what we merge. */
-  if (r->where == BF16FP32_DEVICE) {
-    BF16FP32__TRY(bf16fp32__gpu_identity_query(cfg->device, &mine.gpu));
+  if (st == BF16FP32_OK && r->where == BF16FP32_DEVICE) {
+    st = bf16fp32__gpu_identity_query(cfg->device, &mine.gpu);
     mine.has_gpu = true;
-  } else {
+  } else if (st == BF16FP32_OK) {
     bf16fp32__cpu_identity_query(cfg->cpu_threads, &mine.cpu);
     mine.has_cpu = true;
   }
-
-  int prev = -1;
-  bf16fp32_status measured;
-  bf16fp32__context_read_lock(ctx);
-  measured = r->where == BF16FP32_DEVICE ? bf16fp32__device_enter(cfg->device, &prev) : BF16FP32_OK;
-  if (measured == BF16FP32_OK) {
-    measured = r->calls ? bf16fp32__tune_measure_step(ctx, r, buckets, nb, &found)
-                        : measure_all(ctx, r, buckets, nb, &found);
-    if (r->where == BF16FP32_DEVICE) bf16fp32__device_leave(prev);
+  if (st == BF16FP32_OK) {
+    int prev = -1;
+    measured = r->where == BF16FP32_DEVICE ? bf16fp32__device_enter(cfg->device, &prev) : BF16FP32_OK;
+    if (measured == BF16FP32_OK) {
+      measured = r->calls ? bf16fp32__tune_measure_step(ctx, r, buckets, nb, &found)
+                          : measure_all(ctx, r, buckets, nb, &found);
+      if (r->where == BF16FP32_DEVICE) bf16fp32__device_leave(prev);
+    }
   }
   bf16fp32__context_read_unlock(ctx);
+  if (st != BF16FP32_OK) goto cleanup;
+  out = r->out_path ? r->out_path : cfg->tune_file;
 
   /* Whatever was measured is kept, even when the run stopped early. */
   if (found.count > 0) {
