@@ -84,12 +84,12 @@ static cudaError_t graph_short_of(cudaGraph_t graph, size_t calls, int *short_of
 }
 
 /* The operand copies of one measure: copy i is x[i], w[i], out[i]; x_flipped and w_flipped
- * the copies whose x or w has its signs flipped (bf16fp32__flipped_copies; -1: none). */
+ * the copies whose x or w has its signs flipped (bf16fp32__flipped_copies; 0: none). */
 typedef struct rotation {
   char *base;
   size_t per, xa, wa;
   int copies;
-  long x_flipped, w_flipped;
+  size_t x_flipped, w_flipped;
 } rotation;
 
 static uint16_t *rot_x(const rotation *r, int i) { return (uint16_t *)(r->base + (size_t)i * r->per); }
@@ -116,7 +116,7 @@ static bf16fp32__call rot_call(const rotation *r, int i, int64_t m, int64_t n, i
 /* Downloads copy i's output and compares it with the oracle (negated for a flipped copy).
  * Returns non-OK only when the download itself failed (the candidate's own verdict goes into
  * the candidate). */
-static bf16fp32_status check_copy(const rotation *rot, long i, cudaStream_t stream, float *outh,
+static bf16fp32_status check_copy(const rotation *rot, size_t i, cudaStream_t stream, float *outh,
                                   const bf16fp32__check_ref *ref, bf16fp32__candidate *cd) {
   bf16fp32_status st = BF16FP32_OK;
   BF16FP32__CUDA_TRY(cudaMemcpyAsync(outh, rot_out(rot, (int)i),
@@ -124,7 +124,7 @@ static bf16fp32_status check_copy(const rotation *rot, long i, cudaStream_t stre
                                      cudaMemcpyDeviceToHost, stream));
   BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
   bf16fp32__check_result res;
-  if (i == rot->x_flipped || i == rot->w_flipped)
+  if (i != 0 && (i == rot->x_flipped || i == rot->w_flipped))
     bf16fp32__check_ref_compare_flipped(ref, outh, ref->n, &res);
   else
     bf16fp32__check_ref_compare(ref, outh, ref->n, &res);
@@ -215,9 +215,9 @@ static bf16fp32_status prepare_candidate(bf16fp32__candidate *cd, const rotation
   }
   /* One replay into poisoned copies: the graph must compute what the eager call did, in copy 0
    * and, from their own operands, in the flipped copies. */
-  const long checked[3] = {0, rot->x_flipped, rot->w_flipped};
+  const size_t checked[3] = {0, rot->x_flipped, rot->w_flipped};
   for (int i = 0; i < 3; i++)
-    if (checked[i] >= 0)
+    if (i == 0 || checked[i])
       BF16FP32__TRY(bf16fp32__device_poison_f32(rot_out(rot, (int)checked[i]), (size_t)m * (size_t)n,
                                                 stream));
   e = cudaGraphLaunch(*exec, stream);
@@ -228,7 +228,7 @@ static bf16fp32_status prepare_candidate(bf16fp32__candidate *cd, const rotation
     goto cleanup;
   }
   for (int i = 0; i < 3 && !cd->wrong; i++)
-    if (checked[i] >= 0) BF16FP32__TRY(check_copy(rot, checked[i], stream, outh, ref, cd));
+    if (i == 0 || checked[i]) BF16FP32__TRY(check_copy(rot, checked[i], stream, outh, ref, cd));
 
 cleanup:
   if (graph) cudaGraphDestroy(graph);
@@ -340,12 +340,12 @@ bf16fp32_status bf16fp32__measure_device(int64_t m, int64_t n, int64_t k,
    * came from them already, and nothing reads them again). */
   BF16FP32__CUDA_TRY(cudaStreamSynchronize(stream));
   bf16fp32__flipped_copies(copies, &rot.x_flipped, &rot.w_flipped);
-  if (rot.x_flipped >= 0) {
+  if (rot.x_flipped) {
     bf16fp32__flip_signs(xh, xn);
     BF16FP32__CUDA_TRY(cudaMemcpyAsync(rot_x(&rot, (int)rot.x_flipped), xh, xn * 2,
                                        cudaMemcpyHostToDevice, stream));
   }
-  if (rot.w_flipped >= 0) {
+  if (rot.w_flipped) {
     bf16fp32__flip_signs(wh, wn);
     BF16FP32__CUDA_TRY(cudaMemcpyAsync(rot_w(&rot, (int)rot.w_flipped), wh, wn * 2,
                                        cudaMemcpyHostToDevice, stream));

@@ -152,9 +152,9 @@ void bf16fp32__flip_signs(uint16_t *p, size_t count) {
   for (size_t i = 0; i < count; i++) p[i] ^= 0x8000u;
 }
 
-void bf16fp32__flipped_copies(size_t copies, long *x_copy, long *w_copy) {
-  *x_copy = copies >= 2 ? (long)copies - 1 : -1;
-  *w_copy = copies >= 3 ? (long)copies - 2 : -1;
+void bf16fp32__flipped_copies(size_t copies, size_t *x_copy, size_t *w_copy) {
+  *x_copy = copies >= 2 ? copies - 1 : 0;
+  *w_copy = copies >= 3 ? copies - 2 : 0;
 }
 
 /* The check against sign x the oracle (+1, or -1 for a flipped copy: exact, as negation is). */
@@ -350,8 +350,7 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
     goto cleanup;
   }
   /* The caller's copies (the CPU baseline's) come with the ones it flipped. */
-  long x_flipped = given && given->x_flipped ? (long)given->x_flipped : -1;
-  long w_flipped = given && given->w_flipped ? (long)given->w_flipped : -1;
+  size_t x_flipped = given ? given->x_flipped : 0, w_flipped = given ? given->w_flipped : 0;
   if (!given) {
     bf16fp32__fill_random_bf16(own_x, xn, opt->seed);
     bf16fp32__fill_random_bf16(own_w, wn, opt->seed + 1);
@@ -361,8 +360,8 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
       memcpy(own_w + i * wstride, own_w, wn * 2);
     }
     bf16fp32__flipped_copies(copies, &x_flipped, &w_flipped);
-    if (x_flipped >= 0) bf16fp32__flip_signs(own_x + (size_t)x_flipped * xstride, xn);
-    if (w_flipped >= 0) bf16fp32__flip_signs(own_w + (size_t)w_flipped * wstride, wn);
+    if (x_flipped) bf16fp32__flip_signs(own_x + x_flipped * xstride, xn);
+    if (w_flipped) bf16fp32__flip_signs(own_w + w_flipped * wstride, wn);
   }
   bf16fp32__call call;
   memset(&call, 0, sizeof call);
@@ -436,8 +435,8 @@ static bf16fp32_status measure_host(int64_t m, int64_t n, int64_t k, bf16fp32__c
     if (cd->status != BF16FP32_OK) continue;
     /* The timed runs wrote out last: it must still pass (same call, same operands); and so must
      * the flipped copies' calls, computed from their own operands. */
-    const bf16fp32__call *checked[3] = {&call, x_flipped >= 0 ? &calls[x_flipped] : NULL,
-                                        w_flipped >= 0 ? &calls[w_flipped] : NULL};
+    const bf16fp32__call *checked[3] = {&call, x_flipped ? &calls[x_flipped] : NULL,
+                                        w_flipped ? &calls[w_flipped] : NULL};
     for (int i = 0; i < 3 && cd->status == BF16FP32_OK && !cd->wrong; i++) {
       if (!checked[i]) continue;
       bf16fp32__check_result res;

@@ -201,8 +201,8 @@ void bf16fp32__check_ref_compare_flipped(const bf16fp32__check_ref *r, const flo
  * which the check of those copies finds; all copies holding the same values it could not. */
 void bf16fp32__flip_signs(uint16_t *p, size_t count);
 /* The copies a measure of `copies` flips: x in the last (*x_copy), w in the one before
- * (*w_copy); -1 where there is no such copy besides copy 0 (which is never flipped). */
-void bf16fp32__flipped_copies(size_t copies, long *x_copy, long *w_copy);
+ * (*w_copy); 0 where there is no such copy besides copy 0 (which is never flipped). */
+void bf16fp32__flipped_copies(size_t copies, size_t *x_copy, size_t *w_copy);
 /* 1 when the result passes (no violation, nothing unwritten); else 0 with a line in msg. */
 int bf16fp32__check_ok(const bf16fp32__check_result *res, char *msg, size_t len);
 /* Adds one check's findings to a candidate (its worst ratio, unwritten and violating elements)

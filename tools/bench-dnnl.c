@@ -254,16 +254,10 @@ int bench_dnnl_cell_create(bench_dnnl_cell **cellp, int64_t m, int64_t n, int64_
   /* bf16 copies are the library's candidates' too: flipped as the measure flips its own, so that
    * one computing from stale operands shows (measure.h); oneDNN's results on them go unchecked */
   if (c->in == dnnl_bf16) {
-    long xf, wf;
-    bf16fp32__flipped_copies(c->copies, &xf, &wf);
-    if (xf > 0) {
-      c->x_flipped = (size_t)xf;
-      bf16fp32__flip_signs(c->x + c->x_flipped * c->xstride, xs);
-    }
-    if (wf > 0) {
-      c->w_flipped = (size_t)wf;
+    bf16fp32__flipped_copies(c->copies, &c->x_flipped, &c->w_flipped);
+    if (c->x_flipped) bf16fp32__flip_signs(c->x + c->x_flipped * c->xstride, xs);
+    if (c->w_flipped)
       bf16fp32__flip_signs((uint16_t *)(void *)((char *)c->w + c->w_flipped * c->wstride), ws);
-    }
   }
   if (bf16fp32__check_ref_init(&c->ref, m, n, k, c->x, k, wsrc, k, check_rows, 1) != BF16FP32_OK) {
     say(why, len, "oneDNN's output cannot be checked: %s", bf16fp32_last_error());
