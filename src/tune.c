@@ -319,6 +319,39 @@ cleanup:
   return st;
 }
 
+/* Under the context's lock, held by the caller from the configuration's copy to the measure's
+ * end (a reset between them could change the threads or the device the header names): the
+ * request's check, the buckets (malloc'ed into *buckets), the header's identity and the measure.
+ * Returns a failure of those; the measure's own goes into *measured, what it found before it
+ * stopped into *found. */
+static bf16fp32_status measure_locked(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
+                                      bf16fp32__config *config, int64_t **buckets,
+                                      bf16fp32__tune_header *mine, bf16fp32__tune_table *found,
+                                      bf16fp32_status *measured) {
+  *config = *bf16fp32__context_config(ctx);
+  bf16fp32_status st = check_request(config, bf16fp32__context_device(ctx), r);
+  if (st != BF16FP32_OK) return st;
+  /* The buckets of the requested M values, each once, ascending. */
+  if (!(*buckets = malloc((size_t)r->m_count * sizeof **buckets)))
+    return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d M values", r->m_count);
+  const int nb = bf16fp32__tune_buckets(r->ms, r->m_count, *buckets);
+  /* Who measures: the header of what we merge. */
+  if (r->where == BF16FP32_DEVICE) {
+    if ((st = bf16fp32__gpu_identity_query(config->device, &mine->gpu)) != BF16FP32_OK) return st;
+    mine->has_gpu = true;
+  } else {
+    bf16fp32__cpu_identity_query(config->cpu_threads, &mine->cpu);
+    mine->has_cpu = true;
+  }
+  int prev = -1;
+  *measured = r->where == BF16FP32_DEVICE ? bf16fp32__device_enter(config->device, &prev) : BF16FP32_OK;
+  if (*measured != BF16FP32_OK) return BF16FP32_OK;
+  *measured = r->calls ? bf16fp32__tune_measure_step(ctx, r, *buckets, nb, found)
+                       : measure_all(ctx, r, *buckets, nb, found);
+  if (r->where == BF16FP32_DEVICE) bf16fp32__device_leave(prev);
+  return BF16FP32_OK;
+}
+
 bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_request *r,
                                    int *merged) {
   if (merged) *merged = 0;
@@ -331,35 +364,11 @@ bf16fp32_status bf16fp32__tune_run(bf16fp32_context *ctx, const bf16fp32__tune_r
   int64_t *buckets = NULL;
   const char *out = NULL;
   bf16fp32_status measured = BF16FP32_OK;
-  /* One hold of the lock from the configuration's copy to the measure's end: a reset between
-   * them could change the threads or the device that the header names. The merge into the
-   * tuning file comes after the lock is let go, from the copy. */
   bf16fp32__context_read_lock(ctx);
-  config = *bf16fp32__context_config(ctx);
-  bf16fp32_status st = check_request(cfg, bf16fp32__context_device(ctx), r);
-  /* The buckets of the requested M values, each once, ascending. */
-  if (st == BF16FP32_OK && !(buckets = malloc((size_t)r->m_count * sizeof *buckets)))
-    st = bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tune: %d M values", r->m_count);
-  const int nb = st == BF16FP32_OK ? bf16fp32__tune_buckets(r->ms, r->m_count, buckets) : 0;
-  /* Who measures: the header of what we merge. */
-  if (st == BF16FP32_OK && r->where == BF16FP32_DEVICE) {
-    st = bf16fp32__gpu_identity_query(cfg->device, &mine.gpu);
-    mine.has_gpu = true;
-  } else if (st == BF16FP32_OK) {
-    bf16fp32__cpu_identity_query(cfg->cpu_threads, &mine.cpu);
-    mine.has_cpu = true;
-  }
-  if (st == BF16FP32_OK) {
-    int prev = -1;
-    measured = r->where == BF16FP32_DEVICE ? bf16fp32__device_enter(cfg->device, &prev) : BF16FP32_OK;
-    if (measured == BF16FP32_OK) {
-      measured = r->calls ? bf16fp32__tune_measure_step(ctx, r, buckets, nb, &found)
-                          : measure_all(ctx, r, buckets, nb, &found);
-      if (r->where == BF16FP32_DEVICE) bf16fp32__device_leave(prev);
-    }
-  }
+  bf16fp32_status st = measure_locked(ctx, r, &config, &buckets, &mine, &found, &measured);
   bf16fp32__context_read_unlock(ctx);
   if (st != BF16FP32_OK) goto cleanup;
+  /* the merge into the tuning file, after the lock is let go, from the copy */
   out = r->out_path ? r->out_path : cfg->tune_file;
 
   /* Whatever was measured is kept, even when the run stopped early. */
