@@ -33,7 +33,7 @@ extern "C" {
   X(CUDA_FATAL, "a sticky CUDA error: the CUDA context is unusable")                        \
   X(CAPTURE_BROKEN, "the stream's CUDA graph capture was invalidated")                      \
   X(CUBLAS_ERROR, "a cuBLAS or cuBLASLt call failed")                                       \
-  X(TUNE_FILE, "the tuning file is unreadable, malformed or for another device")            \
+  X(TUNE_FILE, "the tuning file cannot be read or is corrupt")                             \
   X(IO_ERROR, "a file could not be read or written")                                        \
   X(INTERNAL, "internal error")                                                             \
   X(OVERLAP, "out shares memory with x or w")
@@ -68,7 +68,11 @@ typedef struct bf16fp32_options {
                                 then (x is read, and out written, only after it is done), so
                                 w must not be that kernel's output */
   size_t workspace_bytes;    /* cuBLAS workspace per stream; 0: 32 MiB */
-  const char *tune_file;     /* tuning file; NULL: BF16FP32_TUNE_FILE or the per-user cache */
+  const char *tune_file;     /* tuning file; NULL: BF16FP32_TUNE_FILE or the per-user cache.
+                                Missing: none yet. One that cannot be read or is corrupt (not
+                                a tune file, a malformed line) fails create and reset with
+                                BF16FP32_TUNE_FILE; one measured on another machine or by
+                                another version is ignored (said at log level 1) */
   int log_level;             /* 0 silent (default), 1 warnings, 2 decisions */
   bf16fp32_log_fn log_fn;    /* NULL with log_level > 0: lines go to stderr; called inside the
                                 library's calls, so it must not call into the same context */
@@ -80,12 +84,14 @@ typedef struct bf16fp32_options {
  * BF16FP32_WORKSPACE_MB, BF16FP32_TUNE_FILE, BF16FP32_TUNE_BUILTIN, BF16FP32_CPU_ISA. */
 void bf16fp32_options_init(bf16fp32_options *opt);
 
-/* One context per device; opt may be NULL (defaults). On failure *ctx is NULL. */
+/* One context per device; opt may be NULL (defaults). On failure *ctx is NULL: BAD_OPTION,
+ * BAD_ENV, TUNE_FILE (last_error names the file and its first problem), OUT_OF_MEMORY. */
 bf16fp32_status bf16fp32_create(bf16fp32_context **ctx, const bf16fp32_options *opt);
 void bf16fp32_destroy(bf16fp32_context *ctx);
 /* Frees every backend's state, clears plans, quarantine and counters, re-reads the
- * environment (a backend forced by bf16fp32_force_backend is forgotten: the options' algo and
- * BF16FP32_ALGO decide again). Calls on other threads wait for it, and it for the calls in
+ * environment and the tuning file (a backend forced by bf16fp32_force_backend is forgotten: the
+ * options' algo and BF16FP32_ALGO decide again); a bad value or a corrupt file fails it (as at
+ * create) with nothing changed. Calls on other threads wait for it, and it for the calls in
  * flight. It frees the workspaces that graphs captured before it use: destroy those graphs (or
  * never replay them again), as after bf16fp32_destroy, and capture anew after prewarming. */
 bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx);
@@ -172,7 +178,8 @@ const char *bf16fp32_version(void);
  * and written atomically, so ranks tuning different shapes into one file lose nothing.
  * Takes seconds to minutes: not while any stream of the context is capturing. Contexts use
  * the new entries from their next bf16fp32_create or bf16fp32_reset.
- * BAD_OPTION: no output file; UNSUPPORTED: no backend gave a valid time; IO_ERROR. */
+ * BAD_OPTION: no output file; UNSUPPORTED: no backend gave a valid time; TUNE_FILE: the file
+ * cannot be read or is corrupt (left as it was); IO_ERROR: it cannot be written. */
 bf16fp32_status bf16fp32_tune(bf16fp32_context *ctx, bf16fp32_location where,
                               const int64_t *nk_pairs /* n0, k0, n1, k1, ... */, int pair_count,
                               const int64_t *ms, int m_count, const char *out_path);

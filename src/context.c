@@ -100,9 +100,11 @@ static void release_all(bf16fp32_context *ctx) {
 }
 
 /* Configuration, family, probes, tuned table: everything create and reset (re)build, from a
- * configuration resolved before anything was torn down (a second resolve could fail, or read
- * another environment, after reset had released the backends). */
-static void build(bf16fp32_context *ctx, const bf16fp32__config *cfg, int forced) {
+ * configuration resolved and a table loaded before anything was torn down (a second resolve
+ * could fail, or read another environment, and the file could fail to load, after reset had
+ * released the backends). */
+static void build(bf16fp32_context *ctx, const bf16fp32__config *cfg, int forced,
+                  bf16fp32__tune_table *tune) {
   ctx->cfg = *cfg;
   atomic_store(&ctx->forced, forced);
   family_of(&ctx->cfg, ctx->family, sizeof ctx->family, &ctx->sm_count);
@@ -110,7 +112,7 @@ static void build(bf16fp32_context *ctx, const bf16fp32__config *cfg, int forced
   if (forced >= 0 && !ctx->slot[forced].available)
     bf16fp32__log(&ctx->cfg, 1, "forced backend %s is unavailable (%s): using auto",
                   bf16fp32__registry[forced].name, ctx->slot[forced].why);
-  ctx->tune = bf16fp32__tune_load_for_context(&ctx->cfg);
+  ctx->tune = tune;
   bf16fp32__plan_cache_clear(&ctx->plans);
 }
 
@@ -149,8 +151,10 @@ bf16fp32_status bf16fp32_create(bf16fp32_context **out, const bf16fp32_options *
   BF16FP32__TRY(bf16fp32__plan_cache_init(&ctx->plans));
   int forced = -1;
   bf16fp32__config cfg;
+  bf16fp32__tune_table *tune = NULL;
   BF16FP32__TRY(bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, in_creator(ctx)));
-  build(ctx, &cfg, forced);
+  BF16FP32__TRY(bf16fp32__tune_load_for_context(&cfg, &tune));
+  build(ctx, &cfg, forced, tune);
   *out = ctx;
   return BF16FP32_OK;
 cleanup:
@@ -183,16 +187,19 @@ void bf16fp32__context_read_unlock(bf16fp32_context *ctx) { pthread_rwlock_unloc
 
 bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx) {
   if (!ctx) return bf16fp32__fail(BF16FP32_NULL_POINTER, "ctx is NULL");
-  /* Check the environment before anything is torn down, so a bad value changes nothing. */
+  /* Check the environment and the tuning file before anything is torn down, so that a bad
+   * value or a corrupt file changes nothing. */
   int forced;
   bf16fp32__config cfg;
+  bf16fp32__tune_table *tune = NULL;
   bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, in_creator(ctx));
+  if (st == BF16FP32_OK) st = bf16fp32__tune_load_for_context(&cfg, &tune);
   if (st != BF16FP32_OK) return st;
   pthread_mutex_lock(&ctx->reset_gate); /* one reset at a time; calls arriving now wait */
   atomic_store(&ctx->resetting, 1);
   pthread_rwlock_wrlock(&ctx->lock);
   release_all(ctx);
-  build(ctx, &cfg, forced);
+  build(ctx, &cfg, forced, tune);
   pthread_rwlock_unlock(&ctx->lock);
   atomic_store(&ctx->resetting, 0);
   pthread_mutex_unlock(&ctx->reset_gate);

@@ -77,12 +77,18 @@ static void warn(parser *p, const char *fmt, ...)
 #endif
     ;
 static void warn(parser *p, const char *fmt, ...) {
-  if (p->line > 0 && ++p->line_warnings > MAX_LINE_WARNINGS) return;
   char msg[256];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  if (!p->f->problem[0]) { /* the first, for the status a reader returns */
+    if (p->line > 0)
+      snprintf(p->f->problem, sizeof p->f->problem, "line %d: %s", p->line, msg);
+    else
+      snprintf(p->f->problem, sizeof p->f->problem, "%s", msg);
+  }
+  if (p->line > 0 && ++p->line_warnings > MAX_LINE_WARNINGS) return;
   if (p->warn) p->warn(p->user, p->line, msg);
 }
 
@@ -369,6 +375,17 @@ bool bf16fp32__tune_header_current(const bf16fp32__tune_header *h, char *why, si
     return false;
   }
   return true;
+}
+
+bf16fp32_status bf16fp32__tune_file_check(const bf16fp32__tune_file *f, const char *path,
+                                          const char *then) {
+  if (f->bytes > 0 && f->header.format == 0)
+    return bf16fp32__fail(BF16FP32_TUNE_FILE,
+                          "tune file %s: no valid '# format' line, so not a tune file: %s", path, then);
+  if (f->problem[0] && bf16fp32__tune_header_current(&f->header, NULL, 0))
+    return bf16fp32__fail(BF16FP32_TUNE_FILE, "tune file %s: %s%s: %s", path, f->problem,
+                          f->skipped > 1 ? " (and more malformed lines)" : "", then);
+  return BF16FP32_OK;
 }
 
 /* --- formatting --- */

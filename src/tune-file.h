@@ -18,6 +18,7 @@ typedef struct bf16fp32__tune_file {
   int skipped;                /* malformed lines (the first 10 warned about one by one, the rest
                                  counted in one warning) */
   size_t bytes;               /* the text's length */
+  char problem[300];          /* the first thing wrong with the text ("line 7: bad k"); "" if none */
 } bf16fp32__tune_file;
 
 /* Parses text (len bytes, may hold any bytes). A malformed line is skipped with a warning
@@ -27,10 +28,17 @@ bf16fp32_status bf16fp32__tune_file_parse(const char *text, size_t len, bf16fp32
                                           bf16fp32__tune_warn_fn warn, void *user);
 void bf16fp32__tune_file_clear(bf16fp32__tune_file *f);
 
-/* Reads and parses path. IO_ERROR with the errno in *err (ENOENT: there is no file), or 0 where
+/* Reads and parses path. TUNE_FILE with the errno in *err (ENOENT: there is no file), or 0 where
  * no system call failed (not a regular file, too large): last_error says which. */
 bf16fp32_status bf16fp32__tune_file_read(const char *path, bf16fp32__tune_file *f, int *err,
                                          bf16fp32__tune_warn_fn warn, void *user);
+
+/* TUNE_FILE (last_error: the path, the first problem, then `then`) where f is not a tune file (text
+ * without a '# format' line) or, written in this library's format and version, holds anything
+ * malformed: a line, a header value, an identity left incomplete. A file of another format or
+ * version is stale, not corrupt: OK (its entries are ignored when read, replaced when merged). */
+bf16fp32_status bf16fp32__tune_file_check(const bf16fp32__tune_file *f, const char *path,
+                                          const char *then);
 
 /* The text of a file: header, then one line per entry. *text is malloc'ed. */
 bf16fp32_status bf16fp32__tune_file_format(const bf16fp32__tune_header *h,
@@ -53,8 +61,9 @@ void bf16fp32__tune_file_unlock(int fd);
  * has_gpu / has_cpu sections replace the file's; a file section for another identity, or a
  * file of another format or library version, is dropped (with a warning). Sections mine
  * does not have are kept as they are. A symbolic link is followed: its target is locked and
- * replaced. IO_ERROR, the file left as it was, where path holds text without a '# format'
- * line (not a tune file), or where the merged table would not fit the size the reader takes. */
+ * replaced. TUNE_FILE, the file left as it was, where path cannot be read or is corrupt
+ * (bf16fp32__tune_file_check); IO_ERROR where the merged table would not fit the size the
+ * reader takes, or the lock or the write fails. */
 bf16fp32_status bf16fp32__tune_file_merge(const char *path, const bf16fp32__tune_header *mine,
                                           const bf16fp32__tune_entry *entries, int count,
                                           bf16fp32__tune_warn_fn warn, void *user);

@@ -44,19 +44,19 @@ bf16fp32_status bf16fp32__tune_file_read(const char *path, bf16fp32__tune_file *
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     *err = errno;
-    return bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: %s", path, strerror(*err));
+    return bf16fp32__fail(BF16FP32_TUNE_FILE, "tune file %s: %s", path, strerror(*err));
   }
   if (fstat(fd, &sb) != 0) {
     *err = errno;
-    st = bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: %s", path, strerror(*err));
+    st = bf16fp32__fail(BF16FP32_TUNE_FILE, "tune file %s: %s", path, strerror(*err));
     goto cleanup;
   }
   if (!S_ISREG(sb.st_mode)) { /* a directory, a FIFO, a device */
-    st = bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: not a regular file", path);
+    st = bf16fp32__fail(BF16FP32_TUNE_FILE, "tune file %s: not a regular file", path);
     goto cleanup;
   }
   if ((uint64_t)sb.st_size > MAX_FILE_BYTES) {
-    st = bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: larger than %u MiB", path,
+    st = bf16fp32__fail(BF16FP32_TUNE_FILE, "tune file %s: larger than %u MiB", path,
                         MAX_FILE_BYTES >> 20);
     goto cleanup;
   }
@@ -71,7 +71,7 @@ bf16fp32_status bf16fp32__tune_file_read(const char *path, bf16fp32__tune_file *
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) {
       *err = errno;
-      st = bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: read: %s", path, strerror(*err));
+      st = bf16fp32__fail(BF16FP32_TUNE_FILE, "tune file %s: read: %s", path, strerror(*err));
       goto cleanup;
     }
     if (r == 0 || (len += (size_t)r) == cap) break;
@@ -260,10 +260,9 @@ bf16fp32_status bf16fp32__tune_file_merge(const char *given, const bf16fp32__tun
   st = BF16FP32_OK;
   if (err == ENOENT) {
     memset(&old, 0, sizeof old);
-  } else if (old.bytes > 0 && old.header.format == 0) {
-    /* a file named by mistake (BF16FP32_TUNE_FILE, --out): not ours to replace */
-    st = bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: no '# format' line, so not a tune "
-                        "file: left as it was", path);
+  } else if ((st = bf16fp32__tune_file_check(&old, path, "left as it was")) != BF16FP32_OK) {
+    /* a file named by mistake (BF16FP32_TUNE_FILE, --out), or one edited wrong: not ours to
+     * replace, nor its lines ours to drop */
     goto cleanup;
   } else if (!bf16fp32__tune_header_current(&old.header, why, sizeof why)) {
     if (old.table.count) note(warn, user, "%s: its %d entries are replaced", why, old.table.count);

@@ -1,6 +1,8 @@
 /* The context's tuned table: the user's file for this machine's identity, then the built-in
- * table for the (location, N, K) pairs the file does not cover. Problems are logged (level 1),
- * never fatal: without a table the dispatcher uses its rules. */
+ * table for the (location, N, K) pairs the file does not cover. A file that exists but cannot
+ * be read or is corrupt fails create and reset (TUNE_FILE): the user's tuning would otherwise be
+ * lost without a word. A missing file, or one measured elsewhere or by another version, is
+ * normal: logged (level 1), and the dispatcher's rules decide those shapes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,36 +80,43 @@ static bool section_applies(loader *l, const bf16fp32__tune_header *h, int where
   return false;
 }
 
+/* What a TUNE_FILE failure tells the caller to do. */
+#define REMEDY "fix or remove it, or name another file with BF16FP32_TUNE_FILE (empty: none)"
+
 /* The user's file into t (entries keep their line numbers). */
-static void load_file(loader *l, bf16fp32__tune_table *t) {
+static bf16fp32_status load_file(loader *l, bf16fp32__tune_table *t) {
   bf16fp32__tune_file f;
   int err = 0;
-  char source[1100], why[256];
+  char source[1100], why[512];
   bf16fp32_status st = bf16fp32__tune_file_read(l->path, &f, &err, line_warning, l);
   if (st != BF16FP32_OK) {
     char def[1024];
     bf16fp32__tune_default_path(def, sizeof def);
+    if (st != BF16FP32_TUNE_FILE) return st; /* out of memory */
+    snprintf(why, sizeof why, "%s", bf16fp32_last_error());
+    if (err != ENOENT) return bf16fp32__fail(BF16FP32_TUNE_FILE, "%s: %s", why, REMEDY);
     /* No file at the default path is the normal case; a file someone named should exist. */
-    if (!(err == ENOENT && strcmp(def, l->path) == 0))
-      bf16fp32__log(l->cfg, 1, "tune file %s: cannot read it (%s): using the built-in choices",
-                    l->path, err ? strerror(err) : bf16fp32_last_error());
-    return;
+    if (strcmp(def, l->path) != 0)
+      bf16fp32__log(l->cfg, 1, "%s: using the built-in choices", why);
+    return BF16FP32_OK;
   }
+  st = bf16fp32__tune_file_check(&f, l->path, REMEDY);
   snprintf(source, sizeof source, "tune file %s", l->path);
-  if (!bf16fp32__tune_header_current(&f.header, why, sizeof why)) {
+  if (st != BF16FP32_OK) {
+    /* said by bf16fp32__tune_file_check */
+  } else if (!bf16fp32__tune_header_current(&f.header, why, sizeof why)) {
     bf16fp32__log(l->cfg, 1, "%s: %s: its %d entries are ignored", source, why, f.table.count);
   } else {
     bool use[2] = {false, false};
     for (int where = 0; where < 2; where++)
       use[where] = count_at(&f.table, where) > 0 &&
                    section_applies(l, &f.header, where, false, 1, source);
-    for (int i = 0; i < f.table.count; i++) {
-      if (!use[f.table.entries[i].where]) continue;
-      if (bf16fp32__tune_table_add(t, &f.table.entries[i]) != BF16FP32_OK) break;
-    }
+    for (int i = 0; i < f.table.count && st == BF16FP32_OK; i++)
+      if (use[f.table.entries[i].where]) st = bf16fp32__tune_table_add(t, &f.table.entries[i]);
   }
-  snprintf(t->file, sizeof t->file, "%s", l->path);
+  if (st == BF16FP32_OK) snprintf(t->file, sizeof t->file, "%s", l->path);
   bf16fp32__tune_file_clear(&f);
+  return st;
 }
 
 /* The built-in entries whose (where, pdl, n, k) the user's entries (t, finished) do not cover. */
@@ -137,30 +146,38 @@ static void load_builtin(loader *l, bf16fp32__tune_table *t, const bf16fp32__tun
            use[BF16FP32_DEVICE] ? b->header.gpu.name : b->header.cpu.model);
 }
 
-bf16fp32__tune_table *bf16fp32__tune_load_for_context(const bf16fp32__config *cfg) {
-  return bf16fp32__tune_load_with_builtin(cfg, &bf16fp32__tune_builtin_table);
+bf16fp32_status bf16fp32__tune_load_for_context(const bf16fp32__config *cfg,
+                                                bf16fp32__tune_table **out) {
+  return bf16fp32__tune_load_with_builtin(cfg, &bf16fp32__tune_builtin_table, out);
 }
 
-bf16fp32__tune_table *bf16fp32__tune_load_with_builtin(const bf16fp32__config *cfg,
-                                                       const bf16fp32__tune_builtin *builtin) {
+bf16fp32_status bf16fp32__tune_load_with_builtin(const bf16fp32__config *cfg,
+                                                const bf16fp32__tune_builtin *builtin,
+                                                bf16fp32__tune_table **out) {
   loader l;
   memset(&l, 0, sizeof l);
   l.cfg = cfg;
   l.path = cfg->tune_file;
+  *out = NULL;
   bf16fp32__tune_table *t = calloc(1, sizeof *t);
-  if (!t) return NULL;
-  if (cfg->tune_file[0]) load_file(&l, t);
+  if (!t) return bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "tuned table");
+  bf16fp32_status st = cfg->tune_file[0] ? load_file(&l, t) : BF16FP32_OK;
+  if (st != BF16FP32_OK) {
+    bf16fp32__tune_free(t);
+    return st;
+  }
   bf16fp32__tune_table_finish(t);
   if (cfg->tune_builtin) {
     load_builtin(&l, t, builtin);
     bf16fp32__tune_table_finish(t);
   }
-  bf16fp32__clear_error(); /* nothing here fails the context: leave no error detail behind */
+  bf16fp32__clear_error(); /* a missing file fails nothing: leave no detail behind */
   if (t->count == 0) {
     bf16fp32__tune_free(t);
-    return NULL;
+    return BF16FP32_OK;
   }
   bf16fp32__log(cfg, 2, "tuned table: %d entries (%s%s%s)", t->count, t->file[0] ? t->file : "",
                 t->file[0] && t->builtin[0] ? " and " : "", t->builtin[0] ? "built-in table" : "");
-  return t;
+  *out = t;
+  return BF16FP32_OK;
 }

@@ -94,14 +94,18 @@ void bf16fp32__tune_table_clear(bf16fp32__tune_table *t);
 
 /* --- what the context and the dispatcher call --- */
 
-/* Loads cfg->tune_file ("" = none) for this machine (cfg->device, -1 = CPU only); the built-in
- * table fills the (location, N, K) pairs the file does not cover. NULL when nothing applies.
- * Mismatches and malformed lines are logged through bf16fp32__log (level 1). */
-bf16fp32__tune_table *bf16fp32__tune_load_for_context(const bf16fp32__config *cfg);
+/* Loads cfg->tune_file ("" = none) for this machine (cfg->device, -1 = CPU only) into *out; the
+ * built-in table fills the (location, N, K) pairs the file does not cover. *out is NULL when
+ * nothing applies. TUNE_FILE where the file exists but cannot be read or is corrupt
+ * (bf16fp32__tune_file_check), OUT_OF_MEMORY. A missing file, and entries measured on another
+ * machine or by another version, are logged through bf16fp32__log (level 1), not failures. */
+bf16fp32_status bf16fp32__tune_load_for_context(const bf16fp32__config *cfg,
+                                                bf16fp32__tune_table **out);
 /* The same with another built-in table in place of the shipped one (the tests give one made for
  * this machine's CPU, which the shipped table, measured on a GPU, never is). */
-bf16fp32__tune_table *bf16fp32__tune_load_with_builtin(const bf16fp32__config *cfg,
-                                                       const bf16fp32__tune_builtin *builtin);
+bf16fp32_status bf16fp32__tune_load_with_builtin(const bf16fp32__config *cfg,
+                                                const bf16fp32__tune_builtin *builtin,
+                                                bf16fp32__tune_table **out);
 /* A tuned winner must beat the cuBLAS baseline by more than a margin to be tried before it,
  * and cuBLAS is what the caller would have had without us. A vendor library's winner (cuBLASLt,
  * the fp32 path) needs 5 %: smaller leads are within its run-to-run spread on the H200

@@ -559,10 +559,12 @@ static void test_environment_values(void) {
     bf16fp32_destroy(ctx);
   }
   unsetenv("BF16FP32_CPU_ISA");
-  /* BF16FP32_TUNE_FILE: a path of 1023 bytes is taken whole; one of 1024 is refused, not cut short */
+  /* BF16FP32_TUNE_FILE: a path of 1023 bytes is taken whole; one of 1024 is refused, not cut
+   * short (names of 99 bytes in directories that are not there: a missing file) */
   char path[1025];
   memset(path, 'a', sizeof path - 1);
-  path[0] = '/', path[1024] = '\0';
+  for (int i = 0; i < 1024; i += 100) path[i] = '/';
+  path[1024] = '\0';
   setenv("BF16FP32_TUNE_FILE", path, 1);
   EXPECT(bf16fp32_create(&ctx, &opt) == BF16FP32_BAD_ENV &&
              strstr(bf16fp32_last_error(), "BF16FP32_TUNE_FILE"),

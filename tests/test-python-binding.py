@@ -338,19 +338,24 @@ with tune_file_env_unset(), tempfile.TemporaryDirectory() as d, bf16fp32.Context
         why = tc.select(2**32 + 1, 8, 40, bf16fp32.HOST)[1]
         c.expect(why.startswith('tuned') and 'M=4294967297' in why, f'select M=2^32+1: {why}')
 
-# A corrupt tuning file: its warnings reach the log function, and calls still run; tune_step's
-# argument checks.
+# A corrupt tuning file: the context refuses it (TUNE_FILE, naming the file) and its lines'
+# warnings reach the log function; a context without it runs; tune_step's argument checks.
 lines = []
 with tempfile.NamedTemporaryFile('w', suffix='.tsv') as bad_file:
     bad_file.write('not a tuning file\n')
     bad_file.flush()
     with tune_file_env_unset():
-        ctx = bf16fp32.Context(tune_file=bad_file.name, log_level=1,
-                               log=lambda level, line: lines.append((level, line)))
+        e = c.raises(bf16fp32.Error,
+                     lambda: bf16fp32.Context(tune_file=bad_file.name, log_level=1,
+                                              log=lambda level, line: lines.append((level, line))),
+                     'a corrupt tuning file', 'TUNE_FILE')
+        c.expect(e is not None and bad_file.name in str(e) and 'not a tune file' in str(e),
+                 f'the refusal names the file and why: {e}')
+        ctx = bf16fp32.Context(tune_file='')
 c.expect(any(level == 1 and bad_file.name in line and 'skipped' in line for level, line in lines),
          f'the corrupt file\'s warning logged: {lines}')
 with ctx:
-    run_case(ctx, 2, 8, 16, 'with a corrupt tuning file')
+    run_case(ctx, 2, 8, 16, 'with no tuning file')
     c.raises(bf16fp32.Error, lambda: ctx.tune_step([], [1]), 'tune_step, no GEMMs', 'BAD_SIZE')
     c.raises(bf16fp32.Error, lambda: ctx.tune_step([(256, 4096, 2)], [1], filler_kb=-1),
              'tune_step, negative filler', 'BAD_SIZE')

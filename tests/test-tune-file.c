@@ -422,7 +422,7 @@ static void test_size_limit(void) {
     int err = -1;
     const bf16fp32_status st = bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
     if (over) {
-      EXPECT(st == BF16FP32_IO_ERROR && err == 0 && strstr(bf16fp32_last_error(), "larger than 8 MiB"),
+      EXPECT(st == BF16FP32_TUNE_FILE && err == 0 && strstr(bf16fp32_last_error(), "larger than 8 MiB"),
              "over the limit: %s (%s)", bf16fp32_status_name(st), bf16fp32_last_error());
     } else {
       EXPECT(st == BF16FP32_OK && f.table.count == 0, "at the limit: %s", bf16fp32_status_name(st));
@@ -452,6 +452,15 @@ static int level1_lines(const lines *l) {
   return l->count;
 }
 
+/* The loader's table for cfg, its status checked against want. */
+static bf16fp32__tune_table *load(const bf16fp32__config *cfg, bf16fp32_status want) {
+  bf16fp32__tune_table *t = NULL;
+  const bf16fp32_status st = bf16fp32__tune_load_for_context(cfg, &t);
+  EXPECT(st == want, "load %s: %s, want %s (%s)", cfg->tune_file, bf16fp32_status_name(st),
+         bf16fp32_status_name(want), bf16fp32_last_error());
+  return t;
+}
+
 static void test_load(void) {
   char path[1024];
   path_in_dir(path, sizeof path, "load.tsv");
@@ -463,7 +472,7 @@ static void test_load(void) {
   lines log = {0};
   bf16fp32__config cfg = test_config(path, &log);
   cfg.log_level = 1;
-  bf16fp32__tune_table *t = bf16fp32__tune_load_for_context(&cfg);
+  bf16fp32__tune_table *t = load(&cfg, BF16FP32_OK);
   EXPECT(t && t->count == 2, "host entries loaded (%d)", t ? t->count : -1);
   EXPECT(log.count == 1 && any_contains(&log, "device entries", "ignored"), "one line for the device part");
   if (log.count != 1) dump("log", &log);
@@ -488,7 +497,7 @@ static void test_load(void) {
   text = format_sample(&h);
   sup_write_text(path, text);
   memset(&log, 0, sizeof log);
-  t = bf16fp32__tune_load_for_context(&cfg);
+  t = load(&cfg, BF16FP32_OK);
   EXPECT(!t, "other CPU: no table");
   EXPECT(log.count == 2 && any_contains(&log, "host entries measured on", "ignored (this is"),
          "one line per part: %d", log.count);
@@ -502,7 +511,7 @@ static void test_load(void) {
   text = format_sample(&h);
   sup_write_text(path, text);
   memset(&log, 0, sizeof log);
-  t = bf16fp32__tune_load_for_context(&cfg);
+  t = load(&cfg, BF16FP32_OK);
   EXPECT(!t && log.count == 2 && any_contains(&log, "host entries", "ignored"),
          "no CPU section: one line per part: %d", log.count);
   if (log.count != 2) dump("log", &log);
@@ -514,7 +523,7 @@ static void test_load(void) {
   text = format_sample(&h);
   sup_write_text(path, text);
   memset(&log, 0, sizeof log);
-  t = bf16fp32__tune_load_for_context(&cfg);
+  t = load(&cfg, BF16FP32_OK);
   EXPECT(!t && log.count == 1 && any_contains(&log, "0.0.1", "ignored"), "other version: %d lines", log.count);
   if (log.count != 1) dump("log", &log);
 
@@ -525,7 +534,7 @@ static void test_load(void) {
   text = format_sample(&h);
   sup_write_text(path, text);
   memset(&log, 0, sizeof log);
-  t = bf16fp32__tune_load_for_context(&cfg);
+  t = load(&cfg, BF16FP32_OK);
   EXPECT(!t && log.count == 1 && any_contains(&log, "format 2", NULL), "format 2: %d lines", log.count);
   h.format = 1;
 
@@ -541,17 +550,20 @@ static void test_load(void) {
   char where[64];
   snprintf(where, sizeof where, "line %d", bad_line);
   memset(&log, 0, sizeof log);
-  t = bf16fp32__tune_load_for_context(&cfg);
-  EXPECT(t && t->count == 3, "malformed: rest kept (%d)", t ? t->count : -1);
-  EXPECT(any_contains(&log, path, where) && any_contains(&log, "winner_us", NULL), "names file and line");
+  t = load(&cfg, BF16FP32_TUNE_FILE);
+  const char *e = bf16fp32_last_error();
+  EXPECT(!t && strstr(e, path) && strstr(e, where) && strstr(e, "winner_us") &&
+             strstr(e, "fix or remove it"),
+         "malformed: refused, naming file, line and remedy: %s", e);
+  EXPECT(any_contains(&log, path, where) && any_contains(&log, "winner_us", NULL), "logged too");
   if (!any_contains(&log, path, where)) dump("log", &log);
-  bf16fp32__tune_free(t);
   free(bad);
 
   /* Logging off (the default): nothing is said. */
+  sup_write_text(path, text);
   cfg.log_level = 0;
   memset(&log, 0, sizeof log);
-  t = bf16fp32__tune_load_for_context(&cfg);
+  t = load(&cfg, BF16FP32_OK);
   EXPECT(t && log.count == 0, "silent unless asked");
   bf16fp32__tune_free(t);
   cfg.log_level = 1;
@@ -565,26 +577,29 @@ static void test_load(void) {
   dcfg.log_level = 1;
   bf16fp32__tune_default_path(dcfg.tune_file, sizeof dcfg.tune_file);
   memset(&log, 0, sizeof log);
-  t = bf16fp32__tune_load_for_context(&dcfg);
+  t = load(&dcfg, BF16FP32_OK);
   EXPECT(!t && log.count == 0, "missing default file: silent (%d)", log.count);
   char missing[1024];
   path_in_dir(missing, sizeof missing, "nope.tsv");
   dcfg = test_config(missing, &log);
   dcfg.log_level = 1;
   memset(&log, 0, sizeof log);
-  t = bf16fp32__tune_load_for_context(&dcfg);
+  t = load(&dcfg, BF16FP32_OK);
   EXPECT(!t && log.count == 1 && any_contains(&log, missing, "No such file"), "missing named file");
+  EXPECT(bf16fp32_last_error()[0] == '\0', "a missing file leaves no error behind: %s",
+         bf16fp32_last_error());
   /* "" = no file. */
   dcfg = test_config("", &log);
   memset(&log, 0, sizeof log);
-  t = bf16fp32__tune_load_for_context(&dcfg);
+  t = load(&dcfg, BF16FP32_OK);
   EXPECT(!t && level1_lines(&log) == 0, "no file");
   /* A directory given as the file. */
   dcfg = test_config(dir, &log);
   dcfg.log_level = 1;
   memset(&log, 0, sizeof log);
-  t = bf16fp32__tune_load_for_context(&dcfg);
-  EXPECT(!t && log.count == 1 && any_contains(&log, dir, "not a regular file"), "a directory");
+  t = load(&dcfg, BF16FP32_TUNE_FILE);
+  EXPECT(!t && strstr(bf16fp32_last_error(), dir) && strstr(bf16fp32_last_error(), "not a regular file"),
+         "a directory: %s", bf16fp32_last_error());
   /* A FIFO given as the file: refused at once (its open must not wait for a writer; the alarm
    * ends the test if it does). */
   char fifo[1024];
@@ -594,15 +609,15 @@ static void test_load(void) {
   dcfg.log_level = 1;
   memset(&log, 0, sizeof log);
   alarm(60);
-  t = bf16fp32__tune_load_for_context(&dcfg);
+  t = load(&dcfg, BF16FP32_TUNE_FILE);
   alarm(0);
-  EXPECT(!t && log.count == 1 && any_contains(&log, fifo, "not a regular file"), "a FIFO");
-  EXPECT(bf16fp32_last_error()[0] == '\0', "loading leaves no error behind: %s", bf16fp32_last_error());
+  EXPECT(!t && strstr(bf16fp32_last_error(), fifo) && strstr(bf16fp32_last_error(), "not a regular file"),
+         "a FIFO: %s", bf16fp32_last_error());
   free(text);
 }
 
-/* What the loader logs: nothing of a section the file has no entries in; the first 10
- * malformed lines one by one, then how many more. */
+/* What the loader logs: nothing of a section the file has no entries in; of a file it refuses
+ * for malformed lines, the first 10 one by one, then how many more. */
 static void test_load_log(void) {
   char path[1024];
   path_in_dir(path, sizeof path, "log.tsv");
@@ -617,7 +632,7 @@ static void test_load_log(void) {
   lines log = {0};
   bf16fp32__config cfg = test_config(path, &log);
   cfg.log_level = 1;
-  bf16fp32__tune_table *t = bf16fp32__tune_load_for_context(&cfg);
+  bf16fp32__tune_table *t = load(&cfg, BF16FP32_OK);
   EXPECT(t && t->count == 2 && log.count == 0, "host entries only: %d entries, %d log lines",
          t ? t->count : -1, log.count);
   if (log.count) dump("log", &log);
@@ -630,8 +645,8 @@ static void test_load_log(void) {
     for (int i = 0; i < bad; i++) strcat(damaged, bad_line);
     sup_write_text(path, damaged);
     memset(&log, 0, sizeof log);
-    t = bf16fp32__tune_load_for_context(&cfg);
-    EXPECT(t && t->count == 2 && count_containing(&log, "line skipped", NULL) == 10,
+    t = load(&cfg, BF16FP32_TUNE_FILE);
+    EXPECT(!t && count_containing(&log, "line skipped", NULL) == 10,
            "%d bad lines: %d said one by one", bad, count_containing(&log, "line skipped", NULL));
     EXPECT(bad == 10 ? count_containing(&log, "more malformed", NULL) == 0
                      : any_contains(&log, "1 more malformed lines skipped", NULL),
@@ -671,7 +686,8 @@ static void test_load_builtin(void) {
   lines log = {0};
   bf16fp32__config cfg = test_config(path, &log);
   cfg.tune_builtin = 1;
-  bf16fp32__tune_table *t = bf16fp32__tune_load_with_builtin(&cfg, &builtin);
+  bf16fp32__tune_table *t = NULL;
+  CHECK_OK(bf16fp32__tune_load_with_builtin(&cfg, &builtin, &t));
   EXPECT(t && t->count == 3, "the file's entry and the built-in pair's two: %d", t ? t->count : -1);
   if (!t) return;
   const bf16fp32__tune_entry *kept = find(t, BF16FP32_HOST, 0, 256, 4096, 1);
@@ -689,7 +705,7 @@ static void test_load_builtin(void) {
   /* A built-in table measured on another CPU: the file's entry alone, and no built-in table named
    * (describe said "(FILE and the built-in table)") */
   snprintf(builtin.header.cpu.model, sizeof builtin.header.cpu.model, "another CPU");
-  t = bf16fp32__tune_load_with_builtin(&cfg, &builtin);
+  CHECK_OK(bf16fp32__tune_load_with_builtin(&cfg, &builtin, &t));
   EXPECT(t && t->count == 1 && t->builtin[0] == '\0', "another CPU's table: %d entries, named '%s'",
          t ? t->count : -1, t ? t->builtin : "-");
   bf16fp32__tune_free(t);
@@ -724,6 +740,62 @@ static void test_describe_table(void) {
     EXPECT(strstr(buf, want) != NULL, "expected '%s' in:\n%s", want + 1, buf);
     bf16fp32_destroy(ctx);
   }
+  setenv("BF16FP32_TUNE_FILE", "", 1);
+  unsetenv("BF16FP32_TUNE_BUILTIN");
+}
+
+/* Through the public API: create refuses a corrupt tuning file (TUNE_FILE, the context NULL,
+ * last_error naming the file and line); a reset that meets one fails with nothing changed (the
+ * table loaded before still decides); a missing file is none. */
+static void test_context_refuses_corrupt(void) {
+  char path[1024];
+  path_in_dir(path, sizeof path, "context.tsv");
+  bf16fp32__tune_header h = sample_header(); /* this CPU, 3 threads */
+  snprintf(h.gpu.name, sizeof h.gpu.name, "no such GPU");
+  char *good = format_sample(&h);
+  size_t len = strlen(good);
+  char *bad = testing_alloc(len + 64);
+  snprintf(bad, len + 64, "%shost\t5\t5\t5\tcpu-ref\tfast\t-\t-\n", good);
+  int bad_line = 1;
+  for (const char *p = good; *p; p++) bad_line += *p == '\n';
+  char where[64];
+  snprintf(where, sizeof where, "line %d", bad_line);
+  setenv("BF16FP32_TUNE_FILE", path, 1);
+  setenv("BF16FP32_TUNE_BUILTIN", "0", 1);
+  bf16fp32_options opt;
+  bf16fp32_options_init(&opt);
+  opt.cpu_threads = 3;
+
+  sup_write_text(path, bad);
+  bf16fp32_context *ctx = (bf16fp32_context *)&opt; /* not NULL: create must clear it */
+  bf16fp32_status st = bf16fp32_create(&ctx, &opt);
+  const char *e = bf16fp32_last_error();
+  EXPECT(st == BF16FP32_TUNE_FILE && !ctx && strstr(e, path) && strstr(e, where),
+         "create on a corrupt file: %s (%s)", bf16fp32_status_name(st), e);
+
+  sup_write_text(path, good);
+  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  if (ctx) {
+    const char *name = NULL;
+    char why[600];
+    /* the sample's host entry 256x4096 M = 1 */
+    CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 256, 4096, &name, why, sizeof why));
+    EXPECT(strstr(why, "tuned") && strstr(why, path), "the good file decides: %s", why);
+    sup_write_text(path, bad);
+    st = bf16fp32_reset(ctx);
+    e = bf16fp32_last_error();
+    EXPECT(st == BF16FP32_TUNE_FILE && strstr(e, path) && strstr(e, where),
+           "reset on a corrupt file: %s (%s)", bf16fp32_status_name(st), e);
+    CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 256, 4096, &name, why, sizeof why));
+    EXPECT(strstr(why, "tuned") && strstr(why, path), "after the failed reset, as before: %s", why);
+    remove(path);
+    CHECK_OK(bf16fp32_reset(ctx));
+    CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 256, 4096, &name, why, sizeof why));
+    EXPECT(!strstr(why, "tuned"), "no file, no table: %s", why);
+    bf16fp32_destroy(ctx);
+  }
+  free(good);
+  free(bad);
   setenv("BF16FP32_TUNE_FILE", "", 1);
   unsetenv("BF16FP32_TUNE_BUILTIN");
 }
@@ -951,12 +1023,13 @@ static void test_merge(void) {
   EXPECT(strstr(bf16fp32_last_error(), "tune file directory"), "blocked: %s",
          bf16fp32_last_error());
   EXPECT(bf16fp32__tune_file_merge(blocked, &cpu_only, e + 4, 1, NULL, NULL) == BF16FP32_IO_ERROR, "blocked merge");
-  /* Into a FIFO: IO_ERROR at once, nothing waits for a writer (the alarm ends the test if so). */
+  /* Into a FIFO: TUNE_FILE (it cannot be read) at once, nothing waits for a writer (the alarm
+   * ends the test if so). */
   char fifo[1100];
   snprintf(fifo, sizeof fifo, "%s/sub/fifo.tsv", dir);
   EXPECT(mkfifo(fifo, 0600) == 0, "mkfifo: %s", strerror(errno));
   alarm(60);
-  EXPECT(bf16fp32__tune_file_merge(fifo, &cpu_only, e + 4, 1, NULL, NULL) == BF16FP32_IO_ERROR,
+  EXPECT(bf16fp32__tune_file_merge(fifo, &cpu_only, e + 4, 1, NULL, NULL) == BF16FP32_TUNE_FILE,
          "FIFO merge");
   alarm(0);
 }
@@ -994,7 +1067,7 @@ static void test_merge_guards(void) {
   sup_write_text(path, notes);
   bf16fp32_status st = bf16fp32__tune_file_merge(path, &cpu_only, &one, 1, NULL, NULL);
   char *kept = sup_read_text(path);
-  EXPECT(st == BF16FP32_IO_ERROR && strstr(bf16fp32_last_error(), "not a tune file") && kept &&
+  EXPECT(st == BF16FP32_TUNE_FILE && strstr(bf16fp32_last_error(), "not a tune file") && kept &&
              strcmp(kept, notes) == 0,
          "a file of notes: %s (%s)", bf16fp32_status_name(st), bf16fp32_last_error());
   free(kept);
@@ -1034,17 +1107,30 @@ static void test_merge_guards(void) {
   snprintf(lock, sizeof lock, "%s.lock", link);
   EXPECT(access(lock, F_OK) != 0, "no lock beside the link");
 
-  /* The file's malformed lines: ten said, the rest counted, with the merge going on. */
+  /* A stale file's malformed lines (no library line: another version's): ten said, the rest
+   * counted, with the merge going on, since a stale file's entries are replaced anyway. */
   char *text = testing_alloc(4096);
   snprintf(text, 4096, "# format\t1\n");
   for (int i = 0; i < 25; i++) strcat(text, "host\tx\n");
   sup_write_text(path, text);
-  free(text);
   lines w = {0};
   EXPECT(bf16fp32__tune_file_merge(path, &cpu_only, &one, 1, collect_warning, &w) == BF16FP32_OK &&
              count_containing(&w, "expected 8 fields", NULL) == 10 &&
              any_contains(&w, "15 more malformed lines skipped", NULL) && w.count == 11,
          "25 malformed lines: %d warnings", w.count);
+
+  /* This version's file with a malformed line (edited by hand): refused, kept byte for byte,
+   * the line named; its good lines are not dropped with it. */
+  snprintf(text, 4096, "# format\t1\n# library\t%s\nhost\t8\t8\t1\tcpu-ref\t1.000\t-\t-\n"
+           "host\t8\t8\t2\tcpu-ref\tfast\t-\t-\n", BF16FP32_VERSION);
+  sup_write_text(path, text);
+  st = bf16fp32__tune_file_merge(path, &cpu_only, &one, 1, NULL, NULL);
+  kept = sup_read_text(path);
+  EXPECT(st == BF16FP32_TUNE_FILE && strstr(bf16fp32_last_error(), "line 4: bad winner_us") &&
+             strstr(bf16fp32_last_error(), "left as it was") && kept && strcmp(kept, text) == 0,
+         "a malformed line: %s (%s)", bf16fp32_status_name(st), bf16fp32_last_error());
+  free(kept);
+  free(text);
 }
 
 /* The has_gpu / has_cpu flags alone say which sections mine brings: a zeroed identity in the
@@ -1181,6 +1267,7 @@ int main(void) {
   test_load_log();
   test_load_builtin();
   test_describe_table();
+  test_context_refuses_corrupt();
   test_identity();
   test_default_path();
   test_merge();

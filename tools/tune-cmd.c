@@ -194,6 +194,12 @@ static int emit_c(const char *path, int where, const char *dest) {
     fprintf(stderr, "bf16fp32 tune: %s\n", bf16fp32_last_error());
     return 1;
   }
+  /* a corrupt file's good lines are not the table it meant to be */
+  if (bf16fp32__tune_file_check(&f, path, "nothing emitted") != BF16FP32_OK) {
+    fprintf(stderr, "bf16fp32 tune: %s\n", bf16fp32_last_error());
+    bf16fp32__tune_file_clear(&f);
+    return 1;
+  }
   char why[256];
   if (!bf16fp32__tune_header_current(&f.header, why, sizeof why))
     fprintf(stderr, "bf16fp32 tune: warning: %s: %s (emitted anyway)\n", path, why);
