@@ -75,22 +75,24 @@ static void compute(const bf16fp32__call *c) {
       c->out[i * s->ldo + j] = (float)bf16fp32__dot_f64(c->x + i * s->ldx, c->w + j * s->ldw, s->k, NULL);
 }
 
-/* flaky: fails (recoverably) on n == 13 and 23 only, after writing garbage, as a real failure
- * might; on n == 7 it needs a prewarm it did not get, as a backend met unprewarmed in a capture. */
+/* flaky: fails (recoverably) on n == 13, 23 and 31 only, after writing garbage, as a real
+ * failure might; on n == 7 it needs a prewarm it did not get, as a backend met unprewarmed in a
+ * capture. */
 static bf16fp32_status flaky_run(void *state, const bf16fp32__call *c) {
   atomic_fetch_add(&((fake_state *)state)->runs, 1);
   if (c->shape.n == 7) return BF16FP32_NOT_PREWARMED;
-  if (c->shape.n == 13 || c->shape.n == 23) {
+  if (c->shape.n == 13 || c->shape.n == 23 || c->shape.n == 31) {
     c->out[0] = 12345.0f;
     return bf16fp32__fail(BF16FP32_CUDA_ERROR, "flaky: planted failure on n=%lld", (long long)c->shape.n);
   }
   compute(c);
   return BF16FP32_OK;
 }
-/* picky: declines odd k. */
+/* picky: declines odd k; on n == 31 it needs a prewarm it did not get. */
 static bf16fp32_status picky_run(void *state, const bf16fp32__call *c) {
   atomic_fetch_add(&((fake_state *)state)->runs, 1);
   if (c->shape.k % 2) return BF16FP32_DECLINED;
+  if (c->shape.n == 31) return BF16FP32_NOT_PREWARMED;
   compute(c);
   return BF16FP32_OK;
 }
@@ -101,11 +103,11 @@ static bf16fp32_status fatal_run(void *state, const bf16fp32__call *c) {
   return BF16FP32_DECLINED;
 }
 /* plain_wrong set: plain's first element is off by one (the check command must see it).
- * plain declines n == 7 and 23 (so that no backend runs them, 23 with odd k). */
+ * plain declines n == 7, 23 and 31 (so that no backend runs them, 23 with odd k). */
 static atomic_int plain_wrong;
 static bf16fp32_status plain_run(void *state, const bf16fp32__call *c) {
   atomic_fetch_add(&((fake_state *)state)->runs, 1);
-  if (c->shape.n == 7 || c->shape.n == 23) return BF16FP32_DECLINED;
+  if (c->shape.n == 7 || c->shape.n == 23 || c->shape.n == 31) return BF16FP32_DECLINED;
   compute(c);
   if (atomic_load(&plain_wrong)) c->out[0] += 1.0f;
   return BF16FP32_OK;
@@ -723,8 +725,9 @@ static void test_select_names_quarantined(void) {
   bf16fp32_destroy(ctx);
 }
 
-/* A shape that one backend could run once prewarmed and the others decline is NOT_PREWARMED,
- * whichever order the declines come in (not UNSUPPORTED because a later backend declined). */
+/* A shape that one backend could run once prewarmed and the others decline or fail on is
+ * NOT_PREWARMED, whichever order the others come in (not UNSUPPORTED because a later backend
+ * declined or failed). */
 static void test_not_prewarmed_kept(void) {
   bf16fp32_context *ctx;
   CHECK_OK(bf16fp32_create(&ctx, NULL));
@@ -733,6 +736,16 @@ static void test_not_prewarmed_kept(void) {
   int count = -1;
   CHECK_OK(bf16fp32_quarantine_list(ctx, NULL, 0, &count));
   CHECK(count == 0);
+  /* n == 31: picky not prewarmed, flaky fails, plain declines; auto tries flaky first, picky
+   * forced comes first: both NOT_PREWARMED, with flaky's failure in the detail */
+  for (int forced = 0; forced < 2; forced++) {
+    CHECK_OK(bf16fp32_reset(ctx));
+    if (forced) CHECK_OK(bf16fp32_force_backend(ctx, "picky"));
+    const bf16fp32_status st = run_checked(ctx, 2, 31, 8);
+    EXPECT(st == BF16FP32_NOT_PREWARMED && strstr(bf16fp32_last_error(), "flaky failed: CUDA_ERROR"),
+           "%s: %s: %s", forced ? "picky first" : "flaky first", bf16fp32_status_name(st),
+           bf16fp32_last_error());
+  }
   bf16fp32_destroy(ctx);
 }
 
