@@ -75,22 +75,22 @@ static bf16fp32__shape contiguous_shape(bf16fp32_location where, int64_t m, int6
   return s;
 }
 
-static bf16fp32_status check_shape_args(bf16fp32_location where, int64_t n, int64_t k) {
+/* A shape without operands (m: one of prewarm's, or select's): as a contiguous call's. */
+static bf16fp32_status check_shape_args(bf16fp32_location where, int64_t m, int64_t n, int64_t k) {
   if (where != BF16FP32_HOST && where != BF16FP32_DEVICE)
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "where=%d is neither HOST nor DEVICE", (int)where);
-  if (n < 0 || k < 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "n=%lld k=%lld", (long long)n, (long long)k);
-  return BF16FP32_OK;
+  return bf16fp32__validate_contiguous(m, n, k);
 }
 
 bf16fp32_status bf16fp32_prewarm(bf16fp32_context *ctx, bf16fp32_location where, int64_t n,
                                  int64_t k, const int64_t *ms, int count, void *stream) {
   if (!ctx) return bf16fp32__fail(BF16FP32_NULL_POINTER, "ctx is NULL");
-  bf16fp32_status st = check_shape_args(where, n, k);
+  bf16fp32_status st = check_shape_args(where, 1, n, k);
   if (st != BF16FP32_OK) return st;
   if (count < 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "count=%d", count);
   if (count > 0 && !ms) return bf16fp32__fail(BF16FP32_NULL_POINTER, "ms is NULL");
   for (int i = 0; i < count; i++)
-    if (ms[i] < 0) return bf16fp32__fail(BF16FP32_BAD_SIZE, "ms[%d]=%lld", i, (long long)ms[i]);
+    if ((st = bf16fp32__validate_contiguous(ms[i], n, k)) != BF16FP32_OK) return st;
   call_scope sc;
   bool capturing = false;
   bf16fp32__context_read_lock(ctx);
@@ -142,9 +142,9 @@ bf16fp32_status bf16fp32_select(bf16fp32_context *ctx, bf16fp32_location where, 
   if (!ctx || !name) return bf16fp32__fail(BF16FP32_NULL_POINTER, "ctx or name is NULL");
   *name = NULL;
   if (why && why_len) why[0] = '\0';
-  bf16fp32_status st = check_shape_args(where, n, k);
+  bf16fp32_status st = check_shape_args(where, m, n, k);
   if (st != BF16FP32_OK) return st;
-  if (m <= 0 || n == 0 || k == 0)
+  if (m == 0 || n == 0 || k == 0)
     return bf16fp32__fail(BF16FP32_BAD_SIZE, "select needs m, n, k >= 1");
   int first = -1;
   bf16fp32__shape s = contiguous_shape(where, m, n, k);

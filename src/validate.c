@@ -84,14 +84,30 @@ static bf16fp32_status check_memory(const void *p, const char *name, bf16fp32_lo
   return BF16FP32_OK;
 }
 
+static bf16fp32_status check_nonnegative(int64_t m, int64_t n, int64_t k) {
+  if (m < 0 || n < 0 || k < 0)
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "m=%lld n=%lld k=%lld: sizes must be >= 0", (long long)m,
+                          (long long)n, (long long)k);
+  return BF16FP32_OK;
+}
+
+bf16fp32_status bf16fp32__validate_contiguous(int64_t m, int64_t n, int64_t k) {
+  bf16fp32_status st = check_nonnegative(m, n, k);
+  if (st != BF16FP32_OK) return st;
+  if (m == 0 || n == 0) return BF16FP32_OK;
+  if (!span_fits(m, n, n) || (k > 0 && (!span_fits(m, k, k) || !span_fits(n, k, k))))
+    return bf16fp32__fail(BF16FP32_BAD_SIZE, "m=%lld n=%lld k=%lld: m x n, m x k or n x k is too "
+                          "large (2^56 elements at most)", (long long)m, (long long)n, (long long)k);
+  return BF16FP32_OK;
+}
+
 bf16fp32_status bf16fp32__validate(bf16fp32_location where, int64_t m, int64_t n, int64_t k,
                                    const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw,
                                    const float *out, int64_t ldo, int device) {
   if (where != BF16FP32_HOST && where != BF16FP32_DEVICE)
     return bf16fp32__fail(BF16FP32_BAD_OPTION, "where=%d is neither HOST nor DEVICE", (int)where);
-  if (m < 0 || n < 0 || k < 0)
-    return bf16fp32__fail(BF16FP32_BAD_SIZE, "m=%lld n=%lld k=%lld: sizes must be >= 0", (long long)m,
-                          (long long)n, (long long)k);
+  bf16fp32_status st = check_nonnegative(m, n, k);
+  if (st != BF16FP32_OK) return st;
   if (m == 0 || n == 0) return BF16FP32_OK; /* nothing to compute, nothing to check */
   if (ldo < n) return bf16fp32__fail(BF16FP32_BAD_LEADING_DIM, "ldo=%lld < n=%lld", (long long)ldo, (long long)n);
   if (!out) return bf16fp32__fail(BF16FP32_NULL_POINTER, "out is NULL");
@@ -99,7 +115,7 @@ bf16fp32_status bf16fp32__validate(bf16fp32_location where, int64_t m, int64_t n
     return bf16fp32__fail(BF16FP32_MISALIGNED, "out is not 4-byte aligned");
   if (!span_fits(m, ldo, n))
     return bf16fp32__fail(BF16FP32_BAD_SIZE, "m x ldo is too large (2^56 elements at most)");
-  bf16fp32_status st = check_memory(out, "out", where, device);
+  st = check_memory(out, "out", where, device);
   if (st != BF16FP32_OK || k == 0) return st;
   if (ldx < k) return bf16fp32__fail(BF16FP32_BAD_LEADING_DIM, "ldx=%lld < k=%lld", (long long)ldx, (long long)k);
   if (ldw < k) return bf16fp32__fail(BF16FP32_BAD_LEADING_DIM, "ldw=%lld < k=%lld", (long long)ldw, (long long)k);

@@ -12,4 +12,9 @@ bf16fp32_status bf16fp32__validate(bf16fp32_location where, int64_t m, int64_t n
                                    const uint16_t *x, int64_t ldx, const uint16_t *w, int64_t ldw,
                                    const float *out, int64_t ldo, int device);
 
+/* The sizes alone, for entry points that take a shape without operands (prewarm, select):
+ * BAD_SIZE where bf16fp32__validate would refuse them in a contiguous call (ld = k, out ld = n):
+ * a negative size, or a matrix past 2^56 elements. */
+bf16fp32_status bf16fp32__validate_contiguous(int64_t m, int64_t n, int64_t k);
+
 #endif

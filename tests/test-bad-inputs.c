@@ -197,11 +197,22 @@ static void test_other_entry_points(bf16fp32_context *ctx) {
   EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, N, -1, ms, 2, NULL) == BF16FP32_BAD_SIZE, "k -1");
   EXPECT(bf16fp32_prewarm(ctx, (bf16fp32_location)2, N, K, ms, 2, NULL) == BF16FP32_BAD_OPTION,
          "where 2");
+  /* sizes that every call of the shape refuses (a matrix past 2^56 elements): so do prewarm and
+   * select, rather than ready or name a backend for it */
+  const int64_t big = (int64_t)1 << 29, huge[] = {big};
+  EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, big, big, ms, 2, NULL) == BF16FP32_BAD_SIZE, "n x k 2^58");
+  EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, big, 1, huge, 1, NULL) == BF16FP32_BAD_SIZE, "m x n 2^58");
+  EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, 1, big, huge, 1, NULL) == BF16FP32_BAD_SIZE, "m x k 2^58");
+  EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, INT64_MAX, INT64_MAX, ms, 2, NULL) == BF16FP32_BAD_SIZE,
+         "n = k = INT64_MAX");
   static const struct { int where; int64_t m, n, k; bf16fp32_status expect; } bad_select[] = {
       {BF16FP32_HOST, 1, 0, K, BF16FP32_BAD_SIZE},  {BF16FP32_HOST, 1, N, 0, BF16FP32_BAD_SIZE},
       {BF16FP32_HOST, 1, -1, K, BF16FP32_BAD_SIZE}, {BF16FP32_HOST, 1, N, -1, BF16FP32_BAD_SIZE},
       {BF16FP32_HOST, -1, N, K, BF16FP32_BAD_SIZE}, {2, 1, N, K, BF16FP32_BAD_OPTION},
       {-1, 1, N, K, BF16FP32_BAD_OPTION},
+      {BF16FP32_HOST, 1, (int64_t)1 << 29, (int64_t)1 << 29, BF16FP32_BAD_SIZE},
+      {BF16FP32_HOST, (int64_t)1 << 29, (int64_t)1 << 29, 1, BF16FP32_BAD_SIZE},
+      {BF16FP32_HOST, INT64_MAX, INT64_MAX, INT64_MAX, BF16FP32_BAD_SIZE},
   };
   for (size_t i = 0; i < sizeof bad_select / sizeof bad_select[0]; i++) {
     /* a refused select leaves no name and no reason behind (not the caller's stale ones) */
