@@ -48,7 +48,9 @@ typedef enum bf16fp32_status {
 /* "OK", "NULL_POINTER", ... and the one-line message; "UNKNOWN_STATUS" for a bad value. */
 const char *bf16fp32_status_name(bf16fp32_status s);
 const char *bf16fp32_status_message(bf16fp32_status s);
-/* Detail of the last failing call made by this thread (call, file:line, vendor text); "" if none. */
+/* Detail of the last failure in this thread (call, file:line, vendor text): of the last failing
+ * call, or of a backend's failure that a later call fell back from; create and reset clear it
+ * when they succeed; "" if none. */
 const char *bf16fp32_last_error(void);
 
 /* Where the operands of a call live. Host calls never reach a GPU backend and vice versa. */
@@ -170,7 +172,8 @@ const char *bf16fp32_version(void);
  * (nk_pairs[2i], nk_pairs[2i+1]), i < pair_count, and each M bucket of ms: every M up to 16
  * is its own bucket, then multiples of 8 up to 64 (M 17..24 -> 24, 57..64 -> 64), then powers
  * of two (M 65..128 -> 128); a bucket is timed at its largest M. A call whose bucket has no
- * entry uses the next larger bucket tuned for its (N, K). Each backend's output is checked
+ * entry uses the next larger bucket tuned for its (N, K), or above the largest one, that one.
+ * Each backend's output is checked
  * against the fp64 oracle first (a wrong result never wins), then timed by the benchmark
  * protocol (GPU: graph replay, cold L2).
  * The fastest and the second, with their times, are merged into the tuning file out_path

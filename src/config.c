@@ -63,9 +63,9 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
                                          int *forced, int with_device) {
   bf16fp32_status st;
   memset(cfg, 0, sizeof *cfg);
-  if (opt->cpu_threads < 0 || opt->cpu_threads > 1024)
-    return bf16fp32__fail(BF16FP32_BAD_OPTION, "cpu_threads=%d: expected 0 (every usable CPU) to 1024",
-                          opt->cpu_threads);
+  if (opt->cpu_threads < 0 || opt->cpu_threads > BF16FP32__MAX_CPU_THREADS)
+    return bf16fp32__fail(BF16FP32_BAD_OPTION, "cpu_threads=%d: expected 0 (every usable CPU) to %d",
+                          opt->cpu_threads, BF16FP32__MAX_CPU_THREADS);
   if (opt->device < -1)
     return bf16fp32__fail(BF16FP32_BAD_OPTION,
                           "device=%d: expected -1 (the current one) or an ordinal", opt->device);
@@ -78,7 +78,7 @@ bf16fp32_status bf16fp32__config_resolve(const bf16fp32_options *opt, bf16fp32__
 
   long threads = opt->cpu_threads, pdl = opt->use_pdl, log = opt->log_level, builtin = 1;
   long ws_mb = opt->workspace_bytes ? (long)(opt->workspace_bytes >> 20) : 32;
-  if ((st = env_int("BF16FP32_THREADS", 0, 1024, &threads)) != BF16FP32_OK) return st;
+  if ((st = env_int("BF16FP32_THREADS", 0, BF16FP32__MAX_CPU_THREADS, &threads)) != BF16FP32_OK) return st;
   if ((st = env_int("BF16FP32_PDL", 0, 1, &pdl)) != BF16FP32_OK) return st;
   if ((st = env_int("BF16FP32_LOG", 0, 2, &log)) != BF16FP32_OK) return st;
   if ((st = env_int("BF16FP32_WORKSPACE_MB", 1, 65536, &ws_mb)) != BF16FP32_OK) return st;

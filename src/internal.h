@@ -27,6 +27,9 @@ typedef struct bf16fp32__call {
   const char *variant; /* a tuned configuration of the backend (variant.h), or NULL */
 } bf16fp32__call;
 
+/* The most CPU threads a context takes (cpu_threads, BF16FP32_THREADS). */
+#define BF16FP32__MAX_CPU_THREADS 1024
+
 /* What a context was configured with (options, then the environment over them). */
 typedef struct bf16fp32__config {
   int device;       /* resolved CUDA ordinal; -1 when no device */

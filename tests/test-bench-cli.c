@@ -525,6 +525,9 @@ int main(void) {
   CHECK(run_bench("--cpu", "--suite", missing, "--replays", "100001") == 2); /* refused before the suite is read */
   CHECK(run_bench("--suite") == 2);
   CHECK(run_bench("--threads", "many") == 2);
+  /* past what a context takes: a usage error with the library's bound, not a failed context */
+  CHECK(run_bench("--threads", "1025") == 2);
+  EXPECT_IN(err_buf, "is not in [1, 1024]");
   CHECK(run_bench("--decode-step", "dsv4-mega") == 2);
   EXPECT_IN(err_buf, "dsv4-mega");
   CHECK(run_bench("--batch", "1,4") == 2);

@@ -181,6 +181,13 @@ static void test_quarantine_one_shape(void) {
   CHECK(calls_of(ctx, FLAKY) == 1);
   CHECK_OK(run_checked(ctx, 3, 13, 8)); /* flaky fails, picky takes over, result still right */
   CHECK(calls_of(ctx, PICKY) == 1);
+  /* last_error as the header says: the failure fallen back from, until a create clears it */
+  EXPECT(strstr(bf16fp32_last_error(), "flaky: planted failure on n=13"), "after the fallback: %s",
+         bf16fp32_last_error());
+  bf16fp32_context *other = NULL;
+  CHECK_OK(bf16fp32_create(&other, NULL));
+  EXPECT(bf16fp32_last_error()[0] == '\0', "after a create: %s", bf16fp32_last_error());
+  bf16fp32_destroy(other);
   CHECK(log_lines == 1 && log_user_seen == &log_lines); /* the line reached the option's user */
   int count = -1;
   bf16fp32_quarantine_entry q[4];

@@ -43,7 +43,7 @@ static const char *usage_text =
     "  --decode-step M    one decode step of dsv4-flash or dsv4-pro in one CUDA graph\n"
     "  --batch LIST       decode step: token counts (default 1,4,16,64,256)\n"
     "  --filler-kb N      decode step: before every GEMM a memory-bound kernel reading N KB, as\n"
-    "                     an engine runs other kernels between them (default 0: none)\n"
+    "                     an engine runs other kernels between them (default: none)\n"
     "  --filler-trigger T under PDL the filler waits at entry and lets the next kernel launch\n"
     "                     after its reads (end, the default) or right after its wait (entry);\n"
     "                     none: it launches plainly\n";
@@ -153,7 +153,12 @@ int bench_parse_args(int argc, char **argv, bench_opts *o) {
       if (!v || !*v) return usage_error("%s needs a file name", "--csv");
       o->csv = v;
     } else if (VALUE_OF("--threads")) {
-      if (parse_positive(v, 4096, &x)) return usage_error("--threads: \"%s\" is not in [1, 4096]", v ? v : "");
+      if (parse_positive(v, BF16FP32__MAX_CPU_THREADS, &x)) {
+        char msg[128]; /* the library's bound, not a copy of it */
+        snprintf(msg, sizeof msg, "--threads: \"%.64s\" is not in [1, %d]", v ? v : "",
+                 BF16FP32__MAX_CPU_THREADS);
+        return usage_error("%s", msg);
+      }
       o->threads = (int)x;
     } else if (VALUE_OF("--replays")) {
       if (parse_positive(v, 100000, &x)) return usage_error("--replays: \"%s\" is not in [1, 100000]", v ? v : "");
