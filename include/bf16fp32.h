@@ -104,8 +104,9 @@ bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx);
  * m == 0 or n == 0: nothing is done (pointers may be NULL). k == 0: out is set to zeros.
  * stream: a cudaStream_t for device calls (NULL = legacy default stream); ignored on host. The
  * cuBLAS-based backends keep a handle and a workspace per stream until bf16fp32_reset (graphs
- * captured on it may use them): after 64 distinct streams they decline new ones, and auto turns
- * to what else can run the shape. An engine that makes streams as it goes resets now and then. */
+ * captured on it may use them): after 64 distinct streams they decline new ones, as they do a
+ * new stream whose workspace finds no memory (tried again at its next call), and auto turns to
+ * what else can run the shape. An engine that makes streams as it goes resets now and then. */
 bf16fp32_status bf16fp32_linear(bf16fp32_context *ctx, bf16fp32_location where, int64_t m,
                                 int64_t n, int64_t k, const uint16_t *x, int64_t ldx,
                                 const uint16_t *w, int64_t ldw, float *out, int64_t ldo,

@@ -114,6 +114,14 @@ bf16fp32_status bf16fp32__stream_slots_acquire(bf16fp32__stream_slots *s, void *
     else if ((st = slot_create(s, &s->slot[free_at], stream)) == BF16FP32_OK) {
       found = &s->slot[free_at];
       if (free_at == s->count) s->count++;
+    } else if (st == BF16FP32_OUT_OF_MEMORY) {
+      /* What is missing is this stream's, not the shape's: a failure would quarantine the shape
+       * on every stream, prewarmed ones too. Declined, the call falls back and the stream's
+       * next call tries again. */
+      char detail[400];
+      snprintf(detail, sizeof detail, "%s", bf16fp32_last_error());
+      st = bf16fp32__fail(BF16FP32_DECLINED, "no memory for this stream's handle and workspace "
+                          "(%s): declined, tried again at its next call", detail);
     }
   }
   pthread_mutex_unlock(&s->lock);

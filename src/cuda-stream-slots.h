@@ -55,7 +55,8 @@ void bf16fp32__stream_slots_destroy(bf16fp32__stream_slots *s);
 
 /* The slot of `stream`, locked: release it when done. A missing slot is created (handle,
  * workspace) when may_create, else the result is NOT_PREWARMED (graph capture). DECLINED for
- * cudaStreamPerThread (one key, a different stream in each thread) and when the map is full. */
+ * cudaStreamPerThread (one key, a different stream in each thread), when the map is full, and
+ * when there is no memory for a new slot (the stream's want, not the shape's). */
 bf16fp32_status bf16fp32__stream_slots_acquire(bf16fp32__stream_slots *s, void *stream,
                                                bool may_create, bf16fp32__stream_slot **slot);
 /* Frees the slot of `stream`, if any, for another stream: for a stream no other thread calls
