@@ -71,8 +71,9 @@ typedef struct bf16fp32_options {
                                 w must not be that kernel's output */
   size_t workspace_bytes;    /* cuBLAS workspace per stream; 0: 32 MiB */
   const char *tune_file;     /* tuning file; NULL: BF16FP32_TUNE_FILE or the per-user cache.
-                                Missing: none yet. One that cannot be read or is corrupt (not
-                                a tune file, a malformed line) fails create and reset with
+                                Missing (or unreachable, or /dev/null): none. One that is
+                                there but cannot be read or is corrupt (not a tune file, a
+                                malformed line) fails create and reset with
                                 BF16FP32_TUNE_FILE; one measured on another machine or by
                                 another version is ignored (said at log level 1) */
   int log_level;             /* 0 silent (default), 1 warnings, 2 decisions */

@@ -145,7 +145,7 @@ bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *
   /* The outcome must not depend on the order the backends came in: NOT_PREWARMED wins (its
    * remedy is the caller's), and a real failure is reported even when others declined after it. */
   bool not_prewarmed = false;
-  bf16fp32_status failed = BF16FP32_OK;
+  int failed = 0, declined = 0;
   char failure[320] = ""; /* the last failing backend's own detail, for the caller's */
   bf16fp32__call tuned = *call;
   for (int i = 0; i < len; i++) {
@@ -159,17 +159,18 @@ bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *
     }
     if (st == BF16FP32_DECLINED || st == BF16FP32_NOT_PREWARMED) {
       not_prewarmed |= st == BF16FP32_NOT_PREWARMED;
+      declined++;
       continue;
     }
     atomic_fetch_add(&slot->failures, 1);
     if (!bf16fp32__falls_back(st)) return st;
     bf16fp32__plan_quarantine(&ctx->plans, &call->shape, b, st);
-    snprintf(failure, sizeof failure, "; %s failed: %s: %s", bf16fp32__registry[b].name,
+    snprintf(failure, sizeof failure, "; the last failure: %s: %s: %s", bf16fp32__registry[b].name,
              bf16fp32_status_name(st), bf16fp32_last_error());
     bf16fp32__log(&ctx->cfg, 1, "%s failed on m=%lld n=%lld k=%lld (%s: %s); quarantined for this shape",
                   bf16fp32__registry[b].name, (long long)call->shape.m, (long long)call->shape.n,
                   (long long)call->shape.k, bf16fp32_status_name(st), bf16fp32_last_error());
-    failed = st;
+    failed++;
   }
   if (not_prewarmed)
     return bf16fp32__fail(BF16FP32_NOT_PREWARMED,
@@ -177,10 +178,10 @@ bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *
                           "first; no capture-safe backend could run it%s",
                           (long long)call->shape.m, (long long)call->shape.n, (long long)call->shape.k,
                           failure);
-  return bf16fp32__fail(BF16FP32_UNSUPPORTED, "m=%lld n=%lld k=%lld: no backend could run it (%s%s)",
+  return bf16fp32__fail(BF16FP32_UNSUPPORTED,
+                        "m=%lld n=%lld k=%lld: no backend could run it (%d failed, %d declined%s)",
                         (long long)call->shape.m, (long long)call->shape.n, (long long)call->shape.k,
-                        failed != BF16FP32_OK ? "the others declined it" : "every one declined it",
-                        failure);
+                        failed, declined, failure);
 }
 
 bf16fp32_status bf16fp32__explain(bf16fp32_context *ctx, const bf16fp32__shape *s, int *first,

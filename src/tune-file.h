@@ -40,6 +40,10 @@ bf16fp32_status bf16fp32__tune_file_read(const char *path, bf16fp32__tune_file *
 bf16fp32_status bf16fp32__tune_file_check(const bf16fp32__tune_file *f, const char *path,
                                           const char *then);
 
+/* bf16fp32__tune_file_check on the file at path, read first: OK where there is none yet;
+ * TUNE_FILE where it cannot be read or is corrupt (last_error ends with `then`). */
+bf16fp32_status bf16fp32__tune_file_check_path(const char *path, const char *then);
+
 /* The text of a file: header, then one line per entry. *text is malloc'ed. */
 bf16fp32_status bf16fp32__tune_file_format(const bf16fp32__tune_header *h,
                                            const bf16fp32__tune_entry *e, int count, char **text,

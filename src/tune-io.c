@@ -83,6 +83,25 @@ cleanup:
   return st;
 }
 
+bf16fp32_status bf16fp32__tune_file_check_path(const char *path, const char *then) {
+  bf16fp32__tune_file f;
+  int err = 0;
+  char why[512];
+  bf16fp32_status st = bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
+  if (st == BF16FP32_OK) {
+    st = bf16fp32__tune_file_check(&f, path, then);
+    bf16fp32__tune_file_clear(&f);
+    return st;
+  }
+  if (st == BF16FP32_TUNE_FILE && err == ENOENT) {
+    bf16fp32__clear_error();
+    return BF16FP32_OK;
+  }
+  if (st != BF16FP32_TUNE_FILE) return st;
+  snprintf(why, sizeof why, "%s", bf16fp32_last_error());
+  return bf16fp32__fail(BF16FP32_TUNE_FILE, "%s: %s", why, then);
+}
+
 /* mkdir -p of the directory part of path. */
 static bf16fp32_status make_parents(const char *path) {
   char dir[PATH_LEN];

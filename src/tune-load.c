@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tune-file.h"
 
@@ -22,7 +23,7 @@ typedef struct loader {
 static void line_warning(void *user, int line, const char *msg) {
   loader *l = user;
   if (line > 0)
-    bf16fp32__log(l->cfg, 1, "tune file %s, line %d: %s: line skipped", l->path, line, msg);
+    bf16fp32__log(l->cfg, 1, "tune file %s, line %d: %s: malformed", l->path, line, msg);
   else
     bf16fp32__log(l->cfg, 1, "tune file %s: %s", l->path, msg);
 }
@@ -86,19 +87,25 @@ static bool section_applies(loader *l, const bf16fp32__tune_header *h, int where
 /* The user's file into t (entries keep their line numbers). */
 static bf16fp32_status load_file(loader *l, bf16fp32__tune_table *t) {
   bf16fp32__tune_file f;
+  struct stat sb;
   int err = 0;
-  char source[1100], why[512];
+  char source[1100], why[512], def[1024];
+  bf16fp32__tune_default_path(def, sizeof def);
+  /* No file, or no way to one (HOME=/dev/null, a directory we may not enter), is no table:
+   * said where someone named the file or the default path is unreachable. A character device
+   * (/dev/null) is the usual way to say none. */
+  if (stat(l->path, &sb) != 0) {
+    if (errno != ENOENT || strcmp(def, l->path) != 0)
+      bf16fp32__log(l->cfg, 1, "tune file %s: %s: using the built-in choices", l->path, strerror(errno));
+    return BF16FP32_OK;
+  }
+  if (S_ISCHR(sb.st_mode)) return BF16FP32_OK;
   bf16fp32_status st = bf16fp32__tune_file_read(l->path, &f, &err, line_warning, l);
+  if (st == BF16FP32_TUNE_FILE && err == ENOENT) return BF16FP32_OK; /* removed since the stat */
   if (st != BF16FP32_OK) {
-    char def[1024];
-    bf16fp32__tune_default_path(def, sizeof def);
     if (st != BF16FP32_TUNE_FILE) return st; /* out of memory */
     snprintf(why, sizeof why, "%s", bf16fp32_last_error());
-    if (err != ENOENT) return bf16fp32__fail(BF16FP32_TUNE_FILE, "%s: %s", why, REMEDY);
-    /* No file at the default path is the normal case; a file someone named should exist. */
-    if (strcmp(def, l->path) != 0)
-      bf16fp32__log(l->cfg, 1, "%s: using the built-in choices", why);
-    return BF16FP32_OK;
+    return bf16fp32__fail(BF16FP32_TUNE_FILE, "%s: %s", why, REMEDY);
   }
   st = bf16fp32__tune_file_check(&f, l->path, REMEDY);
   snprintf(source, sizeof source, "tune file %s", l->path);

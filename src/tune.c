@@ -123,7 +123,7 @@ static void unpair_times(bf16fp32__candidate *c, const cand_user *u, int count) 
 static void merge_warning(void *user, int line, const char *msg) {
   const bf16fp32__config *cfg = user;
   if (line > 0)
-    bf16fp32__log(cfg, 1, "tune: merging into %s, line %d: %s: line dropped", cfg->tune_file, line, msg);
+    bf16fp32__log(cfg, 1, "tune: merging into %s, line %d: %s: malformed", cfg->tune_file, line, msg);
   else
     bf16fp32__log(cfg, 1, "tune: merging into %s: %s", cfg->tune_file, msg);
 }
@@ -209,7 +209,8 @@ static bf16fp32_status check_request(const bf16fp32__config *cfg, int device,
     return bf16fp32__fail(BF16FP32_BAD_OPTION,
                           "tune: no output file (out_path is NULL and the context has no tuning "
                           "file: BF16FP32_TUNE_FILE is empty or HOME is not set)");
-  return BF16FP32_OK;
+  /* the merge would refuse it: before minutes of measuring, not after */
+  return bf16fp32__tune_file_check_path(out, "nothing measured");
 }
 
 /* The baseline goes second even when a variant of the winner came second. */

@@ -205,6 +205,10 @@ static void test_other_entry_points(bf16fp32_context *ctx) {
   EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, 1, big, huge, 1, NULL) == BF16FP32_BAD_SIZE, "m x k 2^58");
   EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, INT64_MAX, INT64_MAX, ms, 2, NULL) == BF16FP32_BAD_SIZE,
          "n = k = INT64_MAX");
+  /* ... but M = 0 computes nothing whatever n and k are, as a call of it does */
+  const int64_t none[] = {0};
+  EXPECT(bf16fp32_prewarm(ctx, BF16FP32_HOST, INT64_MAX, INT64_MAX, none, 1, NULL) == BF16FP32_OK,
+         "M = 0: %s", bf16fp32_last_error());
   static const struct { int where; int64_t m, n, k; bf16fp32_status expect; } bad_select[] = {
       {BF16FP32_HOST, 1, 0, K, BF16FP32_BAD_SIZE},  {BF16FP32_HOST, 1, N, 0, BF16FP32_BAD_SIZE},
       {BF16FP32_HOST, 1, -1, K, BF16FP32_BAD_SIZE}, {BF16FP32_HOST, 1, N, -1, BF16FP32_BAD_SIZE},

@@ -646,8 +646,8 @@ static void test_load_log(void) {
     sup_write_text(path, damaged);
     memset(&log, 0, sizeof log);
     t = load(&cfg, BF16FP32_TUNE_FILE);
-    EXPECT(!t && count_containing(&log, "line skipped", NULL) == 10,
-           "%d bad lines: %d said one by one", bad, count_containing(&log, "line skipped", NULL));
+    EXPECT(!t && count_containing(&log, ": malformed", NULL) == 10,
+           "%d bad lines: %d said one by one", bad, count_containing(&log, ": malformed", NULL));
     EXPECT(bad == 10 ? count_containing(&log, "more malformed", NULL) == 0
                      : any_contains(&log, "1 more malformed lines skipped", NULL),
            "%d bad lines: the rest counted", bad);
@@ -788,12 +788,36 @@ static void test_context_refuses_corrupt(void) {
            "reset on a corrupt file: %s (%s)", bf16fp32_status_name(st), e);
     CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 256, 4096, &name, why, sizeof why));
     EXPECT(strstr(why, "tuned") && strstr(why, path), "after the failed reset, as before: %s", why);
+    /* tune refuses it as its output before measuring anything */
+    const int64_t pair[] = {8, 8}, ms[] = {1};
+    st = bf16fp32_tune(ctx, BF16FP32_HOST, pair, 1, ms, 1, path);
+    e = bf16fp32_last_error();
+    EXPECT(st == BF16FP32_TUNE_FILE && strstr(e, where) && strstr(e, "nothing measured"),
+           "tune into a corrupt file: %s (%s)", bf16fp32_status_name(st), e);
     remove(path);
     CHECK_OK(bf16fp32_reset(ctx));
     CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 256, 4096, &name, why, sizeof why));
     EXPECT(!strstr(why, "tuned"), "no file, no table: %s", why);
     bf16fp32_destroy(ctx);
   }
+  /* Ways of having no file that are no corrupt file: /dev/null named, and a default path that
+   * cannot be reached (HOME a regular file, as for a service account's /dev/null). */
+  setenv("BF16FP32_TUNE_FILE", "/dev/null", 1);
+  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  bf16fp32_destroy(ctx);
+  char home[1024];
+  path_in_dir(home, sizeof home, "home-is-a-file");
+  sup_write_text(home, "");
+  const char *old_home = getenv("HOME");
+  char saved[1024] = "";
+  if (old_home) snprintf(saved, sizeof saved, "%s", old_home);
+  setenv("HOME", home, 1);
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("BF16FP32_TUNE_FILE");
+  CHECK_OK(bf16fp32_create(&ctx, &opt));
+  bf16fp32_destroy(ctx);
+  if (old_home) setenv("HOME", saved, 1);
+  else unsetenv("HOME");
   free(good);
   free(bad);
   setenv("BF16FP32_TUNE_FILE", "", 1);

@@ -148,7 +148,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
 static void print_warning(void *user, int line, const char *msg) {
   const char *path = user;
   if (line > 0)
-    fprintf(stderr, "bf16fp32 tune: %s:%d: %s: line skipped\n", path, line, msg);
+    fprintf(stderr, "bf16fp32 tune: %s:%d: %s: malformed\n", path, line, msg);
   else
     fprintf(stderr, "bf16fp32 tune: %s: %s\n", path, msg);
 }
