@@ -81,6 +81,14 @@ static void test_bad_calls(bf16fp32_context *ctx) {
   bf16fp32_status st = bf16fp32_linear(ctx, BF16FP32_DEVICE, M, N, K, x, LD, w, LD, o, LD, NULL);
   CHECK(st == (sup_gpu_available() ? BF16FP32_WRONG_MEMORY : BF16FP32_NO_DEVICE));
   CHECK(all_poisoned());
+  /* without a device, a device call is NO_DEVICE before its operands are looked at: not the
+   * OVERLAP of a w placed inside out */
+  if (!sup_gpu_available()) {
+    st = bf16fp32_linear(ctx, BF16FP32_DEVICE, M, N, K, x, LD, (const uint16_t *)obuf, LD, o, LD, NULL);
+    EXPECT(st == BF16FP32_NO_DEVICE && strstr(bf16fp32_last_error(), "no CUDA device"),
+           "device call, no device, out inside w: %s (%s)", bf16fp32_status_name(st),
+           bf16fp32_last_error());
+  }
 }
 
 /* out must not share a byte with x's or w's rows: OVERLAP, nothing written. Rows that interleave

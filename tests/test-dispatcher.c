@@ -729,6 +729,11 @@ static void test_select_names_quarantined(void) {
   CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 2, 12, 8, &name, why, sizeof why));
   CHECK(strcmp(name, "plain") == 0 && strstr(why, "flaky is quarantined") &&
         strstr(why, "picky is quarantined"));
+  /* auto's first two, as the step tuner asks for them: the quarantined pass over too */
+  int first[2] = {-1, -1};
+  char variant[2][BF16FP32__VARIANT_LEN];
+  const int n = bf16fp32__auto_order(ctx, &s, first, variant);
+  EXPECT(n == 1 && first[0] == PLAIN, "auto's order: %d backends, the first %d", n, first[0]);
   bf16fp32_destroy(ctx);
 }
 
