@@ -76,7 +76,13 @@ static bf16fp32_status slot_create(const bf16fp32__stream_slots *s, bf16fp32__st
   BF16FP32__CUDA_TRY(cudaMalloc(&slot->workspace, s->workspace_bytes));
   slot->workspace_bytes = s->workspace_bytes;
   if (s->with_blas) {
-    BF16FP32__CUBLAS_TRY(cublasCreate(&slot->blas));
+    /* Short of memory, cublasCreate mostly says NOT_INITIALIZED (the device itself was checked at
+     * probe): the stream's want, as a workspace's failed allocation is. */
+    const cublasStatus_t made = cublasCreate(&slot->blas);
+    if (made == CUBLAS_STATUS_NOT_INITIALIZED || made == CUBLAS_STATUS_ALLOC_FAILED)
+      BF16FP32__TRY(bf16fp32__fail(BF16FP32_OUT_OF_MEMORY, "cublasCreate: %s",
+                                   cublasGetStatusName(made)));
+    BF16FP32__CUBLAS_TRY(made);
     /* The handle serves this stream only, for its whole life: cublasSetStream resets the
      * workspace to cuBLAS's own pool, so it comes first and is never called again. */
     BF16FP32__CUBLAS_TRY(cublasSetStream(slot->blas, (cudaStream_t)stream));

@@ -147,11 +147,15 @@ bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *
   bool not_prewarmed = false;
   int failed = 0, declined = 0;
   char failure[320] = ""; /* the last failing backend's own detail, for the caller's */
+  /* The last decline that said why (a stream short of memory), read only if still last_error. */
+  int said_b = -1;
+  unsigned said_serial = 0;
   bf16fp32__call tuned = *call;
   for (int i = 0; i < len; i++) {
     int b = order[i];
     bf16fp32__backend_slot *slot = &ctx->slot[b];
     tuned.variant = variant_for(&p, b);
+    const unsigned serial = bf16fp32__error_serial();
     bf16fp32_status st = bf16fp32__registry[b].ops->run(slot->state, &tuned);
     if (st == BF16FP32_OK) {
       atomic_fetch_add(&slot->calls, 1);
@@ -160,6 +164,7 @@ bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *
     if (st == BF16FP32_DECLINED || st == BF16FP32_NOT_PREWARMED) {
       not_prewarmed |= st == BF16FP32_NOT_PREWARMED;
       declined++;
+      if (bf16fp32__error_serial() != serial) said_b = b, said_serial = bf16fp32__error_serial();
       continue;
     }
     atomic_fetch_add(&slot->failures, 1);
@@ -178,10 +183,17 @@ bf16fp32_status bf16fp32__dispatch(bf16fp32_context *ctx, const bf16fp32__call *
                           "first; no capture-safe backend could run it%s",
                           (long long)call->shape.m, (long long)call->shape.n, (long long)call->shape.k,
                           failure);
+  char said[320] = "";
+  if (said_b >= 0 && bf16fp32__error_serial() == said_serial)
+    snprintf(said, sizeof said, "; the last decline: %s: %s", bf16fp32__registry[said_b].name,
+             bf16fp32_last_error());
+  int quarantined = 0; /* left out of the order by earlier failures of this shape */
+  for (int i = 0; i < p.order_len; i++) quarantined += (p.quarantined >> p.order[i]) & 1u;
   return bf16fp32__fail(BF16FP32_UNSUPPORTED,
-                        "m=%lld n=%lld k=%lld: no backend could run it (%d failed, %d declined%s)",
+                        "m=%lld n=%lld k=%lld: no backend could run it (%d failed, %d declined, %d "
+                        "quarantined for this shape%s%s)",
                         (long long)call->shape.m, (long long)call->shape.n, (long long)call->shape.k,
-                        failed, declined, failure);
+                        failed, declined, quarantined, failure, said);
 }
 
 bf16fp32_status bf16fp32__explain(bf16fp32_context *ctx, const bf16fp32__shape *s, int *first,

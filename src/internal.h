@@ -105,6 +105,8 @@ bf16fp32_status bf16fp32__fail(bf16fp32_status s, const char *fmt, ...)
 #endif
     ;
 void bf16fp32__clear_error(void);
+/* How many failures this thread has recorded: unchanged means last_error is the same text. */
+unsigned bf16fp32__error_serial(void);
 
 /* Jumps to the function's cleanup label with status in `st` when expr is not OK. */
 #define BF16FP32__TRY(expr)                    \

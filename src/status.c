@@ -31,12 +31,21 @@ const char *bf16fp32_status_message(bf16fp32_status s) {
 
 const char *bf16fp32_last_error(void) { return last_error; }
 
-void bf16fp32__clear_error(void) { last_error[0] = '\0'; }
+/* Counts this thread's bf16fp32__fail calls, so that a caller can tell whether the text is new. */
+static _Thread_local unsigned error_serial;
+
+void bf16fp32__clear_error(void) {
+  last_error[0] = '\0';
+  error_serial++;
+}
+
+unsigned bf16fp32__error_serial(void) { return error_serial; }
 
 bf16fp32_status bf16fp32__fail(bf16fp32_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(last_error, sizeof last_error, fmt, ap);
+  error_serial++;
   va_end(ap);
   return s;
 }

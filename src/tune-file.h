@@ -41,7 +41,8 @@ bf16fp32_status bf16fp32__tune_file_check(const bf16fp32__tune_file *f, const ch
                                           const char *then);
 
 /* bf16fp32__tune_file_check on the file at path, read first: OK where there is none yet;
- * TUNE_FILE where it cannot be read or is corrupt (last_error ends with `then`). */
+ * TUNE_FILE where it is there but cannot be read or is corrupt; IO_ERROR where the path cannot
+ * be reached (a file for a directory, one we may not enter). last_error ends with `then`. */
 bf16fp32_status bf16fp32__tune_file_check_path(const char *path, const char *then);
 
 /* The text of a file: header, then one line per entry. *text is malloc'ed. */

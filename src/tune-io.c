@@ -85,8 +85,14 @@ cleanup:
 
 bf16fp32_status bf16fp32__tune_file_check_path(const char *path, const char *then) {
   bf16fp32__tune_file f;
+  struct stat sb;
   int err = 0;
   char why[512];
+  /* No file yet is fine (the merge makes its directories); no way to it is no place to write */
+  if (stat(path, &sb) != 0)
+    return errno == ENOENT ? BF16FP32_OK
+                           : bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: %s: %s", path,
+                                            strerror(errno), then);
   bf16fp32_status st = bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
   if (st == BF16FP32_OK) {
     st = bf16fp32__tune_file_check(&f, path, then);

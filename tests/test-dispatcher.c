@@ -103,11 +103,13 @@ static bf16fp32_status fatal_run(void *state, const bf16fp32__call *c) {
   return BF16FP32_DECLINED;
 }
 /* plain_wrong set: plain's first element is off by one (the check command must see it).
- * plain declines n == 7, 23 and 31 (so that no backend runs them, 23 with odd k). */
+ * plain declines n == 7, 23 and 31 (so that no backend runs them, 23 with odd k), saying why
+ * for n == 23. */
 static atomic_int plain_wrong;
 static bf16fp32_status plain_run(void *state, const bf16fp32__call *c) {
   atomic_fetch_add(&((fake_state *)state)->runs, 1);
-  if (c->shape.n == 7 || c->shape.n == 23 || c->shape.n == 31) return BF16FP32_DECLINED;
+  if (c->shape.n == 23) return bf16fp32__fail(BF16FP32_DECLINED, "no room for n=23");
+  if (c->shape.n == 7 || c->shape.n == 31) return BF16FP32_DECLINED;
   compute(c);
   if (atomic_load(&plain_wrong)) c->out[0] += 1.0f;
   return BF16FP32_OK;
@@ -788,15 +790,23 @@ static void test_prewarm_two(void) {
   bf16fp32_destroy(ctx);
 }
 
-/* A call that no backend runs after one failed keeps that backend's own detail in last_error
- * (flaky fails n = 23; picky declines odd k, plain n = 23). */
+/* A call that no backend runs after one failed keeps that backend's own detail in last_error,
+ * and a decline's reason (flaky fails n = 23; picky declines odd k, plain n = 23 saying why);
+ * once flaky is quarantined, the detail counts it. */
 static void test_failure_detail_kept(void) {
   bf16fp32_context *ctx;
   CHECK_OK(bf16fp32_create(&ctx, NULL));
   CHECK(run_checked(ctx, 1, 23, 7) == BF16FP32_UNSUPPORTED);
   EXPECT(strstr(bf16fp32_last_error(), "flaky: planted failure on n=23") &&
-             strstr(bf16fp32_last_error(), "(1 failed, 2 declined; the last failure: flaky: CUDA_ERROR"),
+             strstr(bf16fp32_last_error(), "(1 failed, 2 declined, 0 quarantined for this shape; "
+                                           "the last failure: flaky: CUDA_ERROR") &&
+             strstr(bf16fp32_last_error(), "; the last decline: plain: no room for n=23"),
          "last_error: %s", bf16fp32_last_error());
+  /* again: flaky is quarantined now, and the detail says so */
+  CHECK(run_checked(ctx, 1, 23, 7) == BF16FP32_UNSUPPORTED);
+  EXPECT(strstr(bf16fp32_last_error(), "(0 failed, 2 declined, 1 quarantined for this shape; "
+                                       "the last decline: plain: no room for n=23)"),
+         "again: %s", bf16fp32_last_error());
   bf16fp32_destroy(ctx);
 }
 

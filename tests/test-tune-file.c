@@ -794,6 +794,13 @@ static void test_context_refuses_corrupt(void) {
     e = bf16fp32_last_error();
     EXPECT(st == BF16FP32_TUNE_FILE && strstr(e, where) && strstr(e, "nothing measured"),
            "tune into a corrupt file: %s (%s)", bf16fp32_status_name(st), e);
+    /* ... and a path that cannot be reached (a file for a directory) as no place to write */
+    char beyond[1100];
+    snprintf(beyond, sizeof beyond, "%s/t.tsv", path);
+    st = bf16fp32_tune(ctx, BF16FP32_HOST, pair, 1, ms, 1, beyond);
+    e = bf16fp32_last_error();
+    EXPECT(st == BF16FP32_IO_ERROR && strstr(e, "nothing measured"),
+           "tune into a path under a file: %s (%s)", bf16fp32_status_name(st), e);
     remove(path);
     CHECK_OK(bf16fp32_reset(ctx));
     CHECK_OK(bf16fp32_select(ctx, BF16FP32_HOST, 1, 256, 4096, &name, why, sizeof why));
