@@ -105,7 +105,7 @@ bf16fp32_status bf16fp32__fail(bf16fp32_status s, const char *fmt, ...)
 #endif
     ;
 void bf16fp32__clear_error(void);
-/* How many failures this thread has recorded: unchanged means last_error is the same text. */
+/* How many times this thread's last_error was written (or cleared): unchanged, the text is too. */
 unsigned bf16fp32__error_serial(void);
 
 /* Jumps to the function's cleanup label with status in `st` when expr is not OK. */

@@ -31,7 +31,8 @@ const char *bf16fp32_status_message(bf16fp32_status s) {
 
 const char *bf16fp32_last_error(void) { return last_error; }
 
-/* Counts this thread's bf16fp32__fail calls, so that a caller can tell whether the text is new. */
+/* Counts the writes of last_error, so that a caller can tell whether the text is new: part of the
+ * same per-thread record. */
 static _Thread_local unsigned error_serial;
 
 void bf16fp32__clear_error(void) {
