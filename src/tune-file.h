@@ -40,6 +40,13 @@ bf16fp32_status bf16fp32__tune_file_read(const char *path, bf16fp32__tune_file *
 bf16fp32_status bf16fp32__tune_file_check(const bf16fp32__tune_file *f, const char *path,
                                           const char *then);
 
+/* bf16fp32__tune_file_read, then bf16fp32__tune_file_check: OK with *err ENOENT (and f empty,
+ * no error detail left) where there is no file; TUNE_FILE, f cleared, where it cannot be read
+ * or is corrupt, last_error ending with `then`; OUT_OF_MEMORY. */
+bf16fp32_status bf16fp32__tune_file_read_checked(const char *path, bf16fp32__tune_file *f,
+                                                 int *err, bf16fp32__tune_warn_fn warn,
+                                                 void *user, const char *then);
+
 /* bf16fp32__tune_file_check on the file at path, read first: OK where there is none yet;
  * TUNE_FILE where it is there but cannot be read or is corrupt; IO_ERROR where the path cannot
  * be reached (a file for a directory, one we may not enter). last_error ends with `then`. */

@@ -83,29 +83,36 @@ cleanup:
   return st;
 }
 
+bf16fp32_status bf16fp32__tune_file_read_checked(const char *path, bf16fp32__tune_file *f,
+                                                 int *err, bf16fp32__tune_warn_fn warn,
+                                                 void *user, const char *then) {
+  char why[512];
+  bf16fp32_status st = bf16fp32__tune_file_read(path, f, err, warn, user);
+  if (st == BF16FP32_TUNE_FILE && *err == ENOENT) {
+    bf16fp32__clear_error(); /* no file yet is no failure: leave no detail */
+    return BF16FP32_OK;
+  }
+  if (st == BF16FP32_TUNE_FILE) { /* copied first: the detail is rewritten in its own buffer */
+    snprintf(why, sizeof why, "%s", bf16fp32_last_error());
+    return bf16fp32__fail(BF16FP32_TUNE_FILE, "%s: %s", why, then);
+  }
+  if (st == BF16FP32_OK && (st = bf16fp32__tune_file_check(f, path, then)) != BF16FP32_OK)
+    bf16fp32__tune_file_clear(f);
+  return st;
+}
+
 bf16fp32_status bf16fp32__tune_file_check_path(const char *path, const char *then) {
   bf16fp32__tune_file f;
   struct stat sb;
   int err = 0;
-  char why[512];
   /* No file yet is fine (the merge makes its directories); no way to it is no place to write */
   if (stat(path, &sb) != 0)
     return errno == ENOENT ? BF16FP32_OK
                            : bf16fp32__fail(BF16FP32_IO_ERROR, "tune file %s: %s: %s", path,
                                             strerror(errno), then);
-  bf16fp32_status st = bf16fp32__tune_file_read(path, &f, &err, NULL, NULL);
-  if (st == BF16FP32_OK) {
-    st = bf16fp32__tune_file_check(&f, path, then);
-    bf16fp32__tune_file_clear(&f);
-    return st;
-  }
-  if (st == BF16FP32_TUNE_FILE && err == ENOENT) {
-    bf16fp32__clear_error();
-    return BF16FP32_OK;
-  }
-  if (st != BF16FP32_TUNE_FILE) return st;
-  snprintf(why, sizeof why, "%s", bf16fp32_last_error());
-  return bf16fp32__fail(BF16FP32_TUNE_FILE, "%s: %s", why, then);
+  bf16fp32_status st = bf16fp32__tune_file_read_checked(path, &f, &err, NULL, NULL, then);
+  if (st == BF16FP32_OK) bf16fp32__tune_file_clear(&f);
+  return st;
 }
 
 /* mkdir -p of the directory part of path. */
@@ -279,16 +286,11 @@ bf16fp32_status bf16fp32__tune_file_merge(const char *given, const bf16fp32__tun
 
   BF16FP32__TRY(follow_links(given, path, sizeof path));
   BF16FP32__TRY(bf16fp32__tune_file_lock(path, &lock));
-  st = bf16fp32__tune_file_read(path, &old, &err, warn, user);
-  if (st != BF16FP32_OK && err != ENOENT) goto cleanup;
-  if (st != BF16FP32_OK) bf16fp32__clear_error(); /* no file yet is no failure: leave no detail */
-  st = BF16FP32_OK;
+  /* a file named by mistake (BF16FP32_TUNE_FILE, --out), or one edited wrong: not ours to
+   * replace, nor its lines ours to drop */
+  BF16FP32__TRY(bf16fp32__tune_file_read_checked(path, &old, &err, warn, user, "left as it was"));
   if (err == ENOENT) {
-    memset(&old, 0, sizeof old);
-  } else if ((st = bf16fp32__tune_file_check(&old, path, "left as it was")) != BF16FP32_OK) {
-    /* a file named by mistake (BF16FP32_TUNE_FILE, --out), or one edited wrong: not ours to
-     * replace, nor its lines ours to drop */
-    goto cleanup;
+    /* no file yet: nothing of it to keep */
   } else if (!bf16fp32__tune_header_current(&old.header, why, sizeof why)) {
     if (old.table.count) note(warn, user, "%s: its %d entries are replaced", why, old.table.count);
   } else {

@@ -89,29 +89,23 @@ static bf16fp32_status load_file(loader *l, bf16fp32__tune_table *t) {
   bf16fp32__tune_file f;
   struct stat sb;
   int err = 0;
-  char source[1100], why[512], def[1024];
-  bf16fp32__tune_default_path(def, sizeof def);
+  char source[1100], why[256];
   /* No file, or no way to one (HOME=/dev/null, a directory we may not enter), is no table:
    * said where someone named the file or the default path is unreachable. A character device
    * (/dev/null) is the usual way to say none. */
   if (stat(l->path, &sb) != 0) {
-    if (errno != ENOENT || strcmp(def, l->path) != 0)
-      bf16fp32__log(l->cfg, 1, "tune file %s: %s: using the built-in choices", l->path, strerror(errno));
+    const int e = errno;
+    char def[1024];
+    bf16fp32__tune_default_path(def, sizeof def);
+    if (e != ENOENT || strcmp(def, l->path) != 0)
+      bf16fp32__log(l->cfg, 1, "tune file %s: %s: using the built-in choices", l->path, strerror(e));
     return BF16FP32_OK;
   }
   if (S_ISCHR(sb.st_mode)) return BF16FP32_OK;
-  bf16fp32_status st = bf16fp32__tune_file_read(l->path, &f, &err, line_warning, l);
-  if (st == BF16FP32_TUNE_FILE && err == ENOENT) return BF16FP32_OK; /* removed since the stat */
-  if (st != BF16FP32_OK) {
-    if (st != BF16FP32_TUNE_FILE) return st; /* out of memory */
-    snprintf(why, sizeof why, "%s", bf16fp32_last_error());
-    return bf16fp32__fail(BF16FP32_TUNE_FILE, "%s: %s", why, REMEDY);
-  }
-  st = bf16fp32__tune_file_check(&f, l->path, REMEDY);
+  bf16fp32_status st = bf16fp32__tune_file_read_checked(l->path, &f, &err, line_warning, l, REMEDY);
+  if (st != BF16FP32_OK || err == ENOENT) return st; /* ENOENT: removed since the stat */
   snprintf(source, sizeof source, "tune file %s", l->path);
-  if (st != BF16FP32_OK) {
-    /* said by bf16fp32__tune_file_check */
-  } else if (!bf16fp32__tune_header_current(&f.header, why, sizeof why)) {
+  if (!bf16fp32__tune_header_current(&f.header, why, sizeof why)) {
     bf16fp32__log(l->cfg, 1, "%s: %s: its %d entries are ignored", source, why, f.table.count);
   } else {
     bool use[2] = {false, false};
