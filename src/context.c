@@ -99,10 +99,18 @@ static void release_all(bf16fp32_context *ctx) {
   ctx->tune = NULL;
 }
 
-/* Configuration, family, probes, tuned table: everything create and reset (re)build, from a
- * configuration resolved and a table loaded before anything was torn down (a second resolve
- * could fail, or read another environment, and the file could fail to load, after reset had
- * released the backends). */
+/* What create and reset need before anything is torn down, so that a bad environment value or
+ * a corrupt tuning file changes nothing (a second resolve could fail, or read another
+ * environment, and the file could fail to load, after reset had released the backends). */
+static bf16fp32_status prepare(const bf16fp32_context *ctx, bf16fp32__config *cfg, int *forced,
+                               bf16fp32__tune_table **tune) {
+  *tune = NULL;
+  bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, cfg, forced, in_creator(ctx));
+  return st == BF16FP32_OK ? bf16fp32__tune_load_for_context(cfg, tune) : st;
+}
+
+/* Configuration, family, probes, tuned table: everything create and reset (re)build, from what
+ * prepare gave. */
 static void build(bf16fp32_context *ctx, const bf16fp32__config *cfg, int forced,
                   bf16fp32__tune_table *tune) {
   ctx->cfg = *cfg;
@@ -151,9 +159,8 @@ bf16fp32_status bf16fp32_create(bf16fp32_context **out, const bf16fp32_options *
   BF16FP32__TRY(bf16fp32__plan_cache_init(&ctx->plans));
   int forced = -1;
   bf16fp32__config cfg;
-  bf16fp32__tune_table *tune = NULL;
-  BF16FP32__TRY(bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, in_creator(ctx)));
-  BF16FP32__TRY(bf16fp32__tune_load_for_context(&cfg, &tune));
+  bf16fp32__tune_table *tune;
+  BF16FP32__TRY(prepare(ctx, &cfg, &forced, &tune));
   build(ctx, &cfg, forced, tune);
   *out = ctx;
   return BF16FP32_OK;
@@ -187,13 +194,10 @@ void bf16fp32__context_read_unlock(bf16fp32_context *ctx) { pthread_rwlock_unloc
 
 bf16fp32_status bf16fp32_reset(bf16fp32_context *ctx) {
   if (!ctx) return bf16fp32__fail(BF16FP32_NULL_POINTER, "ctx is NULL");
-  /* Check the environment and the tuning file before anything is torn down, so that a bad
-   * value or a corrupt file changes nothing. */
   int forced;
   bf16fp32__config cfg;
-  bf16fp32__tune_table *tune = NULL;
-  bf16fp32_status st = bf16fp32__config_resolve(&ctx->opt, &cfg, &forced, in_creator(ctx));
-  if (st == BF16FP32_OK) st = bf16fp32__tune_load_for_context(&cfg, &tune);
+  bf16fp32__tune_table *tune;
+  bf16fp32_status st = prepare(ctx, &cfg, &forced, &tune);
   if (st != BF16FP32_OK) return st;
   pthread_mutex_lock(&ctx->reset_gate); /* one reset at a time; calls arriving now wait */
   atomic_store(&ctx->resetting, 1);
