@@ -50,6 +50,13 @@ static int count_containing(const lines *l, const char *a, const char *b) {
   return n;
 }
 
+/* The line number a line appended to text (whole lines) would have. */
+static int next_line(const char *text) {
+  int n = 1;
+  for (const char *p = text; *p; p++) n += *p == '\n';
+  return n;
+}
+
 static bool any_contains(const lines *l, const char *a, const char *b) {
   return count_containing(l, a, b) > 0;
 }
@@ -205,9 +212,7 @@ static void test_malformed(void) {
   size_t cap = strlen(good) + 4096;
   char *text = testing_alloc(cap);
   snprintf(text, cap, "%s", good);
-  int first_bad = 0;
-  for (const char *p = good; *p; p++) first_bad += *p == '\n';
-  first_bad++; /* line number of the first appended line */
+  const int first_bad = next_line(good);
   const char *bad[] = {
       "device\t256\t4096\t64\tsmallm\t2.1\tcublas\n",                  /* 7 fields */
       "device\t256\t4096\t64\tsmallm\t2.1\tcublas\t6.3\textra\n",      /* 9 fields */
@@ -545,10 +550,8 @@ static void test_load(void) {
   char *bad = testing_alloc(len + 100);
   snprintf(bad, len + 100, "%shost\t5\t5\t5\tcpu-ref\tfast\t-\t-\nhost\t6\t6\t1\tcpu-ref\t1\t-\t-\n", text);
   sup_write_text(path, bad);
-  int bad_line = 1;
-  for (const char *p = text; *p; p++) bad_line += *p == '\n';
   char where[64];
-  snprintf(where, sizeof where, "line %d", bad_line);
+  snprintf(where, sizeof where, "line %d", next_line(text));
   memset(&log, 0, sizeof log);
   t = load(&cfg, BF16FP32_TUNE_FILE);
   const char *e = bf16fp32_last_error();
@@ -756,10 +759,8 @@ static void test_context_refuses_corrupt(void) {
   size_t len = strlen(good);
   char *bad = testing_alloc(len + 64);
   snprintf(bad, len + 64, "%shost\t5\t5\t5\tcpu-ref\tfast\t-\t-\n", good);
-  int bad_line = 1;
-  for (const char *p = good; *p; p++) bad_line += *p == '\n';
   char where[64];
-  snprintf(where, sizeof where, "line %d", bad_line);
+  snprintf(where, sizeof where, "line %d", next_line(good));
   setenv("BF16FP32_TUNE_FILE", path, 1);
   setenv("BF16FP32_TUNE_BUILTIN", "0", 1);
   bf16fp32_options opt;
